@@ -1,0 +1,199 @@
+package cdpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Version is reported by /json/version.
+const Version = "0.1.0"
+
+// protocolVersion is the CDP version the frontend negotiates against (Chrome's).
+const protocolVersion = "1.3"
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /json/version", s.handleVersion)
+	mux.HandleFunc("GET /json", s.handleList)
+	mux.HandleFunc("GET /json/list", s.handleList)
+	mux.HandleFunc("GET /json/protocol", s.handleProtocol)
+	mux.HandleFunc("/json/new", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "inspector-worker serves exactly one page target and cannot open new ones", http.StatusForbidden)
+	})
+	mux.HandleFunc("GET /devtools/page/{id}", s.handleDevTools)
+	return s.checkHost(mux)
+}
+
+// checkHost refuses requests whose Host header is a DNS name other than
+// localhost, as Node's inspector does: a web page that rebinds its own name
+// to 127.0.0.1 must not reach the endpoint.
+func (s *Server) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if reason := hostHeaderProblem(r.Host); reason != "" {
+			s.logf("refused %s %s: %s", r.Method, r.URL.Path, reason)
+			http.Error(w, reason, http.StatusBadRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// hostHeaderProblem returns why a Host header is refused, or "".
+func hostHeaderProblem(host string) string {
+	if host == "" {
+		return ""
+	}
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	if strings.EqualFold(h, "localhost") || net.ParseIP(h) != nil {
+		return ""
+	}
+	return "Host header " + quoteShort(host) + " is refused: inspector-worker only answers requests addressed to " +
+		"localhost or an IP address (protection against DNS rebinding); use http://127.0.0.1:PORT"
+}
+
+// originProblem returns why an Origin is refused on the DevTools route, or "".
+// Allowed: no Origin (CLI tools, libraries), the DevTools frontend
+// (devtools://, chrome-devtools://) and pages served from loopback (the
+// frontend Chromium serves on its own debugging port). Any other web page
+// could otherwise drive the host from the user's browser.
+func originProblem(origin string) string {
+	if origin == "" {
+		return ""
+	}
+	u, err := url.Parse(origin)
+	if err == nil {
+		switch u.Scheme {
+		case "devtools", "chrome-devtools":
+			return ""
+		case "http", "https":
+			h := u.Hostname()
+			if strings.EqualFold(h, "localhost") {
+				return ""
+			}
+			if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+				return ""
+			}
+		}
+	}
+	return "Origin " + quoteShort(origin) + " may not open a DevTools session: only the DevTools frontend, " +
+		"pages on loopback and tools that send no Origin may"
+}
+
+func quoteShort(s string) string {
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	return "\"" + s + "\""
+}
+
+type targetJSON struct {
+	Description          string `json:"description"`
+	DevtoolsFrontendURL  string `json:"devtoolsFrontendUrl"`
+	FaviconURL           string `json:"faviconUrl"`
+	ID                   string `json:"id"`
+	Title                string `json:"title"`
+	Type                 string `json:"type"`
+	URL                  string `json:"url"`
+	WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
+}
+
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	t := targetJSON{
+		Description:          "inspector-worker: Node.js host " + s.hostInfo.Title,
+		DevtoolsFrontendURL:  s.FrontendURL(),
+		ID:                   s.targetID,
+		Title:                s.hostInfo.Title,
+		Type:                 "page",
+		URL:                  s.hostInfo.URL,
+		WebSocketDebuggerURL: s.PageWebSocketURL(),
+	}
+	writeJSON(w, []targetJSON{t})
+}
+
+func (s *Server) handleVersion(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]string{
+		"Browser":          "inspector-worker/" + Version,
+		"Protocol-Version": protocolVersion,
+		"User-Agent":       "inspector-worker/" + Version + " (" + s.hostInfo.NodeVersion + ")",
+		"V8-Version":       "",
+	})
+}
+
+// handleProtocol serves Node's own protocol description with the domains the
+// worker answers itself merged in (commands only: the worker's answers are
+// fixed shapes, listed in noops.go and page.go).
+func (s *Server) handleProtocol(w http.ResponseWriter, r *http.Request) {
+	var doc struct {
+		Version json.RawMessage   `json:"version"`
+		Domains []json.RawMessage `json:"domains"`
+	}
+	if raw, err := s.host.Protocol(r.Context()); err == nil {
+		_ = json.Unmarshal(raw, &doc)
+	}
+	if doc.Version == nil {
+		doc.Version = json.RawMessage(`{"major":"1","minor":"3"}`)
+	}
+	for _, d := range workerDomains() {
+		b, _ := json.Marshal(d)
+		doc.Domains = append(doc.Domains, b)
+	}
+	writeJSON(w, doc)
+}
+
+type protocolDomain struct {
+	Domain      string            `json:"domain"`
+	Description string            `json:"description"`
+	Commands    []protocolCommand `json:"commands"`
+}
+
+type protocolCommand struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// workerDomains lists the methods the worker answers itself, per domain.
+func workerDomains() []protocolDomain {
+	byDomain := map[string][]protocolCommand{}
+	add := func(method, desc string) {
+		d, name, _ := strings.Cut(method, ".")
+		if hostDomains[d] {
+			return // Node describes its own domains
+		}
+		byDomain[d] = append(byDomain[d], protocolCommand{Name: name, Description: desc})
+	}
+	for m := range localMethods {
+		add(m, "answered by inspector-worker")
+	}
+	for m := range namedNoops {
+		add(m, "accepted; no effect on a Node.js host target")
+	}
+	var out []protocolDomain
+	for d, cmds := range byDomain {
+		sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
+		out = append(out, protocolDomain{Domain: d, Description: "served by inspector-worker", Commands: cmds})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
+	return out
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.Write(buf.Bytes())
+}

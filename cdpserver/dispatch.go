@@ -1,0 +1,214 @@
+package cdpserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/coder/websocket"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/inspector-worker/inspector-worker/object"
+	"github.com/inspector-worker/inspector-worker/realm"
+)
+
+// handle answers or relays one DevTools request. Every path ends in exactly
+// one answer: a local result, a local error, or a relay whose answer comes
+// from the host (or from endHost when the host goes away first).
+func (sess *Session) handle(msg []byte) {
+	var req request
+	defer func() {
+		if p := recover(); p != nil {
+			sess.srv.logf("panic while handling %q: %v\n%s", req.Method, p, debug.Stack())
+			sess.enqueue(appendError(nil, req.ID, req.SessionID,
+				&wireError{codeInternal, fmt.Sprintf("inspector-worker failed on '%s': %v", req.Method, p)}))
+		}
+	}()
+	req, werr := parseRequest(msg)
+	if werr != nil {
+		sess.enqueue(appendError(nil, req.ID, "", werr))
+		return
+	}
+	if req.SessionID != "" {
+		sess.enqueue(appendError(nil, req.ID, req.SessionID, &wireError{codeSessionUnknown, "Session with given id not found."}))
+		return
+	}
+	if f, ok := localMethods[req.Method]; ok {
+		sess.enqueue(appendResult(nil, req.ID, f(sess.srv)))
+		return
+	}
+	if answer, ok := namedNoops[req.Method]; ok {
+		sess.enqueue(appendResult(nil, req.ID, []byte(answer)))
+		return
+	}
+	if reason, ok := deliberateRefusals[req.Method]; ok {
+		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, reason}))
+		return
+	}
+	domain, _, _ := strings.Cut(req.Method, ".")
+	if !hostDomains[domain] {
+		sess.enqueue(appendError(nil, req.ID, "", notFound(req.Method)))
+		return
+	}
+	sess.route(req, msg)
+}
+
+// route sends a request for a realm's domain to the realm that owns it.
+func (sess *Session) route(req request, msg []byte) {
+	r, err := sess.realmFor(req)
+	if err != nil {
+		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, err.Error()}))
+		return
+	}
+	if err := r.Check(req.Method); err != nil {
+		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, err.Error()}))
+		return
+	}
+	if r.Kind != realm.KindHost {
+		// Only the host realm has a backend in this version; client realms
+		// are registered by the observation protocol (docs/protocol.md).
+		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError,
+			fmt.Sprintf("realm %s has no Runtime backend in this version of inspector-worker", r.ID)}))
+		return
+	}
+	if req.Method == "Debugger.setBreakpointByUrl" && req.Params != nil {
+		msg = replaceParams(msg, mapBreakpointURL(req.Params))
+	}
+	sess.relay(req, msg)
+}
+
+// realmFor finds the realm a Runtime request addresses: by objectId (table
+// ids belong to client realms; V8 ids to the host), by uniqueContextId, or by
+// executionContextId/contextId. Requests naming none go to the host.
+func (sess *Session) realmFor(req request) (*realm.Realm, error) {
+	reg := sess.srv.registry
+	if !strings.HasPrefix(req.Method, "Runtime.") || req.Params == nil {
+		return reg.Host(), nil
+	}
+	p := scanRoutingParams(req.Params)
+	if p.objectID != "" {
+		if !object.Owns(p.objectID) {
+			return reg.Host(), nil // a V8 objectId
+		}
+		h, ok := sess.objects.Lookup(p.objectID)
+		if !ok {
+			return nil, errors.New("could not find object with given id")
+		}
+		if r, ok := reg.Get(h.Realm); ok {
+			return r, nil
+		}
+		return nil, fmt.Errorf("the realm of object %s is gone", p.objectID)
+	}
+	return reg.Route(p.contextID, p.uniqueID)
+}
+
+type routingParams struct {
+	objectID  string
+	uniqueID  string
+	contextID *int
+}
+
+// scanRoutingParams reads the top-level members that decide routing, in one
+// pass: an objectId wins over a uniqueContextId, which wins over a numeric id.
+func scanRoutingParams(params []byte) routingParams {
+	var p routingParams
+	dec := jsontext.NewDecoder(bytes.NewReader(params), decodeOpts...)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return p
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return p
+		}
+		val, err := dec.ReadValue()
+		if err != nil {
+			return p
+		}
+		switch name.String() {
+		case "objectId", "promiseObjectId":
+			p.objectID = unquote(val)
+		case "uniqueContextId":
+			p.uniqueID = unquote(val)
+		case "contextId", "executionContextId":
+			if id, err := strconv.Atoi(string(val)); err == nil {
+				p.contextID = &id
+			}
+		}
+	}
+	return p
+}
+
+// relay forwards msg to the host session, recording the request as pending
+// first so the answer can never outrun the bookkeeping.
+func (sess *Session) relay(req request, msg []byte) {
+	id, _ := strconv.ParseInt(string(req.ID), 10, 64)
+	sess.mu.Lock()
+	if sess.hostClosed {
+		sess.mu.Unlock()
+		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "the Node host is gone: " + sess.srv.host.Reason()}))
+		return
+	}
+	if _, dup := sess.pending[id]; dup {
+		sess.mu.Unlock()
+		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeInvalidRequest,
+			fmt.Sprintf("request id %d is already in flight; ids must be unique", id)}))
+		return
+	}
+	sess.pending[id] = req.Method
+	sess.mu.Unlock()
+	if err := sess.host.Write(context.Background(), websocket.MessageText, msg); err != nil {
+		// The host session is broken; hostLoop will see it too and endHost
+		// answers this request along with every other pending one.
+		sess.host.CloseNow()
+	}
+}
+
+// fromHost relays one message from Node to DevTools, rewriting where the
+// worker must (rewrite.go). A response settles its pending request.
+func (sess *Session) fromHost(msg []byte) {
+	raw := msg
+	defer func() {
+		if p := recover(); p != nil {
+			sess.srv.logf("panic while relaying a host message: %v\n%s", p, debug.Stack())
+			sess.enqueue(raw) // relay it untouched rather than lose it
+		}
+	}()
+	hm, err := parseHostMessage(msg)
+	if err != nil {
+		sess.srv.logf("DevTools connection %d: relaying an unparseable host message: %v", sess.id, err)
+		sess.enqueue(msg)
+		return
+	}
+	if hm.IsResponse {
+		sess.mu.Lock()
+		_, ok := sess.pending[hm.ID]
+		delete(sess.pending, hm.ID)
+		sess.mu.Unlock()
+		if !ok {
+			sess.srv.logf("DevTools connection %d: dropped a host answer to unknown request %d", sess.id, hm.ID)
+			return
+		}
+	} else if hm.Method == "Runtime.executionContextCreated" {
+		msg = rewriteContextCreated(msg, sess.srv.targetID)
+	}
+	sess.enqueue(rewriteFileURLs(msg))
+}
+
+// replaceParams returns msg with its "params" value replaced.
+func replaceParams(msg, params []byte) []byte {
+	s, e, ok := findMember(msg, "params")
+	if !ok {
+		return msg
+	}
+	var b bytes.Buffer
+	b.Grow(len(msg) + len(params))
+	b.Write(msg[:s])
+	b.Write(params)
+	b.Write(msg[e:])
+	return b.Bytes()
+}

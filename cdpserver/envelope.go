@@ -1,0 +1,148 @@
+package cdpserver
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// decodeOpts tolerate what V8 and DevTools really send: lone surrogates
+// ("\ud800") and invalid UTF-8 must survive, so strings are never normalised.
+var decodeOpts = []jsontext.Options{
+	jsontext.AllowInvalidUTF8(true),
+	jsontext.AllowDuplicateNames(true),
+}
+
+// request is the strict envelope of a DevTools → worker message. Params stay raw
+// bytes: only methods the worker intercepts ever decode them.
+type request struct {
+	ID        jsontext.Value // the raw integer, echoed back byte for byte
+	Method    string
+	SessionID string
+	Params    jsontext.Value // nil when absent
+}
+
+// parseRequest reads the top-level members of a CDP request. It rejects
+// anything that is not an object with an integer id and a string method.
+func parseRequest(msg []byte) (request, *wireError) {
+	var r request
+	dec := jsontext.NewDecoder(bytes.NewReader(msg), decodeOpts...)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return r, &wireError{codeParseError, "Message must be a valid JSON object"}
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return r, &wireError{codeParseError, "Message must be a valid JSON object"}
+		}
+		val, err := dec.ReadValue()
+		if err != nil {
+			return r, &wireError{codeParseError, "Message must be a valid JSON object"}
+		}
+		switch name.String() {
+		case "id":
+			if val.Kind() != '0' || !isInteger(val) {
+				return request{}, &wireError{codeInvalidRequest, "Message must have integer 'id' property"}
+			}
+			r.ID = bytes.Clone(val)
+		case "method":
+			if val.Kind() != '"' {
+				return r, &wireError{codeInvalidRequest, "Message must have string 'method' property"}
+			}
+			r.Method = unquote(val)
+		case "sessionId":
+			r.SessionID = unquote(val)
+		case "params":
+			if val.Kind() != '{' {
+				return r, &wireError{codeInvalidParams, "'params' must be an object"}
+			}
+			r.Params = val
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return r, &wireError{codeParseError, "Message must be a valid JSON object"}
+	}
+	if r.ID == nil {
+		return r, &wireError{codeInvalidRequest, "Message must have integer 'id' property"}
+	}
+	if r.Method == "" {
+		return r, &wireError{codeInvalidRequest, "Message must have string 'method' property"}
+	}
+	return r, nil
+}
+
+func isInteger(v jsontext.Value) bool {
+	_, err := strconv.ParseInt(string(v), 10, 64)
+	return err == nil
+}
+
+func unquote(v jsontext.Value) string {
+	b, err := jsontext.AppendUnquote(nil, v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// hostMessage is what the worker needs to know about a message from Node: the
+// response id (responses) or the event method (events).
+type hostMessage struct {
+	ID         int64  // valid when IsResponse
+	Method     string // event name; empty for responses
+	IsResponse bool
+}
+
+// parseHostMessage classifies a message from Node. V8 serialises responses as
+// {"id":N,… and events as {"method":"X",… — the fast paths read exactly that
+// prefix; anything else falls back to a full envelope scan.
+func parseHostMessage(msg []byte) (hostMessage, error) {
+	if rest, ok := bytes.CutPrefix(msg, []byte(`{"id":`)); ok {
+		end := 0
+		for end < len(rest) && (rest[end] == '-' || rest[end] >= '0' && rest[end] <= '9') {
+			end++
+		}
+		if id, err := strconv.ParseInt(string(rest[:end]), 10, 64); err == nil && end < len(rest) && (rest[end] == ',' || rest[end] == '}') {
+			return hostMessage{ID: id, IsResponse: true}, nil
+		}
+	}
+	if rest, ok := bytes.CutPrefix(msg, []byte(`{"method":"`)); ok {
+		if end := bytes.IndexByte(rest, '"'); end > 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
+			return hostMessage{Method: string(rest[:end])}, nil
+		}
+	}
+	return parseHostMessageSlow(msg)
+}
+
+func parseHostMessageSlow(msg []byte) (hostMessage, error) {
+	var m hostMessage
+	dec := jsontext.NewDecoder(bytes.NewReader(msg), decodeOpts...)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return m, fmt.Errorf("cdpserver: host message is not a JSON object")
+	}
+	for dec.PeekKind() != '}' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return m, fmt.Errorf("cdpserver: host message: %w", err)
+		}
+		val, err := dec.ReadValue()
+		if err != nil {
+			return m, fmt.Errorf("cdpserver: host message: %w", err)
+		}
+		switch name.String() {
+		case "id":
+			id, err := strconv.ParseInt(string(val), 10, 64)
+			if err != nil {
+				return m, fmt.Errorf("cdpserver: host message id %s is not an integer", val)
+			}
+			m.ID, m.IsResponse = id, true
+		case "method":
+			m.Method = unquote(val)
+		}
+	}
+	if !m.IsResponse && m.Method == "" {
+		return m, fmt.Errorf("cdpserver: host message has neither id nor method")
+	}
+	return m, nil
+}

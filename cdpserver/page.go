@@ -1,0 +1,93 @@
+package cdpserver
+
+import (
+	"encoding/json"
+	"net/url"
+	"path"
+)
+
+// The page-target scaffold: the worker is one "page" whose main frame is the
+// host. Its frame id is the target id (as in Chrome), and every host
+// execution context names it in auxData.frameId (rewrite.go), which is how
+// the frontend ties the Console's context to the frame.
+
+type frame struct {
+	ID             string `json:"id"`
+	ParentID       string `json:"parentId,omitempty"`
+	LoaderID       string `json:"loaderId"`
+	Name           string `json:"name,omitempty"`
+	URL            string `json:"url"`
+	SecurityOrigin string `json:"securityOrigin"`
+	MimeType       string `json:"mimeType"`
+}
+
+type frameTree struct {
+	Frame       frame       `json:"frame"`
+	Resources   []struct{}  `json:"resources"`
+	ChildFrames []frameTree `json:"childFrames,omitempty"`
+}
+
+// mainFrame describes the host as the page's main frame. Its URL is the host
+// script's directory, not the script itself: when frame and script share a
+// URL, Sources lists the script twice.
+func (s *Server) mainFrame() frame {
+	u := s.hostInfo.URL
+	frameURL := "node://host/"
+	if pu, err := url.Parse(u); err == nil && pu.Scheme == "file" && pu.Path != "" {
+		frameURL = (&url.URL{Scheme: "file", Path: path.Dir(pu.Path) + "/"}).String()
+	}
+	return frame{
+		ID:             s.targetID,
+		LoaderID:       s.targetID,
+		Name:           s.hostInfo.Title,
+		URL:            frameURL,
+		SecurityOrigin: "file://",
+		MimeType:       "text/html",
+	}
+}
+
+func (s *Server) resourceTree() []byte {
+	var out struct {
+		FrameTree frameTree `json:"frameTree"`
+	}
+	out.FrameTree = frameTree{Frame: s.mainFrame(), Resources: []struct{}{}}
+	b, _ := json.Marshal(out)
+	return b
+}
+
+func (s *Server) frameTreeAnswer() []byte {
+	var out struct {
+		FrameTree struct {
+			Frame frame `json:"frame"`
+		} `json:"frameTree"`
+	}
+	out.FrameTree.Frame = s.mainFrame()
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// targetInfo answers Target.getTargetInfo.
+func (s *Server) targetInfo() []byte {
+	var out struct {
+		TargetInfo struct {
+			TargetID         string `json:"targetId"`
+			Type             string `json:"type"`
+			Title            string `json:"title"`
+			URL              string `json:"url"`
+			Attached         bool   `json:"attached"`
+			CanAccessOpener  bool   `json:"canAccessOpener"`
+			BrowserContextID string `json:"browserContextId,omitempty"`
+		} `json:"targetInfo"`
+	}
+	ti := &out.TargetInfo
+	ti.TargetID, ti.Type, ti.Title, ti.URL, ti.Attached = s.targetID, "page", s.hostInfo.Title, s.hostInfo.URL, true
+	b, _ := json.Marshal(out)
+	return b
+}
+
+// localMethods are implemented by the worker itself (not no-ops).
+var localMethods = map[string]func(*Server) []byte{
+	"Page.getResourceTree": (*Server).resourceTree,
+	"Page.getFrameTree":    (*Server).frameTreeAnswer,
+	"Target.getTargetInfo": (*Server).targetInfo,
+}

@@ -1,0 +1,94 @@
+package cdpserver
+
+import (
+	"errors"
+	"sync"
+)
+
+// Limits of one DevTools connection's outgoing queue.
+//
+// Overflow policy: the queue never blocks its producers (the Node read loop,
+// the dispatcher). When a window stops reading and the queue passes either
+// limit, the connection is closed with status 1008 (policy violation) and a
+// reason that says so. Dropping single CDP messages instead would break the
+// one-answer-per-request rule silently; closing is honest and the user can
+// reopen the window.
+const (
+	// maxQueuedBytes leaves room for a few 50 MB script sources in flight.
+	maxQueuedBytes = 512 << 20
+	// maxQueuedMessages is ~3 s of Node's fastest console flood to one session.
+	maxQueuedMessages = 100_000
+)
+
+var errQueueOverflow = errors.New("cdpserver: DevTools window is not reading its messages")
+
+// sendQueue is the bounded FIFO between a Session's producers and its sendLoop.
+type sendQueue struct {
+	mu     sync.Mutex
+	items  [][]byte // Guarded by mu.
+	bytes  int      // Guarded by mu.
+	closed bool     // Guarded by mu.
+	err    error    // Guarded by mu: why the queue closed.
+	wake   chan struct{}
+}
+
+func newSendQueue() *sendQueue {
+	return &sendQueue{wake: make(chan struct{}, 1)}
+}
+
+// push appends msg. It returns errQueueOverflow when a limit is passed (the
+// queue is then closed) and the close error when the queue was already closed.
+func (q *sendQueue) push(msg []byte) error {
+	q.mu.Lock()
+	if q.closed {
+		err := q.err
+		q.mu.Unlock()
+		return err
+	}
+	if len(q.items)+1 > maxQueuedMessages || q.bytes+len(msg) > maxQueuedBytes {
+		q.closeLocked(errQueueOverflow)
+		q.mu.Unlock()
+		return errQueueOverflow
+	}
+	q.items = append(q.items, msg)
+	q.bytes += len(msg)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// close stops the queue; messages already queued are still handed out by pop
+// unless the reason is an overflow.
+func (q *sendQueue) close(reason error) {
+	q.mu.Lock()
+	q.closeLocked(reason)
+	q.mu.Unlock()
+}
+
+func (q *sendQueue) closeLocked(reason error) {
+	if q.closed {
+		return
+	}
+	q.closed, q.err = true, reason
+	if errors.Is(reason, errQueueOverflow) {
+		q.items, q.bytes = nil, 0
+	}
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// popAll moves every queued message into buf. When the queue is empty it
+// reports whether the queue is closed, and why.
+func (q *sendQueue) popAll(buf [][]byte) ([][]byte, bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	buf = append(buf[:0], q.items...)
+	clear(q.items)
+	q.items, q.bytes = q.items[:0], 0
+	return buf, q.closed && len(buf) == 0, q.err
+}

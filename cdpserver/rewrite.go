@@ -1,0 +1,196 @@
+package cdpserver
+
+import (
+	"bytes"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// The worker rewrites relayed messages in exactly these places, and nowhere else:
+//
+//  1. host → DevTools: every "url" member whose value is a bare absolute file
+//     path (Node's CommonJS scripts, stack frames) becomes a file:// URL, so
+//     the page-target frontend builds a proper Sources tree (rewriteFileURLs).
+//  2. host → DevTools: Runtime.executionContextCreated gets auxData.frameId =
+//     the main frame and isDefault = true (rewriteContextCreated).
+//  3. DevTools → host: Debugger.setBreakpointByUrl with a file:// url is sent
+//     as a urlRegex that matches both the file:// form (ES modules) and the bare
+//     path form (CommonJS), so breakpoints bind whichever way Node names the
+//     script, including scripts not parsed yet (mapBreakpointURL).
+//
+// Every rewrite splices new bytes into the original message: all other bytes,
+// lone surrogates included, pass through untouched.
+
+// urlPathMarker is how V8 serialises a "url" member holding an absolute path.
+// V8 writes compact JSON, so a message without this byte sequence needs no
+// rewrite and costs one bytes.Contains scan.
+var urlPathMarker = []byte(`"url":"/`)
+
+// rewriteFileURLs returns msg with bare-path "url" values turned into file://
+// URLs, or msg itself when there is nothing to rewrite.
+func rewriteFileURLs(msg []byte) []byte {
+	if !bytes.Contains(msg, urlPathMarker) {
+		return msg
+	}
+	dec := jsontext.NewDecoder(bytes.NewReader(msg), decodeOpts...)
+	var out []byte
+	last := int64(0)
+	for {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			break
+		}
+		if tok.Kind() != '"' || tok.String() != "url" || !isObjectName(dec) || dec.PeekKind() != '"' {
+			continue
+		}
+		val, err := dec.ReadValue()
+		if err != nil {
+			break
+		}
+		end := dec.InputOffset()
+		start := end - int64(len(val))
+		path := unquote(val)
+		if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(msg)+64)
+		}
+		out = append(out, msg[last:start]...)
+		out, _ = jsontext.AppendQuote(out, pathToFileURL(path))
+		last = end
+	}
+	if out == nil {
+		return msg
+	}
+	return append(out, msg[last:]...)
+}
+
+// isObjectName reports whether the token just read was a member name.
+func isObjectName(dec *jsontext.Decoder) bool {
+	kind, n := dec.StackIndex(dec.StackDepth())
+	return kind == '{' && n%2 == 1
+}
+
+func pathToFileURL(p string) string {
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
+
+// rewriteContextCreated sets auxData.frameId and auxData.isDefault on a host
+// Runtime.executionContextCreated event. The frontend attaches a context to a
+// frame through auxData.frameId; without it the Console has no context to
+// evaluate in on a page target. Other auxData members are kept.
+func rewriteContextCreated(msg []byte, frameID string) []byte {
+	start, end, ok := findMember(msg, "params", "context", "auxData")
+	if !ok {
+		// No auxData: insert one right after the context's opening brace.
+		cs, _, ok := findMember(msg, "params", "context")
+		if !ok || msg[cs] != '{' {
+			return msg
+		}
+		aux := appendAuxData(nil, nil, frameID)
+		out := append(bytes.Clone(msg[:cs+1]), `"auxData":`...)
+		out = append(out, aux...)
+		if msg[cs+1] != '}' {
+			out = append(out, ',')
+		}
+		return append(out, msg[cs+1:]...)
+	}
+	aux := appendAuxData(nil, msg[start:end], frameID)
+	out := append(bytes.Clone(msg[:start]), aux...)
+	return append(out, msg[end:]...)
+}
+
+// appendAuxData copies the members of old (an object, may be nil) except
+// frameId and isDefault, then adds those two.
+func appendAuxData(b, old []byte, frameID string) []byte {
+	b = append(b, '{')
+	if len(old) > 0 {
+		dec := jsontext.NewDecoder(bytes.NewReader(old), decodeOpts...)
+		if _, err := dec.ReadToken(); err == nil {
+			for dec.PeekKind() != '}' {
+				name, err := dec.ReadToken()
+				if err != nil {
+					break
+				}
+				val, err := dec.ReadValue()
+				if err != nil {
+					break
+				}
+				if n := name.String(); n == "frameId" || n == "isDefault" {
+					continue
+				}
+				b, _ = jsontext.AppendQuote(b, name.String())
+				b = append(b, ':')
+				b = append(b, val...)
+				b = append(b, ',')
+			}
+		}
+	}
+	b = append(b, `"isDefault":true,"frameId":`...)
+	b, _ = jsontext.AppendQuote(b, frameID)
+	return append(b, '}')
+}
+
+// findMember returns the byte range of the value at the given member path.
+func findMember(msg []byte, path ...string) (start, end int64, ok bool) {
+	dec := jsontext.NewDecoder(bytes.NewReader(msg), decodeOpts...)
+	for depth, want := range path {
+		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+			return 0, 0, false
+		}
+		found := false
+		for dec.PeekKind() != '}' && dec.PeekKind() != 0 {
+			name, err := dec.ReadToken()
+			if err != nil {
+				return 0, 0, false
+			}
+			if name.String() == want {
+				found = true
+				break
+			}
+			if err := dec.SkipValue(); err != nil {
+				return 0, 0, false
+			}
+		}
+		if !found {
+			return 0, 0, false
+		}
+		if depth == len(path)-1 {
+			val, err := dec.ReadValue()
+			if err != nil {
+				return 0, 0, false
+			}
+			end = dec.InputOffset()
+			return end - int64(len(val)), end, true
+		}
+	}
+	return 0, 0, false
+}
+
+// mapBreakpointURL rewrites Debugger.setBreakpointByUrl params whose "url" is a
+// file:// URL into an equivalent "urlRegex" that also matches the bare path
+// Node uses for CommonJS scripts. Params without a file:// url come back
+// unchanged.
+func mapBreakpointURL(params []byte) []byte {
+	start, end, ok := findMember(params, "url")
+	if !ok || params[start] != '"' {
+		return params
+	}
+	raw := unquote(params[start:end])
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "file" || u.Path == "" {
+		return params
+	}
+	re := "^(?:" + regexp.QuoteMeta(raw) + "|" + regexp.QuoteMeta(u.Path) + ")$"
+	nameStart := bytes.LastIndex(params[:start], []byte(`"url"`))
+	if nameStart < 0 {
+		return params
+	}
+	out := append(bytes.Clone(params[:nameStart]), `"urlRegex":`...)
+	out, _ = jsontext.AppendQuote(out, re)
+	return append(out, params[end:]...)
+}

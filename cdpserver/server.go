@@ -1,0 +1,211 @@
+package cdpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/inspector-worker/inspector-worker/realm"
+)
+
+// Host is what the server needs of the host realm's backend (*realm.Host).
+type Host interface {
+	Info() realm.HostInfo
+	OpenSession(ctx context.Context) (*websocket.Conn, error)
+	Done() <-chan struct{}
+	Reason() string
+	Protocol(ctx context.Context) ([]byte, error)
+}
+
+// Options configures a Server.
+type Options struct {
+	// Logf receives one line per notable event (connections, refusals).
+	// Default: discard.
+	Logf func(format string, args ...any)
+}
+
+// Server is the worker's CDP endpoint for one host.
+//
+// Goroutines: the http.Server's; per DevTools connection a Session's three
+// (readLoop, hostLoop, sendLoop); one hostWatch that closes every session
+// when the host is gone.
+type Server struct {
+	targetID string          // Static after construction.
+	host     Host            // Static after construction.
+	hostInfo realm.HostInfo  // Static after construction.
+	registry *realm.Registry // Static after construction.
+	logf     func(string, ...any)
+
+	ln      net.Listener // Static after construction.
+	addr    string       // Static after construction: "127.0.0.1:PORT".
+	httpSrv *http.Server // Static after construction.
+
+	mu       sync.Mutex
+	sessions map[*Session]struct{} // Guarded by mu.
+	nextConn int64                 // Guarded by mu.
+	closing  string                // Guarded by mu: non-empty once shutting down.
+	wg       sync.WaitGroup        // Counts running sessions.
+}
+
+// New returns a server for host on ln (see Listen). Call Serve to accept
+// connections.
+func New(host Host, ln net.Listener, opts Options) *Server {
+	logf := opts.Logf
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	info := host.Info()
+	s := &Server{
+		targetID: newTargetID(),
+		host:     host,
+		hostInfo: info,
+		registry: realm.NewRegistry(realm.NewHostRealm(info.Title)),
+		httpSrv:  &http.Server{ReadHeaderTimeout: 10 * time.Second},
+		logf:     logf,
+		ln:       ln,
+		addr:     ln.Addr().String(),
+		sessions: map[*Session]struct{}{},
+	}
+	s.httpSrv.Handler = s.routes()
+	return s
+}
+
+func newTargetID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on Linux
+	}
+	return fmt.Sprintf("%X", b[:])
+}
+
+// TargetID is the page target's id, stable for the server's lifetime and
+// unguessable: knowing it is what lets a client open the WebSocket.
+func (s *Server) TargetID() string { return s.targetID }
+
+// Registry returns the realm registry shared by every connection.
+func (s *Server) Registry() *realm.Registry { return s.registry }
+
+// Addr is the listening address.
+func (s *Server) Addr() string { return s.addr }
+
+// PageWebSocketURL is the target's webSocketDebuggerUrl.
+func (s *Server) PageWebSocketURL() string {
+	return "ws://" + s.addr + "/devtools/page/" + s.targetID
+}
+
+// FrontendURL is the URL to paste into Chrome. devtools_app.html builds the
+// full UI for a page target; inspector.html would give most of the window to
+// a screencast pane there is nothing to show in.
+func (s *Server) FrontendURL() string {
+	return "devtools://devtools/bundled/devtools_app.html?ws=" + s.addr + "/devtools/page/" + s.targetID
+}
+
+// Listen opens the endpoint on addr, which must be a loopback address. When
+// fallback is set and the port is taken, it listens on a free port of the same
+// host instead and reports that it did.
+func Listen(addr string, fallback bool) (ln net.Listener, fellBack bool, err error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, false, fmt.Errorf("cdpserver: bad listen address %q: %w", addr, err)
+	}
+	if err := checkLoopback(host); err != nil {
+		return nil, false, err
+	}
+	ln, err = net.Listen("tcp", addr)
+	if err == nil {
+		return ln, false, nil
+	}
+	if !fallback || !errors.Is(err, syscall.EADDRINUSE) {
+		return nil, false, fmt.Errorf("cdpserver: cannot listen on %s: %w", addr, err)
+	}
+	ln, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, false, fmt.Errorf("cdpserver: cannot listen on %s or a free port: %w", addr, err)
+	}
+	return ln, true, nil
+}
+
+func checkLoopback(host string) error {
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%w: %q. The endpoint gives full control of the Node host (it can run any code), "+
+			"so it only listens on 127.0.0.1 or ::1; to debug from another machine, forward the port over SSH "+
+			"(ssh -L 9229:127.0.0.1:9229 host)", ErrNonLoopback, host)
+	}
+	return nil
+}
+
+// Serve accepts connections until Shutdown. It returns
+// http.ErrServerClosed after a Shutdown.
+func (s *Server) Serve() error {
+	go s.hostWatch()
+	return s.httpSrv.Serve(s.ln)
+}
+
+// hostWatch shuts every session when the host is gone, telling each window why.
+func (s *Server) hostWatch() {
+	<-s.host.Done()
+	s.closeSessions(s.host.Reason())
+}
+
+// closeSessions closes every open session with reason and refuses new ones.
+func (s *Server) closeSessions(reason string) {
+	s.mu.Lock()
+	if s.closing == "" {
+		s.closing = reason
+	}
+	sessions := make([]*Session, 0, len(s.sessions))
+	for sess := range s.sessions {
+		sessions = append(sessions, sess)
+	}
+	s.mu.Unlock()
+	for _, sess := range sessions {
+		sess.hostGone(reason)
+	}
+}
+
+// Shutdown closes every DevTools connection with reason (shown by the
+// frontend), waits for the sessions to end (bounded by ctx), and stops
+// the HTTP server.
+func (s *Server) Shutdown(ctx context.Context, reason string) error {
+	s.closeSessions(reason)
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return s.httpSrv.Shutdown(ctx)
+}
+
+// addSession registers a new session unless the server is closing.
+func (s *Server) addSession(newSess func(id int64) *Session) (*Session, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing != "" {
+		return nil, s.closing
+	}
+	s.nextConn++
+	sess := newSess(s.nextConn)
+	s.sessions[sess] = struct{}{}
+	s.wg.Add(1)
+	return sess, ""
+}
+
+func (s *Server) removeSession(sess *Session) {
+	s.mu.Lock()
+	delete(s.sessions, sess)
+	s.mu.Unlock()
+	s.wg.Done()
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/inspector-worker/inspector-worker/cdpserver"
+)
+
+const version = cdpserver.Version
+
+// defaultPort is where chrome://inspect looks for targets.
+const defaultPort = 9229
+
+// shutdownGrace bounds how long the worker waits for DevTools windows to take
+// their close frames on exit.
+const shutdownGrace = 3 * time.Second
+
+// endpointFlags are the flags every serving subcommand shares.
+type endpointFlags struct {
+	port int
+	host string
+	set  map[string]bool // flags given explicitly
+}
+
+func (e *endpointFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&e.port, "port", defaultPort, "DevTools endpoint port (0 = any free port)")
+	fs.StringVar(&e.host, "host", "127.0.0.1", "loopback address to listen on")
+}
+
+// parseFlags parses args and records which flags were given.
+func parseFlags(fs *flag.FlagSet, args []string, e *endpointFlags) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	e.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { e.set[f.Name] = true })
+	return nil
+}
+
+// listen opens the endpoint. The default port falls back to a free one when
+// taken; a port the user asked for does not.
+func (e *endpointFlags) listen() (net.Listener, bool, error) {
+	if e.port < 0 || e.port > 65535 {
+		return nil, false, fmt.Errorf("--port %d is not a port number", e.port)
+	}
+	return cdpserver.Listen(net.JoinHostPort(e.host, strconv.Itoa(e.port)), !e.set["port"])
+}
+
+// serveEndpoint starts srv on ln and prints what the user needs to connect.
+func serveEndpoint(srv *cdpserver.Server, ln net.Listener, fellBack bool, stderr io.Writer) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		err := srv.Serve()
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		errc <- err
+	}()
+	addr := ln.Addr().String()
+	if fellBack {
+		fmt.Fprintf(stderr, "inspector-worker: port %d is in use, so the endpoint uses %s instead; "+
+			"chrome://inspect finds it once you add %s under \"Discover network targets\"\n", defaultPort, addr, addr)
+	}
+	fmt.Fprintf(stderr, "inspector-worker: listening on http://%s\n", addr)
+	fmt.Fprintf(stderr, "inspector-worker: open in Chrome: %s\n", srv.FrontendURL())
+	if !fellBack && addr == net.JoinHostPort("127.0.0.1", strconv.Itoa(defaultPort)) {
+		fmt.Fprintf(stderr, "inspector-worker: or open chrome://inspect and click \"inspect\" under Remote Target\n")
+	}
+	return errc
+}
+
+func shutdown(srv *cdpserver.Server, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	_ = srv.Shutdown(ctx, reason)
+}

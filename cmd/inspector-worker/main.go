@@ -1,0 +1,52 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `inspector-worker: one Chrome DevTools endpoint for a Node.js app
+
+Usage:
+  inspector-worker demo  [--port N]
+      run a small demo app shipped inside the binary and print the URL to open
+  inspector-worker run   [--port N] [--brk] -- node [node flags] script.js [args]
+      start the host under the worker; exits with the host's exit code
+  inspector-worker serve --host-inspector ws://127.0.0.1:P/UUID|127.0.0.1:P [--port N]
+      attach to a Node process already started with --inspect
+  inspector-worker version
+
+Flags shared by demo, run and serve:
+  --port N    DevTools endpoint port on 127.0.0.1 (default 9229, where chrome://inspect
+              looks; if it is taken a free port is used and printed; 0 = any free port)
+  --host H    loopback address to listen on: 127.0.0.1 (default), ::1 or localhost;
+              anything else is refused
+`
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stderr))
+}
+
+func realMain(args []string, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stderr)
+	case "serve":
+		return cmdServe(args[1:], stderr)
+	case "demo":
+		return cmdDemo(args[1:], stderr)
+	case "version", "--version":
+		fmt.Fprintln(os.Stdout, "inspector-worker", version)
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(os.Stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "inspector-worker: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/inspector-worker/inspector-worker/cdpserver"
+	"github.com/inspector-worker/inspector-worker/hostnode"
+	"github.com/inspector-worker/inspector-worker/realm"
+)
+
+// discoverTimeout bounds the attach to an existing Node inspector.
+const discoverTimeout = 10 * time.Second
+
+func cmdServe(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var ep endpointFlags
+	ep.register(fs)
+	addr := fs.String("host-inspector", "", "the Node inspector to attach to: ws://127.0.0.1:P/UUID or 127.0.0.1:P")
+	if err := parseFlags(fs, args, &ep); err != nil {
+		return 2
+	}
+	if *addr == "" || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "inspector-worker serve: give --host-inspector, e.g.\n"+
+			"  node --inspect=127.0.0.1:9230 app.js &\n  inspector-worker serve --host-inspector 127.0.0.1:9230\n")
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), discoverTimeout)
+	defer cancel()
+	wsURL, hostport, needsDiscover, err := hostnode.ParseInspectorAddr(*addr)
+	if err == nil && needsDiscover {
+		wsURL, err = hostnode.Discover(ctx, hostport)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
+		return 1
+	}
+	ln, fellBack, err := ep.listen()
+	if err != nil {
+		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
+		return 1
+	}
+	host, err := realm.AttachHost(ctx, wsURL, realm.HostOptions{})
+	if err != nil {
+		ln.Close()
+		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
+		return 1
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	srv := cdpserver.New(host, ln, cdpserver.Options{Logf: logTo(stderr)})
+	serveErr := serveEndpoint(srv, ln, fellBack, stderr)
+	select {
+	case sig := <-sigs:
+		// The host is the user's own process: detach, never signal it.
+		host.Finish(fmt.Sprintf("inspector-worker stopped (%s); the host keeps running", sig))
+		shutdown(srv, host.Reason())
+		return 0
+	case err := <-serveErr:
+		host.Finish("inspector-worker's endpoint failed")
+		fmt.Fprintf(stderr, "inspector-worker: the DevTools endpoint failed: %v\n", err)
+		return 1
+	case <-host.Done():
+		fmt.Fprintf(stderr, "inspector-worker: %s; stopping\n", host.Reason())
+		shutdown(srv, host.Reason())
+		return 0
+	}
+}

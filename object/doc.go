@@ -1,0 +1,9 @@
+// Package object is the connection-local object table.
+//
+// Each DevTools connection owns one Table that maps a backend handle (realm,
+// generation, handle) to a CDP objectId and back, with object groups and
+// release. V8 objectIds of the host stay with the host's inspector session and
+// are passed through unchanged; handles of client realms are given table-owned
+// objectIds. Closing a connection drops its table. The table never talks to a
+// backend itself: callers release backend handles it hands back.
+package object

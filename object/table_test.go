@@ -1,0 +1,77 @@
+package object
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestTableAddLookupRelease(t *testing.T) {
+	tb := NewTable()
+	h := Handle{Realm: "client:a", Generation: 1, ID: "7"}
+	id, ok := tb.Add(h, "console")
+	if !ok || !Owns(id) {
+		t.Fatalf("Add = %q, %v; want an owned id", id, ok)
+	}
+	if Owns("-4511.1.3") {
+		t.Fatal("a V8 objectId must not look table-owned")
+	}
+	if got, ok := tb.Lookup(id); !ok || got != h {
+		t.Fatalf("Lookup = %v, %v", got, ok)
+	}
+	if got, ok := tb.Release(id); !ok || got != h {
+		t.Fatalf("Release = %v, %v", got, ok)
+	}
+	if _, ok := tb.Lookup(id); ok {
+		t.Fatal("released id still found")
+	}
+	if _, ok := tb.Release(id); ok {
+		t.Fatal("double release succeeded")
+	}
+	if tb.Len() != 0 {
+		t.Fatalf("Len = %d", tb.Len())
+	}
+}
+
+func TestTableGroupsAndRealms(t *testing.T) {
+	tb := NewTable()
+	var ids []string
+	for i := range 6 {
+		group := "console"
+		if i%2 == 1 {
+			group = "completion"
+		}
+		id, _ := tb.Add(Handle{Realm: "client:a", Generation: uint64(1 + i/3), ID: fmt.Sprint(i)}, group)
+		ids = append(ids, id)
+	}
+	if got := tb.ReleaseGroup("completion"); len(got) != 3 {
+		t.Fatalf("ReleaseGroup returned %d handles, want 3", len(got))
+	}
+	if tb.Len() != 3 {
+		t.Fatalf("Len = %d after group release, want 3", tb.Len())
+	}
+	// Generation 1 holds ids 0 and 2 (1 was in the released group).
+	if n := tb.DropRealm("client:a", 1); n != 2 {
+		t.Fatalf("DropRealm dropped %d, want 2", n)
+	}
+	if _, ok := tb.Lookup(ids[4]); !ok {
+		t.Fatal("generation 2 object was dropped")
+	}
+	if got := tb.ReleaseGroup("console"); len(got) != 1 {
+		t.Fatalf("console group = %d handles, want 1", len(got))
+	}
+	if tb.Len() != 0 {
+		t.Fatalf("Len = %d, want 0", tb.Len())
+	}
+}
+
+func TestTableBound(t *testing.T) {
+	tb := NewTable()
+	for i := range MaxObjects {
+		if _, ok := tb.Add(Handle{Realm: "r", ID: fmt.Sprint(i)}, ""); !ok {
+			t.Fatalf("Add %d refused before the bound", i)
+		}
+	}
+	if _, ok := tb.Add(Handle{Realm: "r", ID: "x"}, ""); ok {
+		t.Fatal("Add past MaxObjects succeeded")
+	}
+}

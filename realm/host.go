@@ -1,0 +1,215 @@
+package realm
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/inspector-worker/inspector-worker/hostnode"
+)
+
+// HostInfo describes the host for discovery (/json/list, Target.getTargetInfo).
+type HostInfo struct {
+	Title       string // e.g. "app.js"
+	URL         string // e.g. "file:///home/me/app/app.js"
+	NodeVersion string // e.g. "node.js/v20.20.2", "" when unknown
+}
+
+// Host is the backend of the host realm: the Node process reached through its
+// inspector. Each DevTools connection gets its own inspector session from
+// OpenSession; the Host itself keeps one watcher session that asks Node to
+// tell it when the script has finished (NodeRuntime.waitingForDisconnect), so
+// the worker can close every session and Node never hangs at "Waiting for the
+// debugger to disconnect...". The watcher never enables Runtime and never
+// evaluates anything: console floods are not delivered to it.
+//
+// Goroutines: watchLoop (one), until Done.
+type Host struct {
+	wsURL string      // Static after construction.
+	info  HostInfo    // Static after construction.
+	opts  HostOptions // Static after construction.
+
+	doneOnce sync.Once
+	done     chan struct{}
+	mu       sync.Mutex
+	reason   string          // Guarded by mu; set once before done closes.
+	watcher  *websocket.Conn // Static after construction.
+}
+
+// HostOptions configures AttachHost.
+type HostOptions struct {
+	// Exited, when set, is closed once the host process has exited, and
+	// ExitReason then says how ("the host exited with code 3"). With them the
+	// DevTools windows learn the exit code instead of "inspector closed".
+	Exited     <-chan struct{}
+	ExitReason func() string
+}
+
+// exitReasonWait is how long the watcher waits, after Node's inspector
+// closed, for the process exit that explains it.
+const exitReasonWait = 2 * time.Second
+
+// watcherRequestID is the only request the watcher session ever sends.
+const watcherRequestID = 1
+
+// hostInfoTimeout bounds the discovery requests made while attaching.
+const hostInfoTimeout = 5 * time.Second
+
+// AttachHost connects to the Node inspector at wsURL (ws://127.0.0.1:P/UUID):
+// it reads the target's title and URL from Node's /json/list and opens the
+// watcher session.
+func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, error) {
+	info, err := fetchHostInfo(ctx, wsURL)
+	if err != nil {
+		return nil, err
+	}
+	c, err := hostnode.Dial(ctx, wsURL)
+	if err != nil {
+		return nil, fmt.Errorf("realm: cannot open the watcher session to the host inspector %s: %w", wsURL, err)
+	}
+	msg := fmt.Sprintf(`{"id":%d,"method":"NodeRuntime.notifyWhenWaitingForDisconnect","params":{"enabled":true}}`, watcherRequestID)
+	if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+		c.CloseNow()
+		return nil, fmt.Errorf("realm: host inspector watcher: %w", err)
+	}
+	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), watcher: c}
+	go h.watchLoop()
+	return h, nil
+}
+
+// watchLoop ends the host when Node says the script finished or when the
+// inspector connection drops (the process exited).
+func (h *Host) watchLoop() {
+	for {
+		_, msg, err := h.watcher.Read(context.Background())
+		if err != nil {
+			h.Finish(h.closedReason())
+			return
+		}
+		var ev struct {
+			Method string `json:"method"`
+		}
+		if json.Unmarshal(msg, &ev) == nil && ev.Method == "NodeRuntime.waitingForDisconnect" {
+			h.Finish("the host script finished")
+			return
+		}
+	}
+}
+
+func (h *Host) closedReason() string {
+	if h.opts.Exited != nil {
+		select {
+		case <-h.opts.Exited:
+			return h.opts.ExitReason()
+		case <-time.After(exitReasonWait):
+		}
+	}
+	return "the host's inspector closed (the Node process exited)"
+}
+
+// Finish marks the host as gone with a reason for the DevTools windows and
+// closes the watcher session. The first reason wins; later calls are no-ops.
+func (h *Host) Finish(reason string) {
+	h.doneOnce.Do(func() {
+		h.mu.Lock()
+		h.reason = reason
+		h.mu.Unlock()
+		close(h.done)
+		h.watcher.CloseNow()
+	})
+}
+
+// Done is closed once the host is gone or finished.
+func (h *Host) Done() <-chan struct{} { return h.done }
+
+// Reason says why Done closed.
+func (h *Host) Reason() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.reason
+}
+
+// Info describes the host target.
+func (h *Host) Info() HostInfo { return h.info }
+
+// InspectorURL is the host's own inspector URL (never shown to DevTools).
+func (h *Host) InspectorURL() string { return h.wsURL }
+
+// OpenSession opens a new inspector session for one DevTools connection.
+func (h *Host) OpenSession(ctx context.Context) (*websocket.Conn, error) {
+	select {
+	case <-h.done:
+		return nil, fmt.Errorf("realm: %s", h.Reason())
+	default:
+	}
+	return hostnode.Dial(ctx, h.wsURL)
+}
+
+// Protocol returns Node's own /json/protocol document (the domains the host
+// serves natively).
+func (h *Host) Protocol(ctx context.Context) ([]byte, error) {
+	return hostGet(ctx, h.wsURL, "/json/protocol")
+}
+
+func fetchHostInfo(ctx context.Context, wsURL string) (HostInfo, error) {
+	body, err := hostGet(ctx, wsURL, "/json/list")
+	if err != nil {
+		return HostInfo{}, err
+	}
+	var targets []struct {
+		Title string `json:"title"`
+		URL   string `json:"url"`
+		WS    string `json:"webSocketDebuggerUrl"`
+	}
+	if err := json.Unmarshal(body, &targets); err != nil {
+		return HostInfo{}, fmt.Errorf("realm: host /json/list is not a target list: %w", err)
+	}
+	info := HostInfo{Title: "node", URL: ""}
+	for _, t := range targets {
+		if t.WS == wsURL || len(targets) == 1 {
+			info.Title, info.URL = t.Title, t.URL
+		}
+	}
+	if v, err := hostGet(ctx, wsURL, "/json/version"); err == nil {
+		var ver struct {
+			Browser string `json:"Browser"`
+		}
+		if json.Unmarshal(v, &ver) == nil {
+			info.NodeVersion = ver.Browser
+		}
+	}
+	return info, nil
+}
+
+// maxHostDiscovery bounds a discovery document read from Node; its
+// /json/protocol is ~150 KB.
+const maxHostDiscovery = 8 << 20
+
+func hostGet(ctx context.Context, wsURL, path string) ([]byte, error) {
+	u, err := url.Parse(wsURL)
+	if err != nil {
+		return nil, fmt.Errorf("realm: bad host inspector URL %q: %w", wsURL, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, hostInfoTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+u.Host+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("realm: cannot reach the host inspector at %s: %w", u.Host, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("realm: host inspector %s%s answered %s", u.Host, path, resp.Status)
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, maxHostDiscovery))
+}
