@@ -1,0 +1,262 @@
+package hostnode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// helperEnv switches the test binary into a helper process (see TestOrphan).
+const (
+	helperEnv       = "HOSTNODE_TEST_HELPER"
+	helperScriptEnv = "HOSTNODE_TEST_SCRIPT"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "orphan" {
+		orphanHelper()
+		return
+	}
+	// Orphaned grandchildren must be reaped by someone for kill(pid, 0) to
+	// report ESRCH; PID 1 in a container often does not. Becoming a child
+	// subreaper lets assertGone reap them itself.
+	if err := becomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, "hostnode tests: cannot become a child subreaper:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := checkNoLeakedGoroutines(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// orphanHelper starts node through Start, reports its pid and waits to be
+// SIGKILLed by TestOrphan.
+func orphanHelper() {
+	p, err := Start(context.Background(), Options{Argv: []string{"node", os.Getenv(helperScriptEnv)}})
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(2)
+	}
+	fmt.Printf("PID %d\n", p.PID())
+	<-p.Done()
+	os.Exit(3)
+}
+
+// checkNoLeakedGoroutines waits for this package's goroutines (and the HTTP
+// and WebSocket ones it starts) to end after all tests ran.
+func checkNoLeakedGoroutines() error {
+	suspects := []string{"hostnode.(*Process)", "hostnode.stdinLoop", "net/http.(*persistConn)", "coder/websocket.(*Conn)", "os/exec.(*Cmd)"}
+	var leaked []string
+	for range 500 {
+		leaked = leaked[:0]
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		for g := range strings.SplitSeq(string(buf), "\n\n") {
+			for _, s := range suspects {
+				if strings.Contains(g, s) {
+					leaked = append(leaked, g)
+					break
+				}
+			}
+		}
+		if len(leaked) == 0 {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("hostnode tests: leaked goroutines:\n%s", strings.Join(leaked, "\n\n"))
+}
+
+// testCtx is a watchdog, not a timing assertion: a hung test fails with a
+// goroutine dump instead of hanging the suite.
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	t.Cleanup(cancel)
+	go func() {
+		<-ctx.Done()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			buf := make([]byte, 1<<20)
+			fmt.Fprintf(os.Stderr, "watchdog: %s hung\n%s\n", t.Name(), buf[:runtime.Stack(buf, true)])
+		}
+	}()
+	return ctx
+}
+
+func writeFile(t *testing.T, name, body string, mode os.FileMode) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func writeScript(t *testing.T, js string) string { return writeFile(t, "app.js", js, 0o644) }
+
+// startNode starts node on script and registers a cleanup that kills it and
+// checks that the pid is gone.
+func startNode(t *testing.T, ctx context.Context, opts Options) *Process {
+	t.Helper()
+	p, err := Start(ctx, opts)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() {
+		p.Kill()
+		assertGone(t, p.PID())
+	})
+	return p
+}
+
+// assertGone fails unless pid ends up nonexistent (kill(pid, 0) == ESRCH).
+// It reaps pid if it became our orphaned grandchild (we are a subreaper); it
+// must only be called for direct children after their Done.
+func assertGone(t *testing.T, pid int) {
+	t.Helper()
+	for range 1000 {
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	t.Errorf("process %d still exists: %s", pid, stat)
+}
+
+func assertAlive(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("process %d should be running: %v", pid, err)
+	}
+}
+
+// lineSink collects everything written and lets a test wait for a line.
+type lineSink struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	grown chan struct{} // closed and replaced on every Write
+}
+
+func newLineSink() *lineSink { return &lineSink{grown: make(chan struct{})} }
+
+func (s *lineSink) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf.Write(p)
+	close(s.grown)
+	s.grown = make(chan struct{})
+	return len(p), nil
+}
+
+func (s *lineSink) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}
+
+// waitLine returns the first complete line starting with prefix.
+func (s *lineSink) waitLine(t *testing.T, ctx context.Context, prefix string) string {
+	t.Helper()
+	for {
+		s.mu.Lock()
+		text, grown := s.buf.String(), s.grown
+		s.mu.Unlock()
+		for line := range strings.Lines(text) {
+			if strings.HasPrefix(line, prefix) && strings.HasSuffix(line, "\n") {
+				return strings.TrimSpace(line)
+			}
+		}
+		select {
+		case <-grown:
+		case <-ctx.Done():
+			t.Fatalf("no line starting with %q; got:\n%s", prefix, text)
+		}
+	}
+}
+
+// cdpSession is a minimal CDP client for tests.
+type cdpSession struct {
+	c      *websocket.Conn
+	nextID int
+}
+
+func dialSession(t *testing.T, ctx context.Context, url string) *cdpSession {
+	t.Helper()
+	c, err := Dial(ctx, url)
+	if err != nil {
+		t.Fatalf("Dial: %v", err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return &cdpSession{c: c}
+}
+
+// call sends one request and returns its result, skipping events.
+func (s *cdpSession) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	s.nextID++
+	id := s.nextID
+	req, err := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.c.Write(ctx, websocket.MessageText, req); err != nil {
+		return nil, fmt.Errorf("write %s: %w", method, err)
+	}
+	for {
+		_, msg, err := s.c.Read(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("read %s answer: %w", method, err)
+		}
+		var resp struct {
+			ID     int             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(msg, &resp); err != nil {
+			return nil, err
+		}
+		if resp.ID != id {
+			continue
+		}
+		if resp.Error != nil {
+			return nil, fmt.Errorf("%s: %s", method, resp.Error)
+		}
+		return resp.Result, nil
+	}
+}
+
+// evaluate runs expr and returns its value (returnByValue).
+func (s *cdpSession) evaluate(ctx context.Context, expr string) (any, error) {
+	res, err := s.call(ctx, "Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Result struct {
+			Value any `json:"value"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return nil, err
+	}
+	return r.Result.Value, nil
+}
