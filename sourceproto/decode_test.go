@@ -1,0 +1,214 @@
+package sourceproto
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+type family string
+
+const (
+	famSource  family = "source"
+	famRuntime family = "runtime"
+	famConsole family = "console"
+	famScript  family = "script"
+	famQuery   family = "query"
+)
+
+type decodeCase struct {
+	name  string
+	fam   family
+	frame string
+	// want is the reject code, or "" for a frame that decodes.
+	want RejectCode
+}
+
+const env = `"source":"c1","gen":3`
+
+var decodeCases = []decodeCase{
+	// Source lifecycle.
+	{"hello", famSource, helloFrame("c1", `"runtime","console"`, `"console","page"`), ""},
+	{"hello no caps", famSource, `{"v":1,"type":"hello","source":"host","body":{"role":"host","capabilities":[],"topics":["fetch","app"],"agent":{"name":"preload","version":"1"}}}`, ""},
+	{"welcome", famSource, `{"v":1,"type":"welcome",` + env + `,"body":{"capabilities":["runtime"],"topics":["console"],"limits":{"maxFrameBytes":1048576,"maxBatchItems":512,"maxStringBytes":65536,"maxChunkBytes":49152,"maxValueBytes":262144}}}`, ""},
+	{"replace", famSource, `{"v":1,"type":"replace",` + env + `,"seq":0,"body":{"reason":"initial","items":[{"page":{"url":"u","title":"t"}}]}}`, ""},
+	{"append", famSource, appendFrame("c1", 3, 1, 0, consoleItem), ""},
+	{"append dropped", famSource, appendFrame("c1", 3, 9, 2, `{"app":{"name":"login","timestamp":1,"data":{"user":"x"}}}`), ""},
+	{"ack", famSource, `{"v":1,"type":"ack",` + env + `,"seq":7,"body":{"dropped":2}}`, ""},
+	{"snapshot-request", famSource, `{"v":1,"type":"snapshot-request",` + env + `,"body":{"expected":3,"received":9,"missing":6}}`, ""},
+	{"reject", famSource, `{"v":1,"type":"reject",` + env + `,"body":{"code":"oversized","reason":"over MaxFrameBytes","refType":"append","refSeq":4,"limit":"MaxFrameBytes","max":1048576}}`, ""},
+	{"reject anonymous", famSource, `{"v":1,"type":"reject","body":{"code":"malformed"}}`, ""},
+	{"close", famSource, `{"v":1,"type":"close",` + env + `,"body":{"code":"going-away"}}`, ""},
+	{"fetch request", famSource, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"request","timestamp":5,"request":{"url":"http://x/","method":"GET","headers":[{"name":"a","value":"b"}]}}}`), ""},
+	{"fetch body", famSource, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"body","timestamp":5,"body":{"part":"response","offset":0,"data":"aGVsbG8="}}}`), ""},
+	{"fetch phase mismatch", famSource, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"response","timestamp":5,"body":{"part":"response","offset":0,"data":""}}}`), RejectMalformed},
+	{"script item", famSource, appendFrame("c1", 3, 1, 0, `{"script":{"url":"http://x/client.js","length":10}}`), ""},
+	{"not json", famSource, `{"v":1,`, RejectMalformed},
+	{"not an object", famSource, `[1]`, RejectMalformed},
+	{"trailing data", famSource, `{"v":1,"type":"close",` + env + `,"body":{"code":"normal"}} x`, RejectMalformed},
+	{"version 2", famSource, `{"v":2,"type":"close",` + env + `,"body":{"code":"normal"}}`, RejectUnsupportedVersion},
+	{"version 2 with new member", famSource, `{"v":2,"type":"close","x":1,` + env + `,"body":{}}`, RejectUnsupportedVersion},
+	{"version missing", famSource, `{"type":"close",` + env + `,"body":{"code":"normal"}}`, RejectMalformed},
+	{"version 1.0", famSource, `{"v":1.0,"type":"close",` + env + `,"body":{"code":"normal"}}`, RejectMalformed},
+	{"unknown envelope member", famSource, `{"v":1,"type":"close","x":1,` + env + `,"body":{"code":"normal"}}`, RejectMalformed},
+	{"duplicate envelope member", famSource, `{"v":1,"type":"close",` + env + `,"gen":4,"body":{"code":"normal"}}`, RejectMalformed},
+	{"escaped envelope key", famSource, `{"v":1,"\u0074ype":"close",` + env + `,"body":{"code":"normal"}}`, RejectMalformed},
+	{"unknown type", famSource, `{"v":1,"type":"shout",` + env + `,"body":{}}`, RejectUnknownType},
+	{"bad source id", famSource, `{"v":1,"type":"close","source":"a b","gen":3,"body":{"code":"normal"}}`, RejectMalformed},
+	{"hello with gen", famSource, `{"v":1,"type":"hello","source":"c1","gen":1,"body":{"role":"client","capabilities":[],"topics":[],"agent":{"name":"","version":""}}}`, RejectMalformed},
+	{"gen zero", famSource, `{"v":1,"type":"close","source":"c1","gen":0,"body":{"code":"normal"}}`, RejectMalformed},
+	{"gen above 2^53-1", famSource, `{"v":1,"type":"close","source":"c1","gen":9007199254740992,"body":{"code":"normal"}}`, RejectMalformed},
+	{"seq on close", famSource, `{"v":1,"type":"close",` + env + `,"seq":1,"body":{"code":"normal"}}`, RejectMalformed},
+	{"append seq 0", famSource, appendFrame("c1", 3, 0, 0, consoleItem), RejectMalformed},
+	{"append no items", famSource, appendFrame("c1", 3, 1, 0), RejectMalformed},
+	{"append unknown body member", famSource, `{"v":1,"type":"append",` + env + `,"seq":1,"body":{"items":[` + consoleItem + `],"extra":1}}`, RejectMalformed},
+	{"item two topics", famSource, appendFrame("c1", 3, 1, 0, `{"page":{"url":"","title":""},"app":{"name":"a","timestamp":0}}`), RejectMalformed},
+	{"item unknown topic", famSource, appendFrame("c1", 3, 1, 0, `{"tweet":{}}`), RejectMalformed},
+	{"body not object", famSource, `{"v":1,"type":"close",` + env + `,"body":[]}`, RejectMalformed},
+	{"leading zero in body", famSource, `{"v":1,"type":"ack",` + env + `,"seq":7,"body":{"dropped":02}}`, RejectMalformed},
+	{"control char in string", famSource, "{\"v\":1,\"type\":\"close\"," + env + ",\"body\":{\"code\":\"normal\",\"reason\":\"a\x01\"}}", RejectMalformed},
+	{"invalid utf8", famSource, "{\"v\":1,\"type\":\"close\"," + env + ",\"body\":{\"code\":\"normal\",\"reason\":\"\xff\"}}", RejectMalformed},
+	{"unknown close code", famSource, `{"v":1,"type":"close",` + env + `,"body":{"code":"bye"}}`, RejectMalformed},
+	{"string too long", famSource, `{"v":1,"type":"close",` + env + `,"body":{"code":"normal","reason":"` + strings.Repeat("a", MaxStringBytes+1) + `"}}`, RejectOversized},
+	{"too deep", famSource, `{"v":1,"type":"close",` + env + `,"body":{"code":"normal","x":` + strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth) + `}}`, RejectOversized},
+	{"frame too large", famSource, `{"v":1,"type":"close",` + env + `,"body":{"code":"normal","reason":"` + strings.Repeat("a", MaxFrameBytes) + `"}}`, RejectOversized},
+	{"batch too large", famSource, appendFrame("c1", 3, 1, 0, strings.Repeat(`{"page":{"url":"","title":""}},`, MaxBatchItems)+`{"page":{"url":"","title":""}}`), RejectOversized},
+
+	// Runtime.
+	{"evaluate", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","evaluate":{"expression":"1+1","objectGroup":"console","generatePreview":true}}}`, ""},
+	{"getProperties", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":8,"method":"getProperties","getProperties":{"handle":"h:1","ownProperties":true}}}`, ""},
+	{"callFunctionOn", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":9,"method":"callFunctionOn","callFunctionOn":{"functionDeclaration":"function(a){return this[a]}","handle":"h:1","arguments":[{"value":"x"},{"unserializableValue":"-0"},{"handle":"h:2"},{}]}}}`, ""},
+	{"awaitPromise", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":10,"method":"awaitPromise","awaitPromise":{"handle":"h:3"}}}`, ""},
+	{"releaseObject", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":11,"method":"releaseObject","releaseObject":{"handle":"h:3"}}}`, ""},
+	{"releaseObjectGroup", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":12,"method":"releaseObjectGroup","releaseObjectGroup":{"objectGroup":"console"}}}`, ""},
+	{"globalLexicalScopeNames", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":13,"method":"globalLexicalScopeNames","globalLexicalScopeNames":{}}}`, ""},
+	{"command member mismatch", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","releaseObject":{"handle":"h"}}}`, RejectMalformed},
+	{"command two members", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","evaluate":{"expression":""},"releaseObject":{"handle":"h"}}}`, RejectMalformed},
+	{"command unknown method", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":7,"method":"compileScript"}}`, RejectMalformed},
+	{"command unknown param", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","evaluate":{"expression":"1","contextId":1}}}`, RejectMalformed},
+	{"argument two values", famRuntime, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"s1","id":9,"method":"callFunctionOn","callFunctionOn":{"functionDeclaration":"f","arguments":[{"value":1,"handle":"h"}]}}}`, RejectMalformed},
+	{"evaluate result", famRuntime, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","evaluate":{"result":{"type":"object","className":"Object","description":"Object","handle":"h:9","preview":{"type":"object","overflow":false,"properties":[{"name":"a","type":"number","value":"1"},{"name":"m","type":"object","subtype":"map","valuePreview":{"type":"object","subtype":"map","overflow":false,"properties":[],"entries":[{"key":{"type":"string","overflow":false,"properties":[]},"value":{"type":"number","overflow":false,"properties":[]}}]}}]}}}}}`, ""},
+	{"evaluate exception", famRuntime, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","evaluate":{"result":{"type":"object","subtype":"error","description":"Error: x","handle":"h:1"},"exceptionDetails":{"exceptionId":1,"text":"Uncaught","lineNumber":0,"columnNumber":6,"exception":{"type":"object","subtype":"error","handle":"h:1"}}}}}`, ""},
+	{"getProperties result", famRuntime, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"s1","id":8,"method":"getProperties","getProperties":{"result":[{"name":"a","value":{"type":"number","value":1,"description":"1"},"writable":true,"configurable":true,"enumerable":true,"isOwn":true},{"name":"g","get":{"type":"function","handle":"h:4"},"configurable":false,"enumerable":false}],"internalProperties":[{"name":"[[Prototype]]","value":{"type":"object","handle":"h:5"}}],"privateProperties":[{"name":"#x","value":{"type":"bigint","unserializableValue":"12n"}}]}}}`, ""},
+	{"scope names result", famRuntime, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"s1","id":13,"method":"globalLexicalScopeNames","globalLexicalScopeNames":{"names":["a","b"]}}}`, ""},
+	{"release result", famRuntime, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"s1","id":11,"method":"releaseObject","releaseObject":{}}}`, ""},
+	{"error result", famRuntime, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","error":{"code":"cancelled"}}}`, ""},
+	{"result and error", famRuntime, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","evaluate":{"result":{"type":"undefined"}},"error":{"code":"internal"}}}`, RejectMalformed},
+	{"handle on primitive", famRuntime, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","evaluate":{"result":{"type":"number","value":1,"handle":"h"}}}}`, RejectMalformed},
+	{"bad unserializable", famRuntime, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","evaluate":{"result":{"type":"number","unserializableValue":"1e999"}}}}`, RejectMalformed},
+	{"preview too deep", famRuntime, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","evaluate":{"result":{"type":"object","preview":{"type":"object","overflow":false,"properties":[{"name":"a","type":"object","valuePreview":{"type":"object","overflow":false,"properties":[{"name":"b","type":"object","valuePreview":{"type":"object","overflow":false,"properties":[{"name":"c","type":"object","valuePreview":{"type":"object","overflow":false,"properties":[]}}]}}]}}]}}}}}`, RejectOversized},
+	{"cancel", famRuntime, `{"v":1,"type":"runtime.cancel",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate"}}`, ""},
+	{"runtime ack", famRuntime, `{"v":1,"type":"runtime.ack",` + env + `,"body":{"session":"s1","id":7,"method":"evaluate","accepted":true}}`, ""},
+	{"ack without session", famRuntime, `{"v":1,"type":"runtime.ack",` + env + `,"body":{"session":"","id":7,"method":"evaluate","accepted":true}}`, RejectMalformed},
+
+	// Console.
+	{"console.enable", famConsole, `{"v":1,"type":"console.enable",` + env + `,"body":{"session":"s1"}}`, ""},
+	{"console.disable", famConsole, `{"v":1,"type":"console.disable",` + env + `,"body":{"session":"s1"}}`, ""},
+	{"console.discard", famConsole, `{"v":1,"type":"console.discard",` + env + `,"body":{"session":"s1"}}`, ""},
+	{"console.enable no session", famConsole, `{"v":1,"type":"console.enable",` + env + `,"body":{}}`, RejectMalformed},
+	{"console event", famConsole, appendFrame("c1", 3, 1, 0, consoleItem), ""},
+	{"console event with handles", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"session":"s1","type":"table","args":[{"type":"object","subtype":"array","handle":"h:1","description":"Array(2)","preview":{"type":"object","subtype":"array","description":"Array(2)","overflow":false,"properties":[{"name":"0","type":"number","value":"1"}]}}],"timestamp":1,"context":"ctx","url":"http://x/"}}`), ""},
+	{"console handle without session", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"type":"log","args":[{"type":"object","handle":"h:1"}],"timestamp":1}}`), RejectMalformed},
+	{"console unknown type", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"type":"shout","args":[],"timestamp":1}}`), RejectMalformed},
+	{"console negative line", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"type":"log","args":[],"timestamp":1,"stackTrace":{"callFrames":[{"functionName":"","url":"","lineNumber":-1,"columnNumber":0}]}}}`), RejectMalformed},
+	{"console too many args", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"type":"log","args":[`+strings.Repeat(`{"type":"undefined"},`, MaxConsoleArgs)+`{"type":"undefined"}],"timestamp":1}}`), RejectOversized},
+	{"console negative timestamp", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"type":"log","args":[],"timestamp":-1}}`), RejectMalformed},
+
+	// Script reads.
+	{"script.read", famScript, `{"v":1,"type":"script.read",` + env + `,"body":{"id":1,"url":"http://x/client.js","content":true}}`, ""},
+	{"script.meta", famScript, `{"v":1,"type":"script.meta",` + env + `,"body":{"id":1,"url":"http://x/client.js","length":5,"sourceMapURL":"client.js.map"}}`, ""},
+	{"script.chunk", famScript, `{"v":1,"type":"script.chunk",` + env + `,"body":{"id":1,"offset":0,"data":"aGVsbG8="}}`, ""},
+	{"script.chunk bad base64", famScript, `{"v":1,"type":"script.chunk",` + env + `,"body":{"id":1,"offset":0,"data":"!!"}}`, RejectMalformed},
+	{"script.chunk negative offset", famScript, `{"v":1,"type":"script.chunk",` + env + `,"body":{"id":1,"offset":-1,"data":""}}`, RejectMalformed},
+	{"script.end", famScript, `{"v":1,"type":"script.end",` + env + `,"body":{"id":1,"length":5}}`, ""},
+	{"script.end error", famScript, `{"v":1,"type":"script.end",` + env + `,"body":{"id":1,"length":0,"error":{"code":"no-such-script","message":"not served"}}}`, ""},
+	{"script.meta too long", famScript, `{"v":1,"type":"script.meta",` + env + `,"body":{"id":1,"url":"u","length":16777217}}`, RejectOversized},
+
+	// Queries.
+	{"query.request", famQuery, `{"v":1,"type":"query.request",` + env + `,"body":{"session":"s1","id":1,"name":"cordis.context","params":{"handle":"h:1"}}}`, ""},
+	{"query.result", famQuery, `{"v":1,"type":"query.result",` + env + `,"body":{"session":"s1","id":1,"name":"cordis.context","result":{"node":12}}}`, ""},
+	{"query.result error", famQuery, `{"v":1,"type":"query.result",` + env + `,"body":{"id":1,"name":"cordis.context","error":{"code":"unsupported"}}}`, ""},
+	{"query.result both", famQuery, `{"v":1,"type":"query.result",` + env + `,"body":{"id":1,"name":"q","result":1,"error":{"code":"internal"}}}`, RejectMalformed},
+	{"query bad name", famQuery, `{"v":1,"type":"query.request",` + env + `,"body":{"id":1,"name":"no spaces"}}`, RejectMalformed},
+}
+
+func TestDecodeTable(t *testing.T) {
+	for _, tc := range decodeCases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := Decode([]byte(tc.frame))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Decode: %v", err)
+				}
+				checkRoundTrip(t, []byte(tc.frame), f)
+				return
+			}
+			var rerr *RejectError
+			if !errors.As(err, &rerr) || rerr.Code != tc.want {
+				t.Fatalf("Decode error = %v, want code %s", err, tc.want)
+			}
+			if !errors.Is(err, codeSentinels[tc.want]) {
+				t.Fatalf("errors.Is(%v, sentinel of %s) is false", err, tc.want)
+			}
+		})
+	}
+}
+
+// checkRoundTrip re-encodes a decoded frame and decodes it again: the
+// encoder must produce what the decoder accepts, and the second encoding
+// must equal the first (the canonical form is a fixed point).
+func checkRoundTrip(t testing.TB, in []byte, f Frame) {
+	t.Helper()
+	out, err := Marshal(Header{Source: f.Source, Gen: f.Gen, Seq: f.Seq}, f.Body)
+	if err != nil {
+		t.Fatalf("re-encode %s: %v\ninput: %.300s", f.Type, err, in)
+	}
+	g, err := Decode(out)
+	if err != nil {
+		t.Fatalf("decode of re-encoded %s: %v\n%s", f.Type, err, out)
+	}
+	out2, err := Marshal(Header{Source: g.Source, Gen: g.Gen, Seq: g.Seq}, g.Body)
+	if err != nil || !bytes.Equal(out, out2) {
+		t.Fatalf("encoding not stable (%v):\n%s\n%s", err, out, out2)
+	}
+}
+
+func TestRejectErrorText(t *testing.T) {
+	// Rejects never quote the frame: a token in a bad hello stays out of logs.
+	_, err := Decode([]byte(`{"v":1,"type":"hello","source":"c1","body":{"role":"client","token":"SECRET-TOKEN","capabilities":[],"topics":[],"agent":{"name":"x","version":"1"},"junk":"SECRET-TOKEN"}}`))
+	if err == nil || strings.Contains(err.Error(), "SECRET") {
+		t.Fatalf("err = %v", err)
+	}
+	e := overLimit("MaxFrameBytes", MaxFrameBytes)
+	if got := e.Error(); got != "sourceproto: oversized: over MaxFrameBytes (MaxFrameBytes 1048576)" {
+		t.Fatalf("Error() = %q", got)
+	}
+}
+
+func TestEnvelopeAnyMemberOrder(t *testing.T) {
+	a, err := DecodeEnvelope([]byte(` { "body" : {"code":"normal"} , "gen":3, "source":"c1", "type":"close", "v":1 } `))
+	if err != nil || a.Type != FrameClose || a.Gen != 3 || a.Source != "c1" || string(a.Body) != `{"code":"normal"}` {
+		t.Fatalf("got %+v, %v", a, err)
+	}
+}
+
+func TestSecretRedacted(t *testing.T) {
+	f, err := Decode([]byte(helloFrame("c1", "", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := f.Body.(*Hello)
+	for _, s := range []string{h.Token.String(), strings.TrimSpace(sprint(h)), sprintGo(h)} {
+		if strings.Contains(s, "tok") && !strings.Contains(s, "redacted") {
+			t.Fatalf("token printed: %s", s)
+		}
+	}
+	tok, err := NewToken()
+	if err != nil || len(tok.Reveal()) < 22 || tok.Matches(Secret("x")) || !tok.Matches(Secret(tok.Reveal())) {
+		t.Fatalf("token: %v", err)
+	}
+	if strings.Contains(sprint(tok)+sprintGo(tok), tok.Reveal()) || (Token{}).Matches(Secret("")) {
+		t.Fatal("token printed or zero token matched")
+	}
+}

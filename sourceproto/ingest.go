@@ -1,0 +1,159 @@
+package sourceproto
+
+// Ingest handles one inbound frame of an open source and returns what to
+// send back. Checks run before any body field is read, in this order:
+// size, syntax and structural bounds, version, type, direction, source id,
+// state (hello), generation, capability; then the body is decoded with
+// item topics checked against the declared topics as each item opens;
+// then the body's own rules; only then does state change and the consumer
+// hear of it. A refused frame changes nothing but the reject counters.
+func (s *Source) Ingest(frame []byte) Result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := s.ingest(frame)
+	if res.Err == nil {
+		s.rejects = 0
+		s.stats.Frames++
+		return res
+	}
+	s.stats.Rejects++
+	s.rejects++
+	if s.rejects >= MaxConsecutiveRejects && s.state != stateClosed {
+		res.Replies = append(res.Replies, s.closeFrame(ClosePolicy, "too many rejected frames"))
+		res.Close = true
+		s.closeLocked(ClosePolicy)
+	}
+	return res
+}
+
+func (s *Source) ingest(frame []byte) Result {
+	if s.state == stateClosed {
+		if s.closeCode == CloseReplaced {
+			return s.refuse(reject(RejectStaleGeneration, "this generation was replaced"), rawEnvelope{}, true)
+		}
+		return s.refuse(reject(RejectClosed, "source closed"), rawEnvelope{}, true)
+	}
+	raw, rerr := scanEnvelope(frame)
+	if rerr != nil {
+		return s.refuse(rerr, raw, false)
+	}
+	ref := s.info.Ref
+	switch {
+	case raw.typ.Direction()&ToWorker == 0:
+		rerr = reject(RejectWrongDirection, "a worker-to-producer frame type")
+	case string(raw.source) != ref.ID:
+		rerr = reject(RejectSourceMismatch, "one source per connection")
+	case raw.typ == FrameHello:
+		rerr = reject(RejectUnexpectedFrame, "hello on an open source; reconnect for a new generation")
+	case raw.gen < ref.Gen:
+		rerr = reject(RejectStaleGeneration, "generation was replaced")
+	case raw.gen != ref.Gen:
+		rerr = reject(RejectUnknownGeneration, "generation not assigned to this source")
+	case !s.info.Capabilities.Has(raw.typ.Capability()):
+		rerr = reject(RejectUndeclaredCapability, "capability not declared in hello")
+	}
+	if rerr != nil {
+		return s.refuse(rerr, raw, false)
+	}
+	switch raw.typ {
+	case FrameAppend:
+		return s.handleAppend(raw)
+	case FrameReplace:
+		return s.handleReplace(raw)
+	case FrameClose:
+		return s.handleClose(raw)
+	}
+	return s.handleResponse(raw)
+}
+
+// refuse builds the reject reply. fatal marks a connection that can never
+// be used again (closed or superseded generation).
+func (s *Source) refuse(rerr *RejectError, raw rawEnvelope, fatal bool) Result {
+	h := Header{Source: s.info.Ref.ID, Gen: s.info.Ref.Gen}
+	return Result{Replies: [][]byte{rejectFrame(h, rerr, raw)}, Err: rerr, Close: fatal}
+}
+
+func (s *Source) header(seq uint64) Header {
+	return Header{Source: s.info.Ref.ID, Gen: s.info.Ref.Gen, Seq: seq}
+}
+
+func (s *Source) closeFrame(code CloseCode, reason string) []byte {
+	return mustMarshal(s.header(0), &Close{Code: code, Reason: reason})
+}
+
+func (s *Source) handleAppend(raw rawEnvelope) Result {
+	if s.state == stateAwaitReplace {
+		return s.refuse(reject(RejectUnexpectedFrame, "append before the initial replace"), raw, false)
+	}
+	if raw.seq < s.next {
+		return s.refuse(reject(RejectSequenceRegression, "seq already consumed"), raw, false)
+	}
+	a := &s.app
+	if rerr := decodeBody(raw.body, a, s.info.Topics); rerr != nil {
+		return s.refuse(rerr, raw, false)
+	}
+	gap := raw.seq - s.next
+	last := raw.seq + uint64(len(a.Items)) - 1
+	switch {
+	case a.Dropped > gap:
+		return s.refuse(malformed("dropped exceeds the sequence gap"), raw, false)
+	case last > MaxSafeInteger:
+		return s.refuse(malformed("seq above 2^53-1"), raw, false)
+	}
+	ref := s.info.Ref
+	res := Result{Replies: make([][]byte, 1, 2)}
+	res.Replies[0] = mustMarshal(s.header(last), &Ack{Dropped: gap})
+	if gap > 0 {
+		g := Gap{Expected: s.next, Received: raw.seq, Count: gap, Explained: a.Dropped}
+		unexplained := gap - a.Dropped
+		s.stats.Gaps++
+		s.stats.Missing += gap
+		s.stats.Unexplained += unexplained
+		if unexplained > 0 && !s.snapPend {
+			s.snapPend, g.SnapshotRequested = true, true
+			s.stats.SnapshotRequests++
+			res.Replies = append(res.Replies, mustMarshal(s.header(0),
+				&SnapshotRequest{Expected: s.next, Received: raw.seq, Missing: unexplained}))
+		}
+		s.reg.consumer.Gap(ref, g)
+	}
+	s.next = last + 1
+	s.stats.Items += uint64(len(a.Items))
+	s.reg.consumer.Appended(ref, raw.seq, a)
+	return res
+}
+
+func (s *Source) handleReplace(raw rawEnvelope) Result {
+	// A snapshot must cover at least what was already consumed.
+	if s.state == stateStreaming && raw.seq+1 < s.next {
+		return s.refuse(reject(RejectSequenceRegression, "replace covers less than was consumed"), raw, false)
+	}
+	r := new(Replace)
+	if rerr := decodeBody(raw.body, r, s.info.Topics); rerr != nil {
+		return s.refuse(rerr, raw, false)
+	}
+	if (s.state == stateAwaitReplace) != (r.Reason == ReplaceInitial) {
+		return s.refuse(reject(RejectUnexpectedFrame, "reason initial is for the first replace only"), raw, false)
+	}
+	s.state, s.next, s.snapPend = stateStreaming, raw.seq+1, false
+	s.reg.consumer.Replaced(s.info.Ref, raw.seq, r)
+	return Result{Replies: [][]byte{mustMarshal(s.header(raw.seq), &Ack{})}}
+}
+
+func (s *Source) handleClose(raw rawEnvelope) Result {
+	var c Close
+	if rerr := decodeBody(raw.body, &c, 0); rerr != nil {
+		return s.refuse(rerr, raw, false)
+	}
+	s.closeLocked(c.Code)
+	return Result{Close: true}
+}
+
+func (s *Source) handleResponse(raw rawEnvelope) Result {
+	b := newBody(raw.typ)
+	if rerr := decodeBody(raw.body, b, 0); rerr != nil {
+		return s.refuse(rerr, raw, false)
+	}
+	s.reg.consumer.Response(s.info.Ref, b)
+	return Result{}
+}

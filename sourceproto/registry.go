@@ -1,0 +1,257 @@
+package sourceproto
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// Registry owns the per-source state of every live source: the generation
+// counter, the id → source map, and through each Source its sequence
+// state. It owns no sockets and no goroutines: each carrier connection
+// calls Open once and then Ingest from its own read loop, and any
+// goroutine may call Send. docs/protocol.md, "State machine", is the spec.
+type Registry struct {
+	consumer Consumer // Static after construction.
+	nextGen  atomic.Uint64
+
+	mu   sync.Mutex
+	live map[string]*Source // Guarded by mu. Only open, current generations.
+}
+
+// NewRegistry returns an empty registry delivering to c.
+func NewRegistry(c Consumer) *Registry {
+	if c == nil {
+		c = NopConsumer{}
+	}
+	return &Registry{consumer: c, live: make(map[string]*Source)}
+}
+
+// OpenOptions is what a carrier grants a connection.
+type OpenOptions struct {
+	// Role the carrier grants; the hello must claim it. Required.
+	Role Role
+	// Token, when not zero, must equal the hello's token (constant-time).
+	// The client carrier sets it; the host pipe leaves it zero.
+	Token Token
+	// Outbox receives frames sent with Registry.Send; nil means the
+	// source can only be answered through Ingest results.
+	Outbox Outbox
+	// OnSuperseded is called once, outside all locks, when a newer hello
+	// for the same id replaced this generation; the carrier should send
+	// Close{Code: CloseReplaced} and end the connection.
+	OnSuperseded func()
+}
+
+// Source is one open generation of one source, bound to one carrier
+// connection. Ingest and Close are meant for that connection's read loop;
+// they are also safe from other goroutines (a per-source mutex serializes
+// them with supersession), but frames must be fed in arrival order.
+type Source struct {
+	reg          *Registry  // Static after construction.
+	info         SourceInfo // Static after construction.
+	outbox       Outbox     // Static after construction.
+	onSuperseded func()     // Static after construction.
+
+	mu        sync.Mutex // Guards everything below and serializes consumer calls.
+	state     sourceState
+	closeCode CloseCode
+	next      uint64 // next expected item sequence number
+	snapPend  bool   // a snapshot-request is outstanding
+	rejects   int    // consecutive rejects
+	app       Append // reused for every append batch
+	stats     SourceStats
+}
+
+type sourceState uint8
+
+const (
+	stateAwaitReplace sourceState = iota // after welcome: only the initial replace, close or responses
+	stateStreaming                       // appends flow
+	stateClosed
+)
+
+// Ref returns the source's identity.
+func (s *Source) Ref() SourceRef { return s.info.Ref }
+
+// Info returns what the hello declared.
+func (s *Source) Info() SourceInfo { return s.info }
+
+// Stats returns the source's counters.
+func (s *Source) Stats() SourceStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// Open handles a connection's first frame, which must be a hello. On
+// success it returns the new Source (a new generation; a live generation
+// of the same id is superseded) and a Result holding the welcome. On
+// failure the Source is nil and the Result holds a reject with Close set.
+func (r *Registry) Open(hello []byte, o OpenOptions) (*Source, Result) {
+	raw, rerr := scanEnvelope(hello)
+	var h Hello
+	switch {
+	case rerr != nil:
+	case raw.typ != FrameHello:
+		rerr = reject(RejectUnexpectedFrame, "the first frame must be hello")
+	default:
+		rerr = decodeBody(raw.body, &h, topicAll)
+	}
+	if rerr == nil && (h.Role != o.Role || (!o.Token.IsZero() && !o.Token.Matches(h.Token))) {
+		// One reason for both: a producer learns nothing about which failed.
+		rerr = reject(RejectUnauthorized, "role not granted or token refused")
+	}
+	if rerr != nil {
+		return nil, openRefused(rerr, raw)
+	}
+	s := &Source{reg: r, outbox: o.Outbox, onSuperseded: o.OnSuperseded, next: 1, info: SourceInfo{
+		Ref:          SourceRef{ID: string(raw.source), Role: h.Role},
+		Capabilities: h.Capabilities, Topics: h.Topics, Agent: h.Agent, Page: h.Page,
+	}}
+	// s.mu is held until SourceOpened is delivered, so a concurrent
+	// supersession of s cannot report SourceClosed first.
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := r.insert(s)
+	if !ok {
+		return nil, openRefused(reject(RejectOverCapacity, "too many sources"), raw)
+	}
+	if old != nil {
+		old.supersede()
+	}
+	r.consumer.SourceOpened(s.info)
+	welcome := mustMarshal(Header{Source: s.info.Ref.ID, Gen: s.info.Ref.Gen},
+		&Welcome{Capabilities: h.Capabilities, Topics: h.Topics, Limits: CurrentLimits()})
+	return s, Result{Replies: [][]byte{welcome}}
+}
+
+// insert assigns s its generation and makes it the live source for its id,
+// returning the generation it replaces.
+func (r *Registry) insert(s *Source) (old *Source, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := s.info.Ref.ID
+	old = r.live[id]
+	if old == nil && len(r.live) >= MaxSources {
+		return nil, false
+	}
+	// Generations come from one registry-wide counter: unique across ids,
+	// never reused, so a stale frame can never match a later generation.
+	s.info.Ref.Gen = r.nextGen.Add(1)
+	r.live[id] = s
+	return old, true
+}
+
+func (r *Registry) remove(s *Source) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.live[s.info.Ref.ID] == s {
+		delete(r.live, s.info.Ref.ID)
+	}
+}
+
+// openRefused builds the reject for a failed hello. The reject names the
+// claimed source only when its id was well formed.
+func openRefused(rerr *RejectError, raw rawEnvelope) Result {
+	h := Header{}
+	if validID(raw.source) {
+		h.Source = string(raw.source)
+	}
+	return Result{Replies: [][]byte{rejectFrame(h, rerr, raw)}, Err: rerr, Close: true}
+}
+
+func rejectFrame(h Header, rerr *RejectError, raw rawEnvelope) []byte {
+	body := &Reject{Code: rerr.Code, Reason: rerr.Reason, RefType: raw.typ, Limit: rerr.Limit, Max: rerr.Max}
+	if raw.typ.Sequenced() && raw.seq <= MaxSafeInteger {
+		body.RefSeq = raw.seq
+	}
+	return mustMarshal(h, body)
+}
+
+// supersede closes s because a newer generation took its id.
+func (s *Source) supersede() {
+	s.mu.Lock()
+	if s.state == stateClosed {
+		s.mu.Unlock()
+		return
+	}
+	s.state, s.closeCode = stateClosed, CloseReplaced
+	s.reg.consumer.SourceClosed(s.info.Ref, CloseReplaced)
+	s.mu.Unlock()
+	if s.onSuperseded != nil {
+		s.onSuperseded()
+	}
+}
+
+// Close ends the source (carrier lost, worker shutdown). Idempotent.
+func (s *Source) Close(code CloseCode) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closeLocked(code)
+}
+
+func (s *Source) closeLocked(code CloseCode) {
+	if s.state == stateClosed {
+		return
+	}
+	s.state, s.closeCode = stateClosed, code
+	s.reg.remove(s)
+	s.reg.consumer.SourceClosed(s.info.Ref, code)
+}
+
+// Lookup returns the live generation of id.
+func (r *Registry) Lookup(id string) (SourceInfo, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.live[id]; s != nil {
+		return s.info, true
+	}
+	return SourceInfo{}, false
+}
+
+// Sources returns every live source, oldest generation first.
+func (r *Registry) Sources() []SourceInfo {
+	r.mu.Lock()
+	out := make([]SourceInfo, 0, len(r.live))
+	for _, s := range r.live {
+		out = append(out, s.info)
+	}
+	r.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Ref.Gen < out[j].Ref.Gen })
+	return out
+}
+
+// Send encodes a worker-initiated frame for ref and hands it to the
+// source's Outbox: runtime.command/cancel/ack, console.*, script.read,
+// query.request, or close. It checks that ref is the live generation and
+// that the source declared the family's capability.
+func (r *Registry) Send(ref SourceRef, b Body) error {
+	t := b.FrameType()
+	switch {
+	case t.Direction()&ToProducer == 0:
+		return ErrWrongDirection
+	case t == FrameWelcome || t == FrameAck || t == FrameSnapshotRequest || t == FrameReject:
+		return ErrUnexpectedFrame // answers to inbound frames come from Ingest
+	}
+	r.mu.Lock()
+	s := r.live[ref.ID]
+	r.mu.Unlock()
+	switch {
+	case s == nil:
+		return ErrUnknownSource
+	case ref.Gen < s.info.Ref.Gen:
+		return ErrStaleGeneration
+	case ref.Gen != s.info.Ref.Gen:
+		return ErrUnknownGeneration
+	case !s.info.Capabilities.Has(t.Capability()):
+		return ErrUndeclaredCapability
+	case s.outbox == nil:
+		return ErrNoOutbox
+	}
+	frame, err := Marshal(Header{Source: ref.ID, Gen: ref.Gen}, b)
+	if err != nil {
+		return err
+	}
+	return s.outbox.Enqueue(frame)
+}
