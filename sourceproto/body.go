@@ -118,14 +118,20 @@ func Decode(frame []byte) (Frame, error) {
 // decodeBody decodes raw into b, allowing item topics in allowed, then
 // validates it. raw has passed the envelope scanner.
 func decodeBody(raw []byte, b Body, allowed Topic) *RejectError {
-	l := jlexer.Lexer{Data: raw}
+	return decodeBodyWith(new(jlexer.Lexer), raw, b, allowed)
+}
+
+// decodeBodyWith is decodeBody with a caller-owned lexer (a Source reuses
+// one, so the hot path does not allocate it per frame).
+func decodeBodyWith(l *jlexer.Lexer, raw []byte, b Body, allowed Topic) *RejectError {
+	*l = jlexer.Lexer{Data: raw}
 	switch v := b.(type) {
 	case *Append:
-		decodeAppend(&l, allowed, v)
+		decodeAppend(l, allowed, v)
 	case *Replace:
-		decodeReplace(&l, allowed, v)
+		decodeReplace(l, allowed, v)
 	case easyjson.Unmarshaler:
-		v.UnmarshalEasyJSON(&l)
+		v.UnmarshalEasyJSON(l)
 	}
 	l.Consumed()
 	if err := l.Error(); err != nil {

@@ -1,5 +1,7 @@
 package sourceproto
 
+import "strconv"
+
 // Ingest handles one inbound frame of an open source and returns what to
 // send back. Checks run before any body field is read, in this order:
 // size, syntax and structural bounds, version, type, direction, source id,
@@ -89,7 +91,7 @@ func (s *Source) handleAppend(raw rawEnvelope) Result {
 		return s.refuse(reject(RejectSequenceRegression, "seq already consumed"), raw, false)
 	}
 	a := &s.app
-	if rerr := decodeBody(raw.body, a, s.info.Topics); rerr != nil {
+	if rerr := decodeBodyWith(&s.lex, raw.body, a, s.info.Topics); rerr != nil {
 		return s.refuse(rerr, raw, false)
 	}
 	gap := raw.seq - s.next
@@ -102,7 +104,7 @@ func (s *Source) handleAppend(raw rawEnvelope) Result {
 	}
 	ref := s.info.Ref
 	res := Result{Replies: make([][]byte, 1, 2)}
-	res.Replies[0] = mustMarshal(s.header(last), &Ack{Dropped: gap})
+	res.Replies[0] = s.ackFrame(last, gap)
 	if gap > 0 {
 		g := Gap{Expected: s.next, Received: raw.seq, Count: gap, Explained: a.Dropped}
 		unexplained := gap - a.Dropped
@@ -137,7 +139,7 @@ func (s *Source) handleReplace(raw rawEnvelope) Result {
 	}
 	s.state, s.next, s.snapPend = stateStreaming, raw.seq+1, false
 	s.reg.consumer.Replaced(s.info.Ref, raw.seq, r)
-	return Result{Replies: [][]byte{mustMarshal(s.header(raw.seq), &Ack{})}}
+	return Result{Replies: [][]byte{s.ackFrame(raw.seq, 0)}}
 }
 
 func (s *Source) handleClose(raw rawEnvelope) Result {
@@ -156,4 +158,17 @@ func (s *Source) handleResponse(raw rawEnvelope) Result {
 	}
 	s.reg.consumer.Response(s.info.Ref, b)
 	return Result{}
+}
+
+// ackFrame encodes an ack by appending to the prefix computed at Open: acks
+// are one per batch on the hot path. TestAckFrameMatchesMarshal pins it to
+// Marshal's output.
+func (s *Source) ackFrame(seq, dropped uint64) []byte {
+	b := make([]byte, 0, len(s.ackPrefix)+48)
+	b = strconv.AppendUint(append(b, s.ackPrefix...), seq, 10)
+	b = append(b, `,"body":{`...)
+	if dropped > 0 {
+		b = strconv.AppendUint(append(b, `"dropped":`...), dropped, 10)
+	}
+	return append(b, "}}"...)
 }

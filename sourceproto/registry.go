@@ -2,8 +2,11 @@ package sourceproto
 
 import (
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mailru/easyjson/jlexer"
 )
 
 // Registry owns the per-source state of every live source: the generation
@@ -56,10 +59,12 @@ type Source struct {
 	mu        sync.Mutex // Guards everything below and serializes consumer calls.
 	state     sourceState
 	closeCode CloseCode
-	next      uint64 // next expected item sequence number
-	snapPend  bool   // a snapshot-request is outstanding
-	rejects   int    // consecutive rejects
-	app       Append // reused for every append batch
+	next      uint64       // next expected item sequence number
+	snapPend  bool         // a snapshot-request is outstanding
+	rejects   int          // consecutive rejects
+	app       Append       // reused for every append batch
+	lex       jlexer.Lexer // reused for every body
+	ackPrefix []byte       // `{"v":1,"type":"ack","source":…,"gen":…,"seq":`; static after Open
 	stats     SourceStats
 }
 
@@ -120,6 +125,8 @@ func (r *Registry) Open(hello []byte, o OpenOptions) (*Source, Result) {
 	if old != nil {
 		old.supersede()
 	}
+	prefix := strconv.AppendUint([]byte(`{"v":1,"type":"ack","source":"`+s.info.Ref.ID+`","gen":`), s.info.Ref.Gen, 10)
+	s.ackPrefix = append(prefix, `,"seq":`...)
 	r.consumer.SourceOpened(s.info)
 	welcome := mustMarshal(Header{Source: s.info.Ref.ID, Gen: s.info.Ref.Gen},
 		&Welcome{Capabilities: h.Capabilities, Topics: h.Topics, Limits: CurrentLimits()})

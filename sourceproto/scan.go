@@ -1,5 +1,7 @@
 package sourceproto
 
+import "encoding/binary"
+
 // skipValue validates one JSON value at s.pos and moves past it. depth is
 // the nesting level of the enclosing container. It is iterative, with the
 // open containers kept as a bit stack (1 = object), so hostile nesting
@@ -101,11 +103,20 @@ func (s *scanner) afterValue(level *int, stack uint64) (done, ok bool) {
 }
 
 // str scans a string at s.pos (the opening quote): escapes must be valid,
-// control characters are refused, and the raw length is bounded.
+// control characters are refused, and the raw length is bounded. Strings
+// are most of a frame's bytes, so plain runs are skipped eight bytes at a
+// time.
 func (s *scanner) str() bool {
 	d := s.data
 	start := s.pos + 1
-	for i := start; i < len(d); i++ {
+	i := start
+	for {
+		for i+8 <= len(d) && specialBytes(binary.LittleEndian.Uint64(d[i:])) == 0 {
+			i += 8
+		}
+		if i >= len(d) {
+			return s.syntax()
+		}
 		switch c := d[i]; {
 		case c == '"':
 			if i-start > MaxStringBytes {
@@ -114,25 +125,44 @@ func (s *scanner) str() bool {
 			s.pos = i + 1
 			return true
 		case c == '\\':
-			if i+1 >= len(d) {
+			n, ok := escapeLen(d[i:])
+			if !ok {
 				return s.syntax()
 			}
-			switch d[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i++
-			case 'u':
-				if i+5 >= len(d) || !isHex(d[i+2]) || !isHex(d[i+3]) || !isHex(d[i+4]) || !isHex(d[i+5]) {
-					return s.syntax()
-				}
-				i += 5
-			default:
-				return s.syntax()
-			}
+			i += n
 		case c < 0x20:
 			return s.fail(malformed("control character in string"))
+		default:
+			i++
 		}
 	}
-	return s.syntax()
+}
+
+// specialBytes is non-zero when some byte of x is '"', '\\' or below 0x20
+// (bit tricks from "Bit Twiddling Hacks": haszero and hasless). It may
+// flag a byte after a true hit, never miss one; str re-checks per byte.
+func specialBytes(x uint64) uint64 {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (ones * '"')
+	b := x ^ (ones * '\\')
+	return ((q - ones) &^ q & highs) | ((b - ones) &^ b & highs) | ((x - ones*0x20) &^ x & highs)
+}
+
+// escapeLen returns the length of the escape sequence at the start of d.
+func escapeLen(d []byte) (int, bool) {
+	if len(d) < 2 {
+		return 0, false
+	}
+	switch d[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return 2, true
+	case 'u':
+		if len(d) < 6 || !isHex(d[2]) || !isHex(d[3]) || !isHex(d[4]) || !isHex(d[5]) {
+			return 0, false
+		}
+		return 6, true
+	}
+	return 0, false
 }
 
 func isHex(c byte) bool {
