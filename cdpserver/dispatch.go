@@ -121,7 +121,7 @@ func scanRoutingParams(params []byte) routingParams {
 		return p
 	}
 	for dec.PeekKind() == '"' {
-		name, err := dec.ReadToken()
+		name, err := readName(dec)
 		if err != nil {
 			return p
 		}
@@ -129,7 +129,7 @@ func scanRoutingParams(params []byte) routingParams {
 		if err != nil {
 			return p
 		}
-		switch name.String() {
+		switch name {
 		case "objectId", "promiseObjectId":
 			p.objectID = unquote(val)
 		case "uniqueContextId":
@@ -149,8 +149,9 @@ func (sess *Session) relay(req request, msg []byte) {
 	id, _ := strconv.ParseInt(string(req.ID), 10, 64)
 	sess.mu.Lock()
 	if sess.hostClosed {
+		reason := sess.goneReason
 		sess.mu.Unlock()
-		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "the Node host is gone: " + sess.srv.host.Reason()}))
+		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "the Node host session is closed: " + reason}))
 		return
 	}
 	if _, dup := sess.pending[id]; dup {

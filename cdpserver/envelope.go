@@ -33,7 +33,7 @@ func parseRequest(msg []byte) (request, *wireError) {
 		return r, &wireError{codeParseError, "Message must be a valid JSON object"}
 	}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		name, err := readName(dec)
 		if err != nil {
 			return r, &wireError{codeParseError, "Message must be a valid JSON object"}
 		}
@@ -41,12 +41,16 @@ func parseRequest(msg []byte) (request, *wireError) {
 		if err != nil {
 			return r, &wireError{codeParseError, "Message must be a valid JSON object"}
 		}
-		switch name.String() {
+		// A Value is only valid until the decoder's next call: keep the
+		// bytes of msg it came from instead.
+		end := dec.InputOffset()
+		val = msg[end-int64(len(val)) : end]
+		switch name {
 		case "id":
 			if val.Kind() != '0' || !isInteger(val) {
 				return request{}, &wireError{codeInvalidRequest, "Message must have integer 'id' property"}
 			}
-			r.ID = bytes.Clone(val)
+			r.ID = val
 		case "method":
 			if val.Kind() != '"' {
 				return r, &wireError{codeInvalidRequest, "Message must have string 'method' property"}
@@ -122,7 +126,7 @@ func parseHostMessageSlow(msg []byte) (hostMessage, error) {
 		return m, fmt.Errorf("cdpserver: host message is not a JSON object")
 	}
 	for dec.PeekKind() != '}' {
-		name, err := dec.ReadToken()
+		name, err := readName(dec)
 		if err != nil {
 			return m, fmt.Errorf("cdpserver: host message: %w", err)
 		}
@@ -130,7 +134,7 @@ func parseHostMessageSlow(msg []byte) (hostMessage, error) {
 		if err != nil {
 			return m, fmt.Errorf("cdpserver: host message: %w", err)
 		}
-		switch name.String() {
+		switch name {
 		case "id":
 			id, err := strconv.ParseInt(string(val), 10, 64)
 			if err != nil {
@@ -145,4 +149,17 @@ func parseHostMessageSlow(msg []byte) (hostMessage, error) {
 		return m, fmt.Errorf("cdpserver: host message has neither id nor method")
 	}
 	return m, nil
+}
+
+// readName reads an object member name. The string is copied: a jsontext
+// Token is only valid until the decoder's next call.
+func readName(dec *jsontext.Decoder) (string, error) {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return "", err
+	}
+	if tok.Kind() != '"' {
+		return "", fmt.Errorf("cdpserver: member name is a %v, not a string", tok.Kind())
+	}
+	return tok.String(), nil
 }

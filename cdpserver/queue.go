@@ -24,6 +24,8 @@ var errQueueOverflow = errors.New("cdpserver: DevTools window is not reading its
 
 // sendQueue is the bounded FIFO between a Session's producers and its sendLoop.
 type sendQueue struct {
+	maxMessages, maxBytes int // Static after construction.
+
 	mu     sync.Mutex
 	items  [][]byte // Guarded by mu.
 	bytes  int      // Guarded by mu.
@@ -32,8 +34,8 @@ type sendQueue struct {
 	wake   chan struct{}
 }
 
-func newSendQueue() *sendQueue {
-	return &sendQueue{wake: make(chan struct{}, 1)}
+func newSendQueue(maxMessages, maxBytes int) *sendQueue {
+	return &sendQueue{maxMessages: maxMessages, maxBytes: maxBytes, wake: make(chan struct{}, 1)}
 }
 
 // push appends msg. It returns errQueueOverflow when a limit is passed (the
@@ -45,7 +47,7 @@ func (q *sendQueue) push(msg []byte) error {
 		q.mu.Unlock()
 		return err
 	}
-	if len(q.items)+1 > maxQueuedMessages || q.bytes+len(msg) > maxQueuedBytes {
+	if len(q.items)+1 > q.maxMessages || q.bytes+len(msg) > q.maxBytes {
 		q.closeLocked(errQueueOverflow)
 		q.mu.Unlock()
 		return errQueueOverflow

@@ -112,7 +112,7 @@ func appendAuxData(b, old []byte, frameID string) []byte {
 		dec := jsontext.NewDecoder(bytes.NewReader(old), decodeOpts...)
 		if _, err := dec.ReadToken(); err == nil {
 			for dec.PeekKind() != '}' {
-				name, err := dec.ReadToken()
+				name, err := readName(dec)
 				if err != nil {
 					break
 				}
@@ -120,10 +120,10 @@ func appendAuxData(b, old []byte, frameID string) []byte {
 				if err != nil {
 					break
 				}
-				if n := name.String(); n == "frameId" || n == "isDefault" {
+				if name == "frameId" || name == "isDefault" {
 					continue
 				}
-				b, _ = jsontext.AppendQuote(b, name.String())
+				b, _ = jsontext.AppendQuote(b, name)
 				b = append(b, ':')
 				b = append(b, val...)
 				b = append(b, ',')
@@ -144,11 +144,11 @@ func findMember(msg []byte, path ...string) (start, end int64, ok bool) {
 		}
 		found := false
 		for dec.PeekKind() != '}' && dec.PeekKind() != 0 {
-			name, err := dec.ReadToken()
+			name, err := readName(dec)
 			if err != nil {
 				return 0, 0, false
 			}
-			if name.String() == want {
+			if name == want {
 				found = true
 				break
 			}

@@ -30,6 +30,10 @@ type Options struct {
 	// Logf receives one line per notable event (connections, refusals).
 	// Default: discard.
 	Logf func(format string, args ...any)
+	// MaxQueuedMessages and MaxQueuedBytes bound each DevTools connection's
+	// outgoing queue (queue.go). Defaults: maxQueuedMessages, maxQueuedBytes.
+	MaxQueuedMessages int
+	MaxQueuedBytes    int
 }
 
 // Server is the worker's CDP endpoint for one host.
@@ -43,6 +47,7 @@ type Server struct {
 	hostInfo realm.HostInfo  // Static after construction.
 	registry *realm.Registry // Static after construction.
 	logf     func(string, ...any)
+	opts     Options // Static after construction, defaults filled in.
 
 	ln      net.Listener // Static after construction.
 	addr    string       // Static after construction: "127.0.0.1:PORT".
@@ -62,6 +67,12 @@ func New(host Host, ln net.Listener, opts Options) *Server {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	if opts.MaxQueuedMessages <= 0 {
+		opts.MaxQueuedMessages = maxQueuedMessages
+	}
+	if opts.MaxQueuedBytes <= 0 {
+		opts.MaxQueuedBytes = maxQueuedBytes
+	}
 	info := host.Info()
 	s := &Server{
 		targetID: newTargetID(),
@@ -70,6 +81,7 @@ func New(host Host, ln net.Listener, opts Options) *Server {
 		registry: realm.NewRegistry(realm.NewHostRealm(info.Title)),
 		httpSrv:  &http.Server{ReadHeaderTimeout: 10 * time.Second},
 		logf:     logf,
+		opts:     opts,
 		ln:       ln,
 		addr:     ln.Addr().String(),
 		sessions: map[*Session]struct{}{},
@@ -153,15 +165,21 @@ func (s *Server) Serve() error {
 	return s.httpSrv.Serve(s.ln)
 }
 
-// hostWatch shuts every session when the host is gone, telling each window why.
+// hostWatch releases the host when it is gone or finished: every Node
+// session is closed at once (so Node never waits for a debugger to
+// disconnect), and each window is then told why by its own session
+// (Session.hostLoop), with the exit code when the host reports one.
 func (s *Server) hostWatch() {
 	<-s.host.Done()
-	s.closeSessions(s.host.Reason())
+	for _, sess := range s.stopAccepting("the Node host is gone") {
+		sess.host.CloseNow()
+	}
 }
 
-// closeSessions closes every open session with reason and refuses new ones.
-func (s *Server) closeSessions(reason string) {
+// stopAccepting refuses new sessions from now on and returns the open ones.
+func (s *Server) stopAccepting(reason string) []*Session {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.closing == "" {
 		s.closing = reason
 	}
@@ -169,9 +187,14 @@ func (s *Server) closeSessions(reason string) {
 	for sess := range s.sessions {
 		sessions = append(sessions, sess)
 	}
-	s.mu.Unlock()
-	for _, sess := range sessions {
-		sess.hostGone(reason)
+	return sessions
+}
+
+// closeSessions closes every open session with reason and refuses new ones.
+func (s *Server) closeSessions(reason string) {
+	for _, sess := range s.stopAccepting(reason) {
+		sess.endHost(reason, false)
+		sess.host.CloseNow()
 	}
 }
 

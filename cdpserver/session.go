@@ -42,11 +42,10 @@ type Session struct {
 
 	dtClosed atomic.Bool // the DevTools side ended first
 
-	mu          sync.Mutex
-	pending     map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.
-	hostClosed  bool             // Guarded by mu.
-	closeCode   websocket.StatusCode
-	closeReason string // Guarded by mu: sent to DevTools when the session ends.
+	mu         sync.Mutex
+	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.
+	hostClosed bool             // Guarded by mu.
+	goneReason string           // Guarded by mu: why the host session ended.
 }
 
 // closeState is queued as the queue's close reason: sendLoop sends it as the
@@ -86,7 +85,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 	sess, closing := s.addSession(func(id int64) *Session {
 		return &Session{
 			srv: s, id: id, dt: dt, host: host,
-			out:     newSendQueue(),
+			out:     newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
 			objects: object.NewTable(),
 			pending: map[int64]string{},
 		}
@@ -105,6 +104,9 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 // maxHostMessageLimit mirrors hostnode.MaxHostMessage for connections handed
 // in by a Host implementation that did not set it.
 const maxHostMessageLimit = 256 << 20
+
+// overflowReason is the close reason a window gets when it stopped reading.
+const overflowReason = "DevTools window stopped reading; closed so the host is not held back"
 
 // hostReasonWait bounds how long a dropped host session waits for the host's
 // own account of why (its exit code) before telling the window.
@@ -149,7 +151,7 @@ func (sess *Session) hostLoop() {
 				case <-time.After(hostReasonWait):
 				}
 			}
-			sess.endHost(fmt.Sprintf("lost the Node host session: %v", err))
+			sess.endHost(fmt.Sprintf("lost the Node host session: %v", err), true)
 			return
 		}
 		sess.fromHost(msg)
@@ -184,7 +186,7 @@ func (sess *Session) closeDevTools(why error) {
 	switch {
 	case errors.As(why, &cs):
 	case errors.Is(why, errQueueOverflow):
-		cs = &closeState{websocket.StatusPolicyViolation, "DevTools window stopped reading; closed so the host is not held back"}
+		cs = &closeState{websocket.StatusPolicyViolation, overflowReason}
 	default:
 		cs = &closeState{websocket.StatusInternalError, fmt.Sprint(why)}
 	}
@@ -196,34 +198,36 @@ func (sess *Session) closeDevTools(why error) {
 func (sess *Session) enqueue(msg []byte) {
 	if err := sess.out.push(msg); errors.Is(err, errQueueOverflow) {
 		sess.srv.logf("DevTools connection %d: closed, it stopped reading (%d messages or %d MiB queued)",
-			sess.id, maxQueuedMessages, maxQueuedBytes>>20)
-		// sendLoop may be blocked writing to the stuck window: unblock it.
-		sess.dt.CloseNow()
+			sess.id, sess.out.maxMessages, sess.out.maxBytes>>20)
+		// sendLoop may be blocked writing to the stuck window: Close gives up
+		// on the close frame after its own timeout and then drops the
+		// connection, which unblocks sendLoop.
 		sess.host.CloseNow()
+		go sess.dt.Close(websocket.StatusPolicyViolation, overflowReason)
 	}
 }
 
-// hostGone ends the host session because the host is gone; the window is
-// told reason.
-func (sess *Session) hostGone(reason string) {
-	sess.endHost(reason)
-	sess.host.CloseNow()
-}
-
 // endHost answers every request still waiting on the host with an error,
-// then queues the close of the DevTools connection. Requests that arrive
-// afterwards are answered with an error by relay (hostClosed is set under the
-// same lock that guards pending), so each request gets exactly one answer.
-func (sess *Session) endHost(reason string) {
+// then queues the close of the DevTools connection with a reason: the host's
+// own (its exit code, when it reports one) if preferHost and the host is
+// gone, else reason. Requests that arrive afterwards are answered with an
+// error by relay (hostClosed is set under the same lock that guards
+// pending), so each request gets exactly one answer.
+func (sess *Session) endHost(reason string, preferHost bool) {
+	if preferHost {
+		select {
+		case <-sess.srv.host.Done():
+			reason = sess.srv.host.Reason()
+		default:
+		}
+	}
 	sess.mu.Lock()
 	if sess.hostClosed {
 		sess.mu.Unlock()
 		return
 	}
 	sess.hostClosed = true
-	if r := sess.srv.host.Reason(); r != "" {
-		reason = r
-	}
+	sess.goneReason = reason
 	pending := sess.pending
 	sess.pending = nil
 	sess.mu.Unlock()

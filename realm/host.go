@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path"
 	"sync"
 	"time"
 
@@ -90,7 +91,7 @@ func (h *Host) watchLoop() {
 	for {
 		_, msg, err := h.watcher.Read(context.Background())
 		if err != nil {
-			h.Finish(h.closedReason())
+			h.Finish("the host's inspector closed (the Node process exited)")
 			return
 		}
 		var ev struct {
@@ -101,17 +102,6 @@ func (h *Host) watchLoop() {
 			return
 		}
 	}
-}
-
-func (h *Host) closedReason() string {
-	if h.opts.Exited != nil {
-		select {
-		case <-h.opts.Exited:
-			return h.opts.ExitReason()
-		case <-time.After(exitReasonWait):
-		}
-	}
-	return "the host's inspector closed (the Node process exited)"
 }
 
 // Finish marks the host as gone with a reason for the DevTools windows and
@@ -129,11 +119,21 @@ func (h *Host) Finish(reason string) {
 // Done is closed once the host is gone or finished.
 func (h *Host) Done() <-chan struct{} { return h.done }
 
-// Reason says why Done closed.
+// Reason says why Done closed. When the host process is known (HostOptions
+// Exited) and about to exit, it waits up to exitReasonWait for the exit so the
+// reason can name the exit code; call it after releasing every session.
 func (h *Host) Reason() string {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.reason
+	reason := h.reason
+	h.mu.Unlock()
+	if h.opts.Exited != nil {
+		select {
+		case <-h.opts.Exited:
+			return h.opts.ExitReason()
+		case <-time.After(exitReasonWait):
+		}
+	}
+	return reason
 }
 
 // Info describes the host target.
@@ -176,6 +176,11 @@ func fetchHostInfo(ctx context.Context, wsURL string) (HostInfo, error) {
 		if t.WS == wsURL || len(targets) == 1 {
 			info.Title, info.URL = t.Title, t.URL
 		}
+	}
+	// Node titles a target with the script path as typed; the base name reads
+	// better in chrome://inspect and the window title.
+	if u, err := url.Parse(info.URL); err == nil && u.Scheme == "file" && u.Path != "" {
+		info.Title = path.Base(u.Path)
 	}
 	if v, err := hostGet(ctx, wsURL, "/json/version"); err == nil {
 		var ver struct {

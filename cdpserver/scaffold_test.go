@@ -1,0 +1,224 @@
+package cdpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+)
+
+func compact(t *testing.T, b []byte) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		t.Fatalf("not JSON: %s", b)
+	}
+	return buf.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Every named no-op answers exactly its documented shape; every deliberate
+// refusal answers -32000 with its reason; anything else is -32601.
+func TestScaffoldAnswers(t *testing.T) {
+	w := startWorker(t, hostScript, Options{})
+	c := w.dial("A")
+	for _, method := range sortedKeys(namedNoops) {
+		t.Run("noop/"+method, func(t *testing.T) {
+			m := c.Call(method, map[string]any{})
+			if m.Error != nil {
+				t.Fatalf("error %d %q", m.Error.Code, m.Error.Message)
+			}
+			if got, want := compact(t, m.Result), compact(t, []byte(namedNoops[method])); got != want {
+				t.Fatalf("answer %s, want %s", got, want)
+			}
+		})
+	}
+	for _, method := range sortedKeys(deliberateRefusals) {
+		t.Run("refusal/"+method, func(t *testing.T) {
+			m := c.Call(method, map[string]any{})
+			if m.Error == nil || m.Error.Code != codeServerError || m.Error.Message != deliberateRefusals[method] {
+				t.Fatalf("answer %s, want -32000 %q", m.Raw, deliberateRefusals[method])
+			}
+		})
+	}
+	for _, method := range []string{"Bogus.method", "DOMSnapshot.captureSnapshot", "Page.nonexistent", "Runtime.noSuchThing"} {
+		t.Run("notfound/"+method, func(t *testing.T) {
+			m := c.Call(method, nil)
+			want := "'" + method + "' wasn't found"
+			if m.Error == nil || m.Error.Code != codeMethodNotFound || m.Error.Message != want {
+				t.Fatalf("answer %s, want -32601 %q", m.Raw, want)
+			}
+		})
+	}
+}
+
+// The page scaffold: the host context belongs to the main frame, which is
+// the target itself.
+func TestPageScaffoldMatchesHostContext(t *testing.T) {
+	w := startWorker(t, hostScript, Options{})
+	c := w.dial("A")
+	c.MustCall("Page.enable", nil)
+	tree := c.MustCall("Page.getResourceTree", nil)
+	var rt struct {
+		FrameTree struct {
+			Frame struct {
+				ID, URL, MimeType, LoaderID, SecurityOrigin string
+			} `json:"frame"`
+			Resources []any `json:"resources"`
+		} `json:"frameTree"`
+	}
+	if err := json.Unmarshal(tree.Result, &rt); err != nil {
+		t.Fatal(err)
+	}
+	f := rt.FrameTree.Frame
+	if f.ID != w.srv.TargetID() || f.MimeType != "text/html" || f.LoaderID == "" || rt.FrameTree.Resources == nil {
+		t.Fatalf("bad frame tree %s", tree.Result)
+	}
+	if f.URL == "file://"+w.script {
+		t.Fatalf("frame url %q equals the host script's url: Sources would list it twice", f.URL)
+	}
+	c.MustCall("Runtime.enable", nil)
+	ctx := c.ExpectEvent("Runtime.executionContextCreated", nil)
+	var ec struct {
+		Context struct {
+			ID       int    `json:"id"`
+			UniqueID string `json:"uniqueId"`
+			AuxData  struct {
+				IsDefault bool   `json:"isDefault"`
+				FrameID   string `json:"frameId"`
+			} `json:"auxData"`
+		} `json:"context"`
+	}
+	json.Unmarshal(ctx.Params, &ec)
+	if !ec.Context.AuxData.IsDefault || ec.Context.AuxData.FrameID != f.ID {
+		t.Fatalf("host context %s: want auxData {isDefault:true, frameId:%q}", ctx.Params, f.ID)
+	}
+	// DevTools evaluates by uniqueContextId: it must route to the host.
+	m := c.MustCall("Runtime.evaluate", map[string]any{"expression": "40+2", "uniqueContextId": ec.Context.UniqueID})
+	if !strings.Contains(string(m.Result), `"value":42`) {
+		t.Fatalf("evaluate by uniqueContextId: %s", m.Raw)
+	}
+	ti := c.MustCall("Target.getTargetInfo", nil)
+	var info struct {
+		TargetInfo struct {
+			TargetID, Type, Title, URL string
+			Attached                   bool
+		} `json:"targetInfo"`
+	}
+	json.Unmarshal(ti.Result, &info)
+	if info.TargetInfo.TargetID != w.srv.TargetID() || info.TargetInfo.Type != "page" || !info.TargetInfo.Attached ||
+		info.TargetInfo.Title != "host.js" || info.TargetInfo.URL != "file://"+w.script {
+		t.Fatalf("bad target info %s", ti.Result)
+	}
+	// A negative context id names a client realm; none is registered.
+	m = c.Call("Runtime.evaluate", map[string]any{"expression": "1", "contextId": -5})
+	if m.Error == nil || !strings.Contains(m.Error.Message, "cannot find context") {
+		t.Fatalf("evaluate in unknown client context: %s", m.Raw)
+	}
+}
+
+// Discovery: one page target, Host checks, Origin checks, unknown ids.
+func TestDiscoveryAndGuards(t *testing.T) {
+	w := startWorker(t, hostScript, Options{})
+	resp, err := w.get("/json/list", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var list []targetJSON
+	if err := json.Unmarshal(body, &list); err != nil || len(list) != 1 {
+		t.Fatalf("/json/list = %s", body)
+	}
+	tj := list[0]
+	if tj.Type != "page" || tj.ID != w.srv.TargetID() || tj.WebSocketDebuggerURL != w.srv.PageWebSocketURL() ||
+		!strings.HasPrefix(tj.DevtoolsFrontendURL, "devtools://devtools/bundled/devtools_app.html?ws=127.0.0.1:") {
+		t.Fatalf("bad target %+v", tj)
+	}
+	for _, path := range []string{"/json", "/json/version", "/json/protocol"} {
+		resp, err := w.get(path, "localhost:9229")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %v %v", path, resp, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !json.Valid(b) {
+			t.Fatalf("GET %s: not JSON", path)
+		}
+		if path == "/json/protocol" && (!bytes.Contains(b, []byte(`"Runtime"`)) || !bytes.Contains(b, []byte(`"getResourceTree"`))) {
+			t.Fatalf("/json/protocol lacks the host's or the worker's domains")
+		}
+	}
+	for _, host := range []string{"evil.example:9229", "evil.example", "127.0.0.1.nip.io:9229"} {
+		resp, err := w.get("/json/list", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "DNS rebinding") {
+			t.Fatalf("Host %q on /json/list: %d %s", host, resp.StatusCode, b)
+		}
+		if _, err := cdptest.TryDial("evil", w.srv.PageWebSocketURL(), &cdptest.DialOptions{Host: host}); err == nil ||
+			!strings.Contains(err.Error(), "400") {
+			t.Fatalf("Host %q on the upgrade: %v, want HTTP 400", host, err)
+		}
+	}
+	if _, err := cdptest.TryDial("evil", w.srv.PageWebSocketURL(), &cdptest.DialOptions{
+		Header: http.Header{"Origin": {"https://evil.example"}}}); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Fatalf("foreign Origin: %v, want HTTP 403", err)
+	}
+	for _, origin := range []string{"devtools://devtools", "http://127.0.0.1:9222", "http://localhost:3000"} {
+		c, err := cdptest.TryDial("ok", w.srv.PageWebSocketURL(), &cdptest.DialOptions{Header: http.Header{"Origin": {origin}}})
+		if err != nil {
+			t.Fatalf("Origin %q refused: %v", origin, err)
+		}
+		c.Conn().CloseNow()
+	}
+	if _, err := cdptest.TryDial("x", "ws://"+w.srv.Addr()+"/devtools/page/NOPE", nil); err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("unknown target id: %v, want HTTP 404", err)
+	}
+	resp, _ = w.get("/devtools/page/NOPE", "")
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown target id over plain GET: %d", resp.StatusCode)
+	}
+	resp.Body.Close()
+}
+
+func TestListenRefusesNonLoopback(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "192.0.2.1:0", "example.com:0"} {
+		if ln, _, err := Listen(addr, false); err == nil {
+			ln.Close()
+			t.Fatalf("Listen(%q) succeeded", addr)
+		} else if !strings.Contains(err.Error(), "loopback") {
+			t.Fatalf("Listen(%q): %v does not explain", addr, err)
+		}
+	}
+	ln, _, err := Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	// The port is taken now: fallback picks another one and says so.
+	ln2, fellBack, err := Listen(ln.Addr().String(), true)
+	if err != nil || !fellBack {
+		t.Fatalf("fallback: %v %v", fellBack, err)
+	}
+	ln2.Close()
+	if _, _, err := Listen(ln.Addr().String(), false); err == nil {
+		t.Fatal("a taken port without fallback succeeded")
+	}
+}
