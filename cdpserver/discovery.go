@@ -26,6 +26,9 @@ func (s *Server) routes() http.Handler {
 		http.Error(w, "inspector-worker serves exactly one page target and cannot open new ones", http.StatusForbidden)
 	})
 	mux.HandleFunc("GET /devtools/page/{id}", s.handleDevTools)
+	for pattern, h := range s.opts.Mount {
+		mux.Handle(pattern, h)
+	}
 	return s.checkHost(mux)
 }
 

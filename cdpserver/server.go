@@ -34,6 +34,10 @@ type Options struct {
 	// outgoing queue (queue.go). Defaults: maxQueuedMessages, maxQueuedBytes.
 	MaxQueuedMessages int
 	MaxQueuedBytes    int
+	// Mount adds handlers of other features (e.g. "/api/trace/" → the trace
+	// API) under the same loopback listener and Host-header check. Patterns
+	// use net/http.ServeMux syntax.
+	Mount map[string]http.Handler
 }
 
 // Server is the worker's CDP endpoint for one host.
