@@ -118,9 +118,9 @@ func (r *Registry) Open(hello []byte, o OpenOptions) (*Source, Result) {
 	// supersession of s cannot report SourceClosed first.
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old, ok := r.insert(s)
-	if !ok {
-		return nil, openRefused(reject(RejectOverCapacity, "too many sources"), raw)
+	old, rerr := r.insert(s)
+	if rerr != nil {
+		return nil, openRefused(rerr, raw)
 	}
 	if old != nil {
 		old.supersede()
@@ -135,19 +135,24 @@ func (r *Registry) Open(hello []byte, o OpenOptions) (*Source, Result) {
 
 // insert assigns s its generation and makes it the live source for its id,
 // returning the generation it replaces.
-func (r *Registry) insert(s *Source) (old *Source, ok bool) {
+func (r *Registry) insert(s *Source) (*Source, *RejectError) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	id := s.info.Ref.ID
-	old = r.live[id]
-	if old == nil && len(r.live) >= MaxSources {
-		return nil, false
+	old := r.live[id]
+	switch {
+	case old == nil && len(r.live) >= MaxSources:
+		return nil, reject(RejectOverCapacity, "too many sources")
+	case old != nil && old.info.Ref.Role != s.info.Ref.Role:
+		// A page holding the client token must not be able to replace the
+		// host (or the reverse) by claiming its id.
+		return nil, reject(RejectUnauthorized, "role not granted or token refused")
 	}
 	// Generations come from one registry-wide counter: unique across ids,
 	// never reused, so a stale frame can never match a later generation.
 	s.info.Ref.Gen = r.nextGen.Add(1)
 	r.live[id] = s
-	return old, true
+	return old, nil
 }
 
 func (r *Registry) remove(s *Source) {

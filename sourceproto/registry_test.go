@@ -464,3 +464,21 @@ func TestAckFrameMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+func TestClientCannotReplaceHost(t *testing.T) {
+	rec := &recorder{}
+	reg := NewRegistry(rec)
+	host := strings.Replace(strings.Replace(helloFrame("host", "", `"fetch"`), `"role":"client"`, `"role":"host"`, 1), `"token":"tok",`, "", 1)
+	h, res := reg.Open([]byte(host), OpenOptions{Role: RoleHost})
+	if h == nil {
+		t.Fatalf("host refused: %v", res.Err)
+	}
+	src, res := reg.Open([]byte(helloFrame("host", "", topics)), OpenOptions{Role: RoleClient})
+	if src != nil {
+		t.Fatal("a client replaced the host")
+	}
+	expectReplies(t, res, `{"v":1,"type":"reject","source":"host","body":{"code":"unauthorized","reason":"role not granted or token refused","refType":"hello"}}`)
+	if info, _ := reg.Lookup("host"); info.Ref != h.Ref() {
+		t.Fatalf("host replaced: %+v", info)
+	}
+}
