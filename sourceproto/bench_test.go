@@ -50,7 +50,7 @@ func (f *benchFrame) setSeq(seq uint64) {
 // benchSource opens c1 and moves it to seq seqBase.
 func benchSource(b *testing.B) *Source {
 	reg := NewRegistry(nil)
-	src, res := reg.Open([]byte(helloFrame("c1", caps, topics)), OpenOptions{Role: RoleClient})
+	src, res := reg.Open([]byte(helloFrame("c1", caps, topics)), OpenOptions{Role: RoleClient, Token: testToken})
 	if src == nil {
 		b.Fatal(res.Err)
 	}

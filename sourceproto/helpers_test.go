@@ -10,6 +10,9 @@ import (
 // Frame builders for tests: readable JSON, compacted by the decoder's own
 // rules (whitespace is allowed anywhere JSON allows it).
 
+// testToken is the token helloFrame carries.
+var testToken = Token{s: "tok"}
+
 const consoleItem = `{"console":{"type":"log","args":[{"type":"string","value":"hello"},` +
 	`{"type":"number","value":42,"description":"42"}],"timestamp":1700000000000.5,` +
 	`"stackTrace":{"callFrames":[{"functionName":"main","url":"http://127.0.0.1:5173/app.js","lineNumber":10,"columnNumber":4}]}}}`
@@ -81,7 +84,7 @@ func (r *recorder) take() []event {
 // replace (seq 0), so appends start at 1.
 func openStreaming(t testing.TB, reg *Registry, id, caps, topics string) *Source {
 	t.Helper()
-	src, res := reg.Open([]byte(helloFrame(id, caps, topics)), OpenOptions{Role: RoleClient})
+	src, res := reg.Open([]byte(helloFrame(id, caps, topics)), OpenOptions{Role: RoleClient, Token: testToken})
 	if src == nil {
 		t.Fatalf("open %s: %v (%s)", id, res.Err, replies(res))
 	}

@@ -34,8 +34,9 @@ func NewRegistry(c Consumer) *Registry {
 type OpenOptions struct {
 	// Role the carrier grants; the hello must claim it. Required.
 	Role Role
-	// Token, when not zero, must equal the hello's token (constant-time).
-	// The client carrier sets it; the host pipe leaves it zero.
+	// Token must equal the hello's token (constant-time). Required for
+	// RoleClient (a client open without one is refused); the host pipe
+	// leaves it zero, the inherited pipe being the credential.
 	Token Token
 	// Outbox receives frames sent with Registry.Send; nil means the
 	// source can only be answered through Ingest results.
@@ -94,19 +95,7 @@ func (s *Source) Stats() SourceStats {
 // of the same id is superseded) and a Result holding the welcome. On
 // failure the Source is nil and the Result holds a reject with Close set.
 func (r *Registry) Open(hello []byte, o OpenOptions) (*Source, Result) {
-	raw, rerr := scanEnvelope(hello)
-	var h Hello
-	switch {
-	case rerr != nil:
-	case raw.typ != FrameHello:
-		rerr = reject(RejectUnexpectedFrame, "the first frame must be hello")
-	default:
-		rerr = decodeBody(raw.body, &h, topicAll)
-	}
-	if rerr == nil && (h.Role != o.Role || (!o.Token.IsZero() && !o.Token.Matches(h.Token))) {
-		// One reason for both: a producer learns nothing about which failed.
-		rerr = reject(RejectUnauthorized, "role not granted or token refused")
-	}
+	raw, h, rerr := checkHello(hello, o)
 	if rerr != nil {
 		return nil, openRefused(rerr, raw)
 	}
@@ -117,20 +106,46 @@ func (r *Registry) Open(hello []byte, o OpenOptions) (*Source, Result) {
 	// s.mu is held until SourceOpened is delivered, so a concurrent
 	// supersession of s cannot report SourceClosed first.
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	old, rerr := r.insert(s)
 	if rerr != nil {
+		s.mu.Unlock()
 		return nil, openRefused(rerr, raw)
 	}
-	if old != nil {
-		old.supersede()
-	}
+	superseded := old != nil && old.supersede()
 	prefix := strconv.AppendUint([]byte(`{"v":1,"type":"ack","source":"`+s.info.Ref.ID+`","gen":`), s.info.Ref.Gen, 10)
 	s.ackPrefix = append(prefix, `,"seq":`...)
 	r.consumer.SourceOpened(s.info)
+	s.mu.Unlock()
+	if superseded && old.onSuperseded != nil {
+		old.onSuperseded()
+	}
 	welcome := mustMarshal(Header{Source: s.info.Ref.ID, Gen: s.info.Ref.Gen},
 		&Welcome{Capabilities: h.Capabilities, Topics: h.Topics, Limits: CurrentLimits()})
 	return s, Result{Replies: [][]byte{welcome}}
+}
+
+// checkHello reads a connection's first frame and checks it against what
+// the carrier grants.
+func checkHello(hello []byte, o OpenOptions) (rawEnvelope, *Hello, *RejectError) {
+	raw, rerr := scanEnvelope(hello)
+	h := new(Hello)
+	switch {
+	case rerr != nil:
+		return raw, nil, rerr
+	case raw.typ != FrameHello:
+		return raw, nil, reject(RejectUnexpectedFrame, "the first frame must be hello")
+	}
+	if rerr = decodeBody(raw.body, h, topicAll); rerr != nil {
+		return raw, nil, rerr
+	}
+	// A client carrier without a token is a wiring bug; refusing keeps it
+	// from becoming an open door. Wrong role and wrong token share one
+	// reason: a prober learns nothing about which failed.
+	tokenOK := o.Token.Matches(h.Token) || (o.Role == RoleHost && o.Token.IsZero())
+	if h.Role != o.Role || !tokenOK {
+		return raw, nil, reject(RejectUnauthorized, "role not granted or token refused")
+	}
+	return raw, h, nil
 }
 
 // insert assigns s its generation and makes it the live source for its id,
@@ -181,19 +196,17 @@ func rejectFrame(h Header, rerr *RejectError, raw rawEnvelope) []byte {
 	return mustMarshal(h, body)
 }
 
-// supersede closes s because a newer generation took its id.
-func (s *Source) supersede() {
+// supersede closes s because a newer generation took its id. It reports
+// whether s was still open (so its carrier must be told).
+func (s *Source) supersede() bool {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.state == stateClosed {
-		s.mu.Unlock()
-		return
+		return false
 	}
 	s.state, s.closeCode = stateClosed, CloseReplaced
 	s.reg.consumer.SourceClosed(s.info.Ref, CloseReplaced)
-	s.mu.Unlock()
-	if s.onSuperseded != nil {
-		s.onSuperseded()
-	}
+	return true
 }
 
 // Close ends the source (carrier lost, worker shutdown). Idempotent.

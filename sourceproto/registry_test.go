@@ -154,7 +154,7 @@ func TestSequenceGap(t *testing.T) {
 func TestConversation(t *testing.T) {
 	rec := &recorder{}
 	reg := NewRegistry(rec)
-	src, res := reg.Open([]byte(helloFrame("a", caps, topics)), OpenOptions{Role: RoleClient})
+	src, res := reg.Open([]byte(helloFrame("a", caps, topics)), OpenOptions{Role: RoleClient, Token: testToken})
 	expectReplies(t, res, `{"v":1,"type":"welcome","source":"a","gen":1,"body":{"capabilities":["runtime","console"],"topics":["console","page"],"limits":{"maxFrameBytes":1048576,"maxBatchItems":512,"maxStringBytes":65536,"maxChunkBytes":49152,"maxValueBytes":262144}}}`)
 	steps := []struct {
 		in, out string
@@ -238,11 +238,11 @@ func TestOpenRefused(t *testing.T) {
 			`{"v":1,"type":"reject","source":"c","body":{"code":"unauthorized","reason":"role not granted or token refused","refType":"hello"}}`},
 		{"role not granted", good, OpenOptions{Role: RoleHost, Token: tok},
 			`{"v":1,"type":"reject","source":"c","body":{"code":"unauthorized","reason":"role not granted or token refused","refType":"hello"}}`},
-		{"not a hello", replaceFrame("c", 1, 0, "initial"), OpenOptions{Role: RoleClient},
+		{"not a hello", replaceFrame("c", 1, 0, "initial"), OpenOptions{Role: RoleClient, Token: testToken},
 			`{"v":1,"type":"reject","source":"c","body":{"code":"unexpected-frame","reason":"the first frame must be hello","refType":"replace"}}`},
-		{"garbage", `hello`, OpenOptions{Role: RoleClient},
+		{"garbage", `hello`, OpenOptions{Role: RoleClient, Token: testToken},
 			`{"v":1,"type":"reject","body":{"code":"malformed","reason":"frame is not a JSON object"}}`},
-		{"undeclared topic name", helloFrame("c", "", `"console","tweets"`), OpenOptions{Role: RoleClient},
+		{"undeclared topic name", helloFrame("c", "", `"console","tweets"`), OpenOptions{Role: RoleClient, Token: testToken},
 			`{"v":1,"type":"reject","source":"c","body":{"code":"malformed","reason":"value outside its closed set","refType":"hello"}}`},
 	}
 	for _, tc := range cases {
@@ -269,10 +269,10 @@ func TestOverCapacity(t *testing.T) {
 	for i := 0; i < MaxSources; i++ {
 		openStreaming(t, reg, fmt.Sprintf("s%d", i), "", topics)
 	}
-	_, res := reg.Open([]byte(helloFrame("one-more", "", topics)), OpenOptions{Role: RoleClient})
+	_, res := reg.Open([]byte(helloFrame("one-more", "", topics)), OpenOptions{Role: RoleClient, Token: testToken})
 	expectReplies(t, res, `{"v":1,"type":"reject","source":"one-more","body":{"code":"over-capacity","reason":"too many sources","refType":"hello"}}`)
 	// A reconnect of a live id is still admitted: it replaces, not adds.
-	if src, res := reg.Open([]byte(helloFrame("s0", "", topics)), OpenOptions{Role: RoleClient}); src == nil {
+	if src, res := reg.Open([]byte(helloFrame("s0", "", topics)), OpenOptions{Role: RoleClient, Token: testToken}); src == nil {
 		t.Fatalf("reconnect refused: %v", res.Err)
 	}
 }
@@ -299,7 +299,7 @@ func TestSupersede(t *testing.T) {
 	rec := &recorder{}
 	reg := NewRegistry(rec)
 	superseded := 0
-	a1, _ := reg.Open([]byte(helloFrame("a", caps, topics)), OpenOptions{Role: RoleClient, OnSuperseded: func() { superseded++ }})
+	a1, _ := reg.Open([]byte(helloFrame("a", caps, topics)), OpenOptions{Role: RoleClient, Token: testToken, OnSuperseded: func() { superseded++ }})
 	a2 := openStreaming(t, reg, "a", caps, topics)
 	if superseded != 1 || a2.Ref().Gen != 2 {
 		t.Fatalf("superseded %d, gen %d", superseded, a2.Ref().Gen)
@@ -340,7 +340,7 @@ func (o *outbox) Enqueue(f []byte) error {
 func TestSend(t *testing.T) {
 	reg := NewRegistry(nil)
 	out := &outbox{}
-	src, _ := reg.Open([]byte(helloFrame("a", `"console"`, topics)), OpenOptions{Role: RoleClient, Outbox: out})
+	src, _ := reg.Open([]byte(helloFrame("a", `"console"`, topics)), OpenOptions{Role: RoleClient, Token: testToken, Outbox: out})
 	ref := src.Ref()
 	cmd := &RuntimeCommand{Session: "s1", ID: 1, Method: MethodEvaluate, Evaluate: &EvaluateParams{Expression: "1"}}
 	checks := []struct {
@@ -388,7 +388,7 @@ func TestConcurrentSources(t *testing.T) {
 			defer wg.Done()
 			id := fmt.Sprintf("s%d", w%4) // two workers share each id: supersession races
 			for round := 0; round < 20; round++ {
-				src, _ := reg.Open([]byte(helloFrame(id, caps, topics)), OpenOptions{Role: RoleClient})
+				src, _ := reg.Open([]byte(helloFrame(id, caps, topics)), OpenOptions{Role: RoleClient, Token: testToken})
 				ref := src.Ref()
 				src.Ingest([]byte(replaceFrame(id, ref.Gen, 0, "initial")))
 				for seq := uint64(1); seq <= 10; seq++ {
@@ -473,7 +473,7 @@ func TestClientCannotReplaceHost(t *testing.T) {
 	if h == nil {
 		t.Fatalf("host refused: %v", res.Err)
 	}
-	src, res := reg.Open([]byte(helloFrame("host", "", topics)), OpenOptions{Role: RoleClient})
+	src, res := reg.Open([]byte(helloFrame("host", "", topics)), OpenOptions{Role: RoleClient, Token: testToken})
 	if src != nil {
 		t.Fatal("a client replaced the host")
 	}
@@ -481,4 +481,9 @@ func TestClientCannotReplaceHost(t *testing.T) {
 	if info, _ := reg.Lookup("host"); info.Ref != h.Ref() {
 		t.Fatalf("host replaced: %+v", info)
 	}
+}
+
+func TestClientOpenNeedsToken(t *testing.T) {
+	_, res := NewRegistry(nil).Open([]byte(helloFrame("c", "", topics)), OpenOptions{Role: RoleClient})
+	expectReplies(t, res, `{"v":1,"type":"reject","source":"c","body":{"code":"unauthorized","reason":"role not granted or token refused","refType":"hello"}}`)
 }
