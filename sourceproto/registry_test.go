@@ -11,67 +11,72 @@ import (
 
 const caps, topics = `"runtime","console"`, `"console","page"`
 
+type isolationCase struct {
+	name string
+	// bad returns the frame to send to source a (gen 1).
+	bad       func(t *testing.T, reg *Registry, a *Source) []byte
+	want      []string
+	wantClose bool
+	aFlows    bool
+}
+
+// isolationCases: for each kind of bad input, the exact reply frames.
+var isolationCases = []isolationCase{{
+	name:   "malformed",
+	bad:    func(*testing.T, *Registry, *Source) []byte { return []byte(`{"v":1,"type":"append","source":"a",`) },
+	want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"malformed","reason":"JSON syntax error"}}`},
+	aFlows: true,
+}, {
+	name: "malformed body",
+	bad: func(*testing.T, *Registry, *Source) []byte {
+		return []byte(`{"v":1,"type":"append","source":"a","gen":1,"seq":1,"body":{"items":[{"console":{"type":"log","args":"x","timestamp":1}}]}}`)
+	},
+	want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"malformed","reason":"body does not match its schema","refType":"append","refSeq":1}}`},
+	aFlows: true,
+}, {
+	name: "oversized",
+	bad: func(*testing.T, *Registry, *Source) []byte {
+		return []byte(appendFrame("a", 1, 1, 0, `{"page":{"url":"`+strings.Repeat("x", MaxFrameBytes)+`","title":""}}`))
+	},
+	want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"oversized","reason":"over MaxFrameBytes","limit":"MaxFrameBytes","max":1048576}}`},
+	aFlows: true,
+}, {
+	name: "wrong version",
+	bad: func(*testing.T, *Registry, *Source) []byte {
+		return []byte(`{"v":2,"type":"append","source":"a","gen":1,"seq":1,"body":{"items":[` + consoleItem + `]}}`)
+	},
+	want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"unsupported-version","reason":"this worker speaks version 1"}}`},
+	aFlows: true,
+}, {
+	name: "stale generation on a superseded connection",
+	bad: func(t *testing.T, reg *Registry, a *Source) []byte {
+		// a reconnects: a new hello for "a" makes generation 3.
+		openStreaming(t, reg, "a", caps, topics)
+		return []byte(appendFrame("a", 1, 1, 0, consoleItem))
+	},
+	want:      []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"stale-generation","reason":"this generation was replaced"}}`},
+	wantClose: true,
+}, {
+	name: "undeclared topic",
+	bad: func(*testing.T, *Registry, *Source) []byte {
+		return []byte(appendFrame("a", 1, 1, 0, consoleItem, `{"fetch":{"id":"f","phase":"failed","timestamp":1,"failed":{"message":"x"}}}`))
+	},
+	want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"undeclared-topic","reason":"item topic not declared in hello","refType":"append","refSeq":1}}`},
+	aFlows: true,
+}, {
+	name: "undeclared capability",
+	bad: func(*testing.T, *Registry, *Source) []byte {
+		return []byte(`{"v":1,"type":"query.result","source":"a","gen":1,"body":{"id":1,"name":"q","result":1}}`)
+	},
+	want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"undeclared-capability","reason":"capability not declared in hello","refType":"query.result"}}`},
+	aFlows: true,
+}}
+
 // TestRejectIsolation is the acceptance table: for each kind of bad input
 // the exact reply frames, and a second healthy source on the same registry
 // keeps flowing (as does the bad source itself, unless the reply closed it).
 func TestRejectIsolation(t *testing.T) {
-	cases := []struct {
-		name string
-		// bad returns the frame to send to source a (gen 1).
-		bad       func(reg *Registry, a *Source) []byte
-		want      []string
-		wantClose bool
-		aFlows    bool
-	}{{
-		name:   "malformed",
-		bad:    func(*Registry, *Source) []byte { return []byte(`{"v":1,"type":"append","source":"a",`) },
-		want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"malformed","reason":"JSON syntax error"}}`},
-		aFlows: true,
-	}, {
-		name: "malformed body",
-		bad: func(*Registry, *Source) []byte {
-			return []byte(`{"v":1,"type":"append","source":"a","gen":1,"seq":1,"body":{"items":[{"console":{"type":"log","args":"x","timestamp":1}}]}}`)
-		},
-		want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"malformed","reason":"body does not match its schema","refType":"append","refSeq":1}}`},
-		aFlows: true,
-	}, {
-		name: "oversized",
-		bad: func(*Registry, *Source) []byte {
-			return []byte(appendFrame("a", 1, 1, 0, `{"page":{"url":"`+strings.Repeat("x", MaxFrameBytes)+`","title":""}}`))
-		},
-		want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"oversized","reason":"over MaxFrameBytes","limit":"MaxFrameBytes","max":1048576}}`},
-		aFlows: true,
-	}, {
-		name: "wrong version",
-		bad: func(*Registry, *Source) []byte {
-			return []byte(`{"v":2,"type":"append","source":"a","gen":1,"seq":1,"body":{"items":[` + consoleItem + `]}}`)
-		},
-		want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"unsupported-version","reason":"this worker speaks version 1"}}`},
-		aFlows: true,
-	}, {
-		name: "stale generation on a superseded connection",
-		bad: func(reg *Registry, a *Source) []byte {
-			// a reconnects: a new hello for "a" makes generation 3.
-			openStreaming(t, reg, "a", caps, topics)
-			return []byte(appendFrame("a", 1, 1, 0, consoleItem))
-		},
-		want:      []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"stale-generation","reason":"this generation was replaced"}}`},
-		wantClose: true,
-	}, {
-		name: "undeclared topic",
-		bad: func(*Registry, *Source) []byte {
-			return []byte(appendFrame("a", 1, 1, 0, consoleItem, `{"fetch":{"id":"f","phase":"failed","timestamp":1,"failed":{"message":"x"}}}`))
-		},
-		want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"undeclared-topic","reason":"item topic not declared in hello","refType":"append","refSeq":1}}`},
-		aFlows: true,
-	}, {
-		name: "undeclared capability",
-		bad: func(*Registry, *Source) []byte {
-			return []byte(`{"v":1,"type":"query.result","source":"a","gen":1,"body":{"id":1,"name":"q","result":1}}`)
-		},
-		want:   []string{`{"v":1,"type":"reject","source":"a","gen":1,"body":{"code":"undeclared-capability","reason":"capability not declared in hello","refType":"query.result"}}`},
-		aFlows: true,
-	}}
+	cases := isolationCases
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{}
@@ -79,7 +84,7 @@ func TestRejectIsolation(t *testing.T) {
 			a := openStreaming(t, reg, "a", caps, topics)
 			b := openStreaming(t, reg, "b", caps, topics)
 			rec.take()
-			res := a.Ingest(tc.bad(reg, a))
+			res := a.Ingest(tc.bad(t, reg, a))
 			expectReplies(t, res, tc.want...)
 			if res.Close != tc.wantClose || res.Err == nil {
 				t.Fatalf("Close = %v, Err = %v", res.Close, res.Err)
