@@ -51,9 +51,10 @@ func (r RawJSON) MarshalJSON() ([]byte, error) {
 //
 //easyjson:json
 type RemoteObject struct {
-	Type      ObjectType `json:"type"`
-	Subtype   Subtype    `json:"subtype,omitempty"`
-	ClassName string     `json:"className,omitempty"`
+	Type    ObjectType `json:"type"`
+	Subtype Subtype    `json:"subtype,omitempty"`
+	//lint:ignore SA5008 "intern" is an easyjson option (interned strings)
+	ClassName string `json:"className,omitempty,intern"`
 	// Value is the JSON value of a primitive (or of a returnByValue object).
 	Value RawJSON `json:"value,omitempty"`
 	// UnserializableValue is "Infinity", "-Infinity", "NaN", "-0" or a
@@ -130,11 +131,14 @@ type PrivatePropertyDescriptor struct {
 }
 
 // CallFrame is one stack frame. Line and column are 0-based, as in CDP.
+// Names and urls are interned: a console flood repeats the same few.
 //
 //easyjson:json
 type CallFrame struct {
-	FunctionName string `json:"functionName"`
-	URL          string `json:"url"`
+	//lint:ignore SA5008 "intern" is an easyjson option (interned strings)
+	FunctionName string `json:"functionName,intern"`
+	//lint:ignore SA5008 "intern" is an easyjson option (interned strings)
+	URL          string `json:"url,intern"`
 	LineNumber   int64  `json:"lineNumber"`
 	ColumnNumber int64  `json:"columnNumber"`
 }

@@ -217,7 +217,7 @@ func easyjsonEf12fca6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 			if in.IsNull() {
 				in.Skip()
 			} else {
-				out.ClassName = string(in.String())
+				out.ClassName = string(in.StringIntern())
 			}
 		case "value":
 			if in.IsNull() {
@@ -1279,13 +1279,13 @@ func easyjsonEf12fca6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(
 			if in.IsNull() {
 				in.Skip()
 			} else {
-				out.FunctionName = string(in.String())
+				out.FunctionName = string(in.StringIntern())
 			}
 		case "url":
 			if in.IsNull() {
 				in.Skip()
 			} else {
-				out.URL = string(in.String())
+				out.URL = string(in.StringIntern())
 			}
 		case "lineNumber":
 			if in.IsNull() {
