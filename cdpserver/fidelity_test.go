@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strings"
 	"regexp"
+	"strings"
 	"syscall"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 

@@ -26,12 +26,16 @@ const (
 const (
 	inspectFlag    = "--inspect=127.0.0.1:0"
 	inspectBrkFlag = "--inspect-brk=127.0.0.1:0"
+	// inspectWaitFlag (Node >= 20.15) holds the script until a session sends
+	// Runtime.runIfWaitingForDebugger, without breaking on its first line.
+	inspectWaitFlag = "--inspect-wait=127.0.0.1:0"
 )
 
 // Options configures Start. Zero values are documented defaults.
 type Options struct {
 	Argv         []string      // node executable then its flags, script and args, e.g. {"node","--trace-warnings","app.js","x"}; required, len>=1 (Argv[0] resolved with exec.LookPath)
 	Brk          bool          // insert --inspect-brk=127.0.0.1:0 instead of --inspect=127.0.0.1:0 (inserted right after Argv[0])
+	Wait         bool          // insert --inspect-wait=127.0.0.1:0 (ignored with Brk): the script starts only when a session sends Runtime.runIfWaitingForDebugger
 	ExtraFlags   []string      // further node flags inserted after the inspect flag (e.g. --enable-source-maps for trace, --require preload later)
 	Dir          string        // working directory; "" = current
 	Env          []string      // nil = os.Environ()
@@ -82,8 +86,11 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 
 func nodeArgv(exe string, opts Options) []string {
 	flag := inspectFlag
-	if opts.Brk {
+	switch {
+	case opts.Brk:
 		flag = inspectBrkFlag
+	case opts.Wait:
+		flag = inspectWaitFlag
 	}
 	argv := make([]string, 0, len(opts.Argv)+1+len(opts.ExtraFlags))
 	argv = append(argv, exe, flag)

@@ -51,13 +51,18 @@ type HostOptions struct {
 	// DevTools windows learn the exit code instead of "inspector closed".
 	Exited     <-chan struct{}
 	ExitReason func() string
+	// Release makes the watcher send Runtime.runIfWaitingForDebugger once it
+	// is attached: for a host started with --inspect-wait, so the script
+	// only runs once the worker watches it (no message or exit can race the
+	// attach).
+	Release bool
 }
 
 // exitReasonWait is how long the watcher waits, after Node's inspector
 // closed, for the process exit that explains it.
 const exitReasonWait = 2 * time.Second
 
-// watcherRequestID is the only request the watcher session ever sends.
+// watcherRequestID numbers the watcher session's requests (it sends one or two).
 const watcherRequestID = 1
 
 // hostInfoTimeout bounds the discovery requests made while attaching.
@@ -75,10 +80,15 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 	if err != nil {
 		return nil, fmt.Errorf("realm: cannot open the watcher session to the host inspector %s: %w", wsURL, err)
 	}
-	msg := fmt.Sprintf(`{"id":%d,"method":"NodeRuntime.notifyWhenWaitingForDisconnect","params":{"enabled":true}}`, watcherRequestID)
-	if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
-		c.CloseNow()
-		return nil, fmt.Errorf("realm: host inspector watcher: %w", err)
+	msgs := []string{fmt.Sprintf(`{"id":%d,"method":"NodeRuntime.notifyWhenWaitingForDisconnect","params":{"enabled":true}}`, watcherRequestID)}
+	if opts.Release {
+		msgs = append(msgs, fmt.Sprintf(`{"id":%d,"method":"Runtime.runIfWaitingForDebugger"}`, watcherRequestID+1))
+	}
+	for _, msg := range msgs {
+		if err := c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			c.CloseNow()
+			return nil, fmt.Errorf("realm: host inspector watcher: %w", err)
+		}
 	}
 	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), watcher: c}
 	go h.watchLoop()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
@@ -61,18 +62,26 @@ func runHost(r hostRun, stderr io.Writer) int {
 	ctx := context.Background()
 	filter := newBannerFilter(stderr)
 	defer filter.Close()
-	proc, err := hostnode.Start(ctx, hostnode.Options{
+	opts := hostnode.Options{
 		Argv:   r.argv,
 		Brk:    r.brk,
+		Wait:   !r.brk,
 		Dir:    r.dir,
 		Stdin:  os.Stdin,
 		Stdout: os.Stdout,
 		Stderr: filter,
-	})
+	}
+	proc, err := hostnode.Start(ctx, opts)
+	var se *hostnode.StartError
+	if errors.As(err, &se) && strings.Contains(se.Line, "--inspect-wait") {
+		// Node older than 20.15 has no --inspect-wait: plain --inspect, with
+		// the small race that a very short script can end before the attach.
+		opts.Wait = false
+		proc, err = hostnode.Start(ctx, opts)
+	}
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
-		var se *hostnode.StartError
 		if errors.As(err, &se) && se.ExitCode > 0 {
 			return se.ExitCode
 		}
@@ -80,9 +89,18 @@ func runHost(r hostRun, stderr io.Writer) int {
 	}
 	defer proc.Kill()
 	exitReason := func() string { return fmt.Sprintf("the host exited with code %d", proc.ExitCode()) }
-	host, err := realm.AttachHost(ctx, proc.InspectorURL(), realm.HostOptions{Exited: proc.Done(), ExitReason: exitReason})
+	host, err := realm.AttachHost(ctx, proc.InspectorURL(), realm.HostOptions{
+		Exited: proc.Done(), ExitReason: exitReason, Release: opts.Wait,
+	})
 	if err != nil {
 		ln.Close()
+		select {
+		case <-proc.Done():
+			// The host ended before the worker could attach (only possible
+			// without --inspect-wait): its exit code is still the answer.
+			return proc.ExitCode()
+		default:
+		}
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}

@@ -8,6 +8,15 @@
 
 const orders = [];
 let tick = 0;
+let timer;
+
+// Ctrl-C (forwarded by inspector-worker) ends the demo cleanly, exit code 0.
+function stop(signal) {
+  clearInterval(timer);
+  console.log(`demo host stopping on ${signal} after ${tick} orders`);
+}
+process.once('SIGINT', () => stop('SIGINT'));
+process.once('SIGTERM', () => stop('SIGTERM'));
 
 function total(order) {
   let sum = 0;
@@ -36,12 +45,6 @@ function nextOrder() {
 console.log('demo host started (pid %d); a new order every 2 seconds', process.pid);
 globalThis.orders = orders;
 globalThis.total = total;
-const timer = setInterval(nextOrder, 2000);
+timer = setInterval(nextOrder, 2000);
 nextOrder();
 
-function stop(signal) {
-  clearInterval(timer);
-  console.log(`demo host stopping on ${signal} after ${tick} orders`);
-}
-process.once('SIGINT', () => stop('SIGINT'));
-process.once('SIGTERM', () => stop('SIGTERM'));
