@@ -19,7 +19,7 @@ import (
 
 // worker is a real worker in front of a real node host, for one test.
 type worker struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *Server
 	proc   *hostnode.Process
 	host   *realm.Host
@@ -67,7 +67,7 @@ func (r *readySignal) Write(p []byte) (int, error) {
 // startWorker writes script to a temp dir, starts it under node with the
 // inspector, and serves a worker for it on 127.0.0.1:0. Everything is torn
 // down, and the node process checked gone, at test end.
-func startWorker(t *testing.T, script string, opts Options) *worker {
+func startWorker(t testing.TB, script string, opts Options) *worker {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "host.js")

@@ -236,3 +236,10 @@ func (s *Server) removeSession(sess *Session) {
 	s.mu.Unlock()
 	s.wg.Done()
 }
+
+// sessionCount is the number of open DevTools sessions.
+func (s *Server) sessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sessions)
+}
