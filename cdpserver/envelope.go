@@ -57,7 +57,10 @@ func parseRequest(msg []byte) (request, *wireError) {
 			}
 			r.Method = unquote(val)
 		case "sessionId":
-			r.SessionID = unquote(val)
+			if val.Kind() != '"' {
+				return r, &wireError{codeInvalidRequest, "'sessionId' must be a string"}
+			}
+			r.SessionID = unquoteOrRaw(val)
 		case "params":
 			if val.Kind() != '{' {
 				return r, &wireError{codeInvalidParams, "'params' must be an object"}
@@ -65,7 +68,7 @@ func parseRequest(msg []byte) (request, *wireError) {
 			r.Params = val
 		}
 	}
-	if _, err := dec.ReadToken(); err != nil {
+	if _, err := dec.ReadToken(); err != nil || len(bytes.TrimSpace(msg[dec.InputOffset():])) > 0 {
 		return r, &wireError{codeParseError, "Message must be a valid JSON object"}
 	}
 	if r.ID == nil {
@@ -80,6 +83,16 @@ func parseRequest(msg []byte) (request, *wireError) {
 func isInteger(v jsontext.Value) bool {
 	_, err := strconv.ParseInt(string(v), 10, 64)
 	return err == nil
+}
+
+// unquoteOrRaw is unquote for strings that may hold lone surrogates (which
+// have no UTF-8 form): those keep their raw JSON text, so they are never
+// mistaken for an empty string.
+func unquoteOrRaw(v jsontext.Value) string {
+	if b, err := jsontext.AppendUnquote(nil, v); err == nil {
+		return string(b)
+	}
+	return string(v)
 }
 
 func unquote(v jsontext.Value) string {
@@ -119,8 +132,12 @@ func parseHostMessage(msg []byte) (hostMessage, error) {
 	return parseHostMessageSlow(msg)
 }
 
+// parseHostMessageSlow classifies by whichever of "id" and "method" comes
+// first, exactly like the fast paths (V8 always writes it first; a message
+// with both is not something Node sends, and both paths must agree on it).
 func parseHostMessageSlow(msg []byte) (hostMessage, error) {
 	var m hostMessage
+	decided := false
 	dec := jsontext.NewDecoder(bytes.NewReader(msg), decodeOpts...)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return m, fmt.Errorf("cdpserver: host message is not a JSON object")
@@ -128,25 +145,32 @@ func parseHostMessageSlow(msg []byte) (hostMessage, error) {
 	for dec.PeekKind() != '}' {
 		name, err := readName(dec)
 		if err != nil {
-			return m, fmt.Errorf("cdpserver: host message: %w", err)
+			return hostMessage{}, fmt.Errorf("cdpserver: host message: %w", err)
 		}
 		val, err := dec.ReadValue()
 		if err != nil {
-			return m, fmt.Errorf("cdpserver: host message: %w", err)
+			return hostMessage{}, fmt.Errorf("cdpserver: host message: %w", err)
 		}
-		switch name {
-		case "id":
+		switch {
+		case decided:
+		case name == "id":
 			id, err := strconv.ParseInt(string(val), 10, 64)
 			if err != nil {
-				return m, fmt.Errorf("cdpserver: host message id %s is not an integer", val)
+				return hostMessage{}, fmt.Errorf("cdpserver: host message id %s is not an integer", val)
 			}
-			m.ID, m.IsResponse = id, true
-		case "method":
-			m.Method = unquote(val)
+			m, decided = hostMessage{ID: id, IsResponse: true}, true
+		case name == "method":
+			if m.Method = unquote(val); m.Method == "" {
+				return hostMessage{}, fmt.Errorf("cdpserver: host message method %s is not a string", val)
+			}
+			decided = true
 		}
 	}
-	if !m.IsResponse && m.Method == "" {
-		return m, fmt.Errorf("cdpserver: host message has neither id nor method")
+	if _, err := dec.ReadToken(); err != nil {
+		return hostMessage{}, fmt.Errorf("cdpserver: host message: %w", err)
+	}
+	if !decided {
+		return hostMessage{}, fmt.Errorf("cdpserver: host message has neither id nor method")
 	}
 	return m, nil
 }

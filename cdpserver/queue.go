@@ -94,3 +94,17 @@ func (q *sendQueue) popAll(buf [][]byte) ([][]byte, bool, error) {
 	q.items, q.bytes = q.items[:0], 0
 	return buf, q.closed && len(buf) == 0, q.err
 }
+
+// next blocks until messages are queued (it returns them) or the queue is
+// closed and drained (closed is then true). It waits only after an empty pop,
+// so a wake merged into an earlier one (push, then close) is never slept
+// through.
+func (q *sendQueue) next(buf [][]byte) ([][]byte, bool, error) {
+	for {
+		buf, closed, why := q.popAll(buf)
+		if closed || len(buf) > 0 {
+			return buf, closed, why
+		}
+		<-q.wake
+	}
+}

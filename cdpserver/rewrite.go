@@ -87,14 +87,14 @@ func rewriteContextCreated(msg []byte, frameID string) []byte {
 	start, end, ok := findMember(msg, "params", "context", "auxData")
 	if !ok {
 		// No auxData: insert one right after the context's opening brace.
-		cs, _, ok := findMember(msg, "params", "context")
+		cs, ce, ok := findMember(msg, "params", "context")
 		if !ok || msg[cs] != '{' {
 			return msg
 		}
 		aux := appendAuxData(nil, nil, frameID)
 		out := append(bytes.Clone(msg[:cs+1]), `"auxData":`...)
 		out = append(out, aux...)
-		if msg[cs+1] != '}' {
+		if len(bytes.TrimSpace(msg[cs+1:ce-1])) > 0 {
 			out = append(out, ',')
 		}
 		return append(out, msg[cs+1:]...)
@@ -174,23 +174,52 @@ func findMember(msg []byte, path ...string) (start, end int64, ok bool) {
 // mapBreakpointURL rewrites Debugger.setBreakpointByUrl params whose "url" is a
 // file:// URL into an equivalent "urlRegex" that also matches the bare path
 // Node uses for CommonJS scripts. Params without a file:// url come back
-// unchanged.
+// unchanged. The params object is rebuilt member by member (it is small and
+// DevTools-made), every other member's value copied as raw bytes.
 func mapBreakpointURL(params []byte) []byte {
-	start, end, ok := findMember(params, "url")
-	if !ok || params[start] != '"' {
+	dec := jsontext.NewDecoder(bytes.NewReader(params), decodeOpts...)
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return params
 	}
-	raw := unquote(params[start:end])
+	out := []byte{'{'}
+	mapped := false
+	for dec.PeekKind() == '"' {
+		name, err := readName(dec)
+		if err != nil {
+			return params
+		}
+		val, err := dec.ReadValue()
+		if err != nil {
+			return params
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		if re, ok := fileURLRegex(name, val); ok && !mapped {
+			out = append(out, `"urlRegex":`...)
+			out, _ = jsontext.AppendQuote(out, re)
+			mapped = true
+			continue
+		}
+		out, _ = jsontext.AppendQuote(out, name)
+		out = append(out, ':')
+		out = append(out, val...)
+	}
+	if !mapped {
+		return params
+	}
+	return append(out, '}')
+}
+
+// fileURLRegex returns the regex for a "url" member holding a file:// URL.
+func fileURLRegex(name string, val jsontext.Value) (string, bool) {
+	if name != "url" || val.Kind() != '"' {
+		return "", false
+	}
+	raw := unquote(val)
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "file" || u.Path == "" {
-		return params
+		return "", false
 	}
-	re := "^(?:" + regexp.QuoteMeta(raw) + "|" + regexp.QuoteMeta(u.Path) + ")$"
-	nameStart := bytes.LastIndex(params[:start], []byte(`"url"`))
-	if nameStart < 0 {
-		return params
-	}
-	out := append(bytes.Clone(params[:nameStart]), `"urlRegex":`...)
-	out, _ = jsontext.AppendQuote(out, re)
-	return append(out, params[end:]...)
+	return "^(?:" + regexp.QuoteMeta(raw) + "|" + regexp.QuoteMeta(u.Path) + ")$", true
 }

@@ -162,10 +162,12 @@ func (sess *Session) hostLoop() {
 func (sess *Session) sendLoop() {
 	ctx := context.Background()
 	var batch [][]byte
-	for range sess.out.wake {
-		var closed bool
-		var why error
-		batch, closed, why = sess.out.popAll(batch)
+	for {
+		batch, closed, why := sess.out.next(batch)
+		if closed {
+			sess.closeDevTools(why)
+			return
+		}
 		for _, m := range batch {
 			if err := sess.dt.Write(ctx, websocket.MessageText, m); err != nil {
 				sess.dt.CloseNow()
@@ -174,10 +176,6 @@ func (sess *Session) sendLoop() {
 			}
 		}
 		clear(batch)
-		if closed {
-			sess.closeDevTools(why)
-			return
-		}
 	}
 }
 

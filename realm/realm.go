@@ -36,6 +36,9 @@ const (
 )
 
 func (s Slot) String() string {
+	if s < 0 || s >= numSlots {
+		return fmt.Sprintf("slot(%d)", int(s))
+	}
 	return [...]string{"Runtime", "Console", "Sources", "Debugger"}[s]
 }
 

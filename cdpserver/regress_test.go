@@ -1,0 +1,66 @@
+package cdpserver
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+)
+
+// Regressions for bugs found by the unit-test pass; each failed before its fix.
+
+func TestRegressTrailingBytesAreAParseError(t *testing.T) {
+	for _, in := range []string{`{"id":1,"method":"Runtime.enable"}x`, `{"id":1,"method":"Runtime.enable"}{}`} {
+		if _, werr := parseRequest([]byte(in)); werr == nil || werr.Code != codeParseError {
+			t.Errorf("parseRequest(%q) = %v, want -32700: Node would answer it without an id", in, werr)
+		}
+	}
+	if _, werr := parseRequest([]byte("{\"id\":1,\"method\":\"A.b\"}\n ")); werr != nil {
+		t.Errorf("trailing whitespace refused: %v", werr)
+	}
+}
+
+func TestRegressCloseAfterPushIsNotSleptThrough(t *testing.T) {
+	q := newSendQueue(10, 1<<20)
+	q.push([]byte("answer"))
+	q.close(errors.New("host gone"))
+	done := make(chan []string)
+	go func() {
+		var got []string
+		for {
+			batch, closed, _ := q.next(nil)
+			if closed {
+				done <- got
+				return
+			}
+			for _, m := range batch {
+				got = append(got, string(m))
+			}
+		}
+	}()
+	select {
+	case got := <-done:
+		if len(got) != 1 || got[0] != "answer" {
+			t.Fatalf("consumer got %q, want [answer]", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the consumer never saw the close: the merged wake was slept through")
+	}
+}
+
+func TestRegressContextCreatedWithWhitespace(t *testing.T) {
+	for _, in := range []string{`{"params":{"context":{ }}}`, "{\"params\":{\"context\":{\n}}}"} {
+		out := rewriteContextCreated([]byte(in), "F00D")
+		if !json.Valid(out) {
+			t.Errorf("rewriteContextCreated(%q) = %s, not JSON", in, out)
+		}
+	}
+}
+
+func TestRegressBreakpointURLWithEscapedName(t *testing.T) {
+	in := `{"condition":"url","u\u0072l":"file:///a.js"}`
+	want := `{"condition":"url","urlRegex":"^(?:file:///a\\.js|/a\\.js)$"}`
+	if got := string(mapBreakpointURL([]byte(in))); got != want {
+		t.Errorf("mapBreakpointURL(%s) = %s, want %s", in, got, want)
+	}
+}
