@@ -1,0 +1,122 @@
+// Starts the real inspector-worker binary in front of the fixture host.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { alive, sleep, spawnGroup, waitFor } from './procs.js';
+
+export const FIXTURE = fileURLToPath(new URL('../fixtures/host.js', import.meta.url));
+export const FIXTURE_URL = new URL('../fixtures/host.js', import.meta.url).href;
+
+/** The worker binary; scripts/e2e.sh builds it from the checkout and sets this. */
+export function workerBin() {
+  const bin = process.env.INSPECTOR_WORKER_BIN;
+  if (!bin || !fs.existsSync(bin)) {
+    throw new Error(`INSPECTOR_WORKER_BIN=${bin ?? ''} is not a file: run the suite through 'bash scripts/e2e.sh', which builds the worker`);
+  }
+  return bin;
+}
+
+const LISTENING = /^inspector-worker: listening on http:\/\/127\.0\.0\.1:(\d+)\s*$/m;
+
+/**
+ * `inspector-worker run --port 0 -- node fixtures/host.js <trigger-dir>`; resolves once
+ * the worker listens, the host has logged its first line and /json/list has the target.
+ */
+export async function startWorker() {
+  const triggerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-e2e-host-'));
+  const proc = spawnGroup(workerBin(), ['run', '--port', '0', '--', process.execPath, FIXTURE, triggerDir], {
+    env: { ...process.env },
+  });
+  let hostPid = 0;
+  let stopped = false;
+  const w = {
+    proc,
+    triggerDir,
+    port: 0,
+    /** @type {{id: string, type: string, title: string, url: string, webSocketDebuggerUrl: string, devtoolsFrontendUrl: string}} */
+    target: /** @type {any} */ (null),
+    get hostPid() { return hostPid; },
+    /** The target's WebSocket as host:port/path (the frontend's ws= parameter). */
+    get wsHostPath() { return w.target.webSocketDebuggerUrl.replace(/^ws:\/\//, ''); },
+    get wsPath() { return new URL(w.target.webSocketDebuggerUrl).pathname; },
+    /**
+     * Asks the host to act (see fixtures/host.js): written then renamed, so the host
+     * never reads half a file.
+     * @param {'log'|'pause'|'break'} name
+     * @param {string} text
+     */
+    trigger(name, text) {
+      const tmp = path.join(triggerDir, `.${name}.tmp`);
+      fs.writeFileSync(tmp, text);
+      fs.renameSync(tmp, path.join(triggerDir, name));
+    },
+    /** Resolves when the host has consumed the trigger file. */
+    async triggered(/** @type {string} */ name) {
+      await waitFor(() => !fs.existsSync(path.join(triggerDir, name)), { what: `host to take trigger '${name}'`, timeoutMs: 30_000 });
+    },
+    /** The worker's stderr and stdout so far, for failure messages. */
+    output() {
+      return `--- worker stderr ---\n${proc.out.stderr.slice(-4000)}\n--- worker stdout ---\n${proc.out.stdout.slice(-2000)}`;
+    },
+    /**
+     * SIGTERM to the worker, SIGKILL to its process group after 10 s; then the host
+     * (by the PID it wrote) must be gone too, else it is killed and reported.
+     * @returns {Promise<{workerExit: {code: number|null, signal: string|null} | null, workerKilled: boolean, hostLeaked: boolean}>}
+     */
+    async stop() {
+      if (stopped) return { workerExit: null, workerKilled: false, hostLeaked: false };
+      stopped = true;
+      const { killed } = await proc.stop({ graceMs: 10_000 });
+      const workerExit = proc.hasExited ? await proc.exited : null;
+      let hostLeaked = false;
+      if (hostPid) {
+        const deadline = Date.now() + 5000;
+        while (alive(hostPid) && Date.now() < deadline) await sleep(100);
+        if (alive(hostPid)) {
+          hostLeaked = true;
+          try { process.kill(hostPid, 'SIGKILL'); } catch { /* gone */ }
+        }
+      }
+      fs.rmSync(triggerDir, { recursive: true, force: true });
+      return { workerExit, workerKilled: killed, hostLeaked };
+    },
+  };
+  try {
+    const port = await waitFor(() => {
+      if (proc.hasExited) throw new Error('worker exited');
+      const m = proc.out.stderr.match(LISTENING);
+      return m ? Number(m[1]) : 0;
+    }, { what: "the worker's 'inspector-worker: listening on' line", timeoutMs: 60_000 });
+    w.port = port;
+    hostPid = await waitFor(() => {
+      if (proc.hasExited) throw new Error('worker exited');
+      const f = path.join(triggerDir, 'host.pid');
+      return fs.existsSync(f) ? Number(fs.readFileSync(f, 'utf8')) : 0;
+    }, { what: 'the host fixture to start', timeoutMs: 60_000 });
+    const list = await waitFor(async () => {
+      const res = await fetch(`http://127.0.0.1:${port}/json/list`);
+      const body = await res.json();
+      return Array.isArray(body) && body.length ? body : null;
+    }, { what: '/json/list to list the target', timeoutMs: 30_000 });
+    if (list.length !== 1) throw new Error(`/json/list should list exactly one target, got ${JSON.stringify(list)}`);
+    w.target = list[0];
+    return w;
+  } catch (e) {
+    await w.stop();
+    throw new Error(`${/** @type {Error} */ (e).message}\n${w.output()}`);
+  }
+}
+
+/** The fixture's source lines. */
+export const FIXTURE_LINES = fs.readFileSync(FIXTURE, 'utf8').split('\n');
+
+/**
+ * The 1-based line number of the only fixture line that contains text.
+ * @param {string} text
+ */
+export function fixtureLine(text) {
+  const hits = FIXTURE_LINES.flatMap((l, i) => (l.includes(text) ? [i + 1] : []));
+  if (hits.length !== 1) throw new Error(`fixture has ${hits.length} lines containing ${JSON.stringify(text)}`);
+  return hits[0];
+}
