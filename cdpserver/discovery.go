@@ -18,6 +18,7 @@ const protocolVersion = "1.3"
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
+	s.mux = mux
 	mux.HandleFunc("GET /json/version", s.handleVersion)
 	mux.HandleFunc("GET /json", s.handleList)
 	mux.HandleFunc("GET /json/list", s.handleList)

@@ -53,7 +53,8 @@ type Server struct {
 	logf     func(string, ...any)
 	opts     Options // Static after construction, defaults filled in.
 
-	ln      net.Listener // Static after construction.
+	mux     *http.ServeMux // Static after construction; Handle adds routes.
+	ln      net.Listener   // Static after construction.
 	addr    string       // Static after construction: "127.0.0.1:PORT".
 	httpSrv *http.Server // Static after construction.
 
@@ -235,6 +236,13 @@ func (s *Server) removeSession(sess *Session) {
 	delete(s.sessions, sess)
 	s.mu.Unlock()
 	s.wg.Done()
+}
+
+// Handle adds a route of another feature (the client ingest, the trace API)
+// behind the same loopback listener and Host-header check. Call it before
+// Serve.
+func (s *Server) Handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
 }
 
 // sessionCount is the number of open DevTools sessions.
