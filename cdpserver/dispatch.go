@@ -37,6 +37,9 @@ func (sess *Session) handle(msg []byte) {
 		sess.enqueue(appendError(nil, req.ID, req.SessionID, &wireError{codeSessionUnknown, "Session with given id not found."}))
 		return
 	}
+	if sess.clientRequest(req) {
+		return
+	}
 	if f, ok := localMethods[req.Method]; ok {
 		sess.enqueue(appendResult(nil, req.ID, f(sess.srv)))
 		return
@@ -69,10 +72,7 @@ func (sess *Session) route(req request, msg []byte) {
 		return
 	}
 	if r.Kind != realm.KindHost {
-		// Only the host realm has a backend in this version; client realms
-		// are registered by the observation protocol (docs/protocol.md).
-		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError,
-			fmt.Sprintf("realm %s has no Runtime backend in this version of inspector-worker", r.ID)}))
+		sess.clientRuntime(req, r)
 		return
 	}
 	if req.Method == "Debugger.setBreakpointByUrl" && req.Params != nil {
@@ -187,13 +187,14 @@ func (sess *Session) fromHost(msg []byte) {
 	}
 	if hm.IsResponse {
 		sess.mu.Lock()
-		_, ok := sess.pending[hm.ID]
+		method, ok := sess.pending[hm.ID]
 		delete(sess.pending, hm.ID)
 		sess.mu.Unlock()
 		if !ok {
 			sess.srv.logf("DevTools connection %d: dropped a host answer to unknown request %d", sess.id, hm.ID)
 			return
 		}
+		sess.hostAnswered(method, msg)
 	} else if hm.Method == "Runtime.executionContextCreated" {
 		msg = rewriteContextCreated(msg, sess.srv.targetID)
 	}

@@ -14,7 +14,6 @@ package cdpserver
 // namedNoops maps a method to its literal answer.
 var namedNoops = map[string]string{
 	// Page (the scaffold proper lives in page.go).
-	"Page.enable":                    `{}`,
 	"Page.disable":                   `{}`,
 	"Page.setAdBlockingEnabled":      `{}`,
 	"Page.bringToFront":              `{}`,

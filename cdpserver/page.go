@@ -46,11 +46,13 @@ func (s *Server) mainFrame() frame {
 	}
 }
 
-func (s *Server) resourceTree() []byte {
+// resourceTree answers Page.getResourceTree: the host as the main frame, one
+// child frame per client page.
+func (s *Server) resourceTree(children []frameTree) []byte {
 	var out struct {
 		FrameTree frameTree `json:"frameTree"`
 	}
-	out.FrameTree = frameTree{Frame: s.mainFrame(), Resources: []struct{}{}}
+	out.FrameTree = frameTree{Frame: s.mainFrame(), Resources: []struct{}{}, ChildFrames: children}
 	b, _ := json.Marshal(out)
 	return b
 }
@@ -87,7 +89,6 @@ func (s *Server) targetInfo() []byte {
 
 // localMethods are implemented by the worker itself (not no-ops).
 var localMethods = map[string]func(*Server) []byte{
-	"Page.getResourceTree": (*Server).resourceTree,
 	"Page.getFrameTree":    (*Server).frameTreeAnswer,
 	"Target.getTargetInfo": (*Server).targetInfo,
 }

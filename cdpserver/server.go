@@ -50,13 +50,14 @@ type Server struct {
 	host     Host            // Static after construction.
 	hostInfo realm.HostInfo  // Static after construction.
 	registry *realm.Registry // Static after construction.
+	clients  *clientHub      // Static after construction.
 	logf     func(string, ...any)
 	opts     Options // Static after construction, defaults filled in.
 
 	mux     *http.ServeMux // Static after construction; Handle adds routes.
 	ln      net.Listener   // Static after construction.
-	addr    string       // Static after construction: "127.0.0.1:PORT".
-	httpSrv *http.Server // Static after construction.
+	addr    string         // Static after construction: "127.0.0.1:PORT".
+	httpSrv *http.Server   // Static after construction.
 
 	mu       sync.Mutex
 	sessions map[*Session]struct{} // Guarded by mu.
@@ -91,6 +92,7 @@ func New(host Host, ln net.Listener, opts Options) *Server {
 		addr:     ln.Addr().String(),
 		sessions: map[*Session]struct{}{},
 	}
+	s.clients = newClientHub(s)
 	s.httpSrv.Handler = s.routes()
 	return s
 }

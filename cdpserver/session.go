@@ -42,6 +42,8 @@ type Session struct {
 
 	dtClosed atomic.Bool // the DevTools side ended first
 
+	client sessionState // Guarded by srv.clients.mu.
+
 	mu         sync.Mutex
 	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.
 	hostClosed bool             // Guarded by mu.

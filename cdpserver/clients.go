@@ -1,0 +1,289 @@
+package cdpserver
+
+import (
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/inspector-worker/inspector-worker/realm"
+	"github.com/inspector-worker/inspector-worker/sourceproto"
+)
+
+// Client realms (browser pages) reach the worker through sourceproto; the hub
+// is the sourceproto.Consumer that turns each client source into what a
+// DevTools window expects of a page with child frames:
+//
+//   - one synthetic child frame per source id (stable across reloads),
+//     announced with Page.frameAttached/frameNavigated and listed in
+//     Page.getResourceTree; Page.frameDetached when the page is gone;
+//   - one execution context per source generation: negative id, own uniqueId,
+//     auxData {isDefault:true, frameId} (isDefault:false would make the
+//     frontend treat it as an extension content script);
+//   - its console messages as Runtime.consoleAPICalled, replayed (bounded) to
+//     every window before its Runtime.enable answer, then live;
+//   - its scripts as Debugger.scriptParsed (ids "c<n>"), with sources read
+//     from the page on demand (clients_scripts.go).
+//
+// Every projection to sessions happens under hub.mu, and so does every
+// session's switch of its enable flags, so a window gets each event exactly
+// once: either in its replay or live, never both, never neither.
+
+// maxReplayPerContext bounds the console messages kept per client context
+// for windows that open (or enable Runtime) later. The oldest go first; the
+// replay then starts with a warning saying how many were dropped.
+const maxReplayPerContext = 1000
+
+// frameDetachGrace is how long a page's frame outlives its connection: a
+// reload reconnects within it and keeps its frame (and the window's place in
+// Sources); a page that is really gone is detached after it.
+const frameDetachGrace = 3 * time.Second
+
+type clientHub struct {
+	srv *Server // Static after construction.
+
+	mu         sync.Mutex
+	reg        *sourceproto.Registry                    // Guarded by mu: set once by SetSourceRegistry.
+	frames     map[string]*clientFrame                  // Guarded by mu: by source id.
+	order      []string                                 // Guarded by mu: source ids in attach order.
+	byRef      map[sourceproto.SourceRef]*clientContext // Guarded by mu.
+	scripts    map[string]*clientScript                 // Guarded by mu: by scriptId.
+	nextCtx    int                                      // Guarded by mu: last context id handed out (negative).
+	nextFrame  int                                      // Guarded by mu.
+	nextScript int                                      // Guarded by mu.
+	reads      scriptReads                              // Guarded by mu.
+}
+
+type clientFrame struct {
+	sourceID string
+	id       string
+	url      string
+	title    string
+	ctx      *clientContext // nil while disconnected
+	detach   *time.Timer
+}
+
+type clientContext struct {
+	ref      sourceproto.SourceRef
+	frame    *clientFrame
+	realm    *realm.Realm
+	id       int
+	uniqueID string
+	console  [][]byte // projected consoleAPICalled params, oldest first
+	dropped  int      // console messages evicted from the replay buffer
+	scripts  []*clientScript
+}
+
+type clientScript struct {
+	id  string
+	url string
+	ctx *clientContext
+}
+
+func newClientHub(srv *Server) *clientHub {
+	return &clientHub{
+		srv:     srv,
+		frames:  map[string]*clientFrame{},
+		byRef:   map[sourceproto.SourceRef]*clientContext{},
+		scripts: map[string]*clientScript{},
+		reads:   scriptReads{},
+	}
+}
+
+// ClientConsumer is the sourceproto.Consumer that projects client pages into
+// every DevTools window. Create the sourceproto.Registry with it, then hand
+// the registry back with SetSourceRegistry (the hub sends script reads).
+func (s *Server) ClientConsumer() sourceproto.Consumer { return s.clients }
+
+// SetSourceRegistry gives the hub the registry it sends worker → page frames
+// through.
+func (s *Server) SetSourceRegistry(reg *sourceproto.Registry) {
+	s.clients.mu.Lock()
+	s.clients.reg = reg
+	s.clients.mu.Unlock()
+}
+
+// SourceOpened creates the context of a new page generation (and its frame
+// when the source id is new).
+func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
+	if info.Ref.Role != sourceproto.RoleClient {
+		return // the host channel has no DevTools projection yet
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f, known := h.frames[info.Ref.ID]
+	if !known {
+		h.nextFrame++
+		f = &clientFrame{sourceID: info.Ref.ID, id: fmt.Sprintf("%s.client-%d", h.srv.targetID, h.nextFrame)}
+		h.frames[info.Ref.ID] = f
+		h.order = append(h.order, info.Ref.ID)
+	}
+	if f.detach != nil {
+		f.detach.Stop()
+		f.detach = nil
+	}
+	if info.Page != nil {
+		f.url, f.title = info.Page.URL, info.Page.Title
+	}
+	if f.ctx != nil { // superseded generation not closed yet
+		h.destroyLocked(f.ctx)
+	}
+	h.nextCtx--
+	c := &clientContext{
+		ref: info.Ref, frame: f, id: h.nextCtx,
+		uniqueID: fmt.Sprintf("iw-client.%s.%d", info.Ref.ID, info.Ref.Gen),
+		realm:    realm.NewClientRealm(info.Ref.ID, f.displayName()),
+	}
+	f.ctx = c
+	h.byRef[info.Ref] = c
+	reg := h.srv.registry
+	reg.Remove(c.realm.ID)
+	if err := reg.Add(c.realm); err == nil {
+		_ = reg.BindContext(c.realm, c.id, c.uniqueID)
+	}
+	h.broadcastLocked(func(ss *sessionState) [][]byte {
+		var out [][]byte
+		if ss.pageEnabled {
+			if !known {
+				out = append(out, h.frameAttached(f))
+			}
+			out = append(out, h.frameNavigated(f, c))
+		}
+		if ss.runtimeEnabled {
+			out = append(out, h.contextCreated(c))
+		}
+		return out
+	})
+}
+
+// SourceClosed destroys the generation's context and, after a grace period
+// without a reconnect, the page's frame.
+func (h *clientHub) SourceClosed(ref sourceproto.SourceRef, _ sourceproto.CloseCode) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.byRef[ref]
+	if c == nil {
+		return
+	}
+	h.destroyLocked(c)
+	f := c.frame
+	f.detach = time.AfterFunc(frameDetachGrace, func() { h.detachFrame(f) })
+}
+
+func (h *clientHub) destroyLocked(c *clientContext) {
+	delete(h.byRef, c.ref)
+	if c.frame.ctx == c {
+		c.frame.ctx = nil
+	}
+	for _, s := range c.scripts {
+		delete(h.scripts, s.id)
+	}
+	h.reads.failRef(h, c.ref, "the page disconnected before sending the script")
+	h.srv.registry.UnbindContext(c.id, c.uniqueID)
+	h.srv.registry.Remove(c.realm.ID)
+	h.broadcastLocked(func(ss *sessionState) [][]byte {
+		if !ss.runtimeEnabled {
+			return nil
+		}
+		return [][]byte{fmt.Appendf(nil, `{"method":"Runtime.executionContextDestroyed","params":{"executionContextId":%d,"executionContextUniqueId":%q}}`, c.id, c.uniqueID)}
+	})
+}
+
+func (h *clientHub) detachFrame(f *clientFrame) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f.ctx != nil || h.frames[f.sourceID] != f {
+		return // reconnected meanwhile
+	}
+	delete(h.frames, f.sourceID)
+	for i, id := range h.order {
+		if id == f.sourceID {
+			h.order = append(h.order[:i], h.order[i+1:]...)
+			break
+		}
+	}
+	h.broadcastLocked(func(ss *sessionState) [][]byte {
+		if !ss.pageEnabled {
+			return nil
+		}
+		return [][]byte{fmt.Appendf(nil, `{"method":"Page.frameDetached","params":{"frameId":%q,"reason":"remove"}}`, f.id)}
+	})
+}
+
+// Replaced and Appended deliver items; a replacement is a snapshot of the
+// page's state, so its items are handled like appended ones (page and script
+// items are idempotent; console items in it are the producer's backlog).
+func (h *clientHub) Replaced(ref sourceproto.SourceRef, _ uint64, r *sourceproto.Replace) {
+	h.items(ref, r.Items)
+}
+
+func (h *clientHub) Appended(ref sourceproto.SourceRef, _ uint64, a *sourceproto.Append) {
+	h.items(ref, a.Items)
+}
+
+func (h *clientHub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.byRef[ref]
+	if c == nil {
+		return
+	}
+	for i := range items {
+		switch it := &items[i]; {
+		case it.Console != nil:
+			h.consoleLocked(c, it.Console)
+		case it.Script != nil:
+			h.scriptLocked(c, it.Script)
+		case it.Page != nil:
+			c.frame.url, c.frame.title = it.Page.URL, it.Page.Title
+			f := c.frame
+			h.broadcastLocked(func(ss *sessionState) [][]byte {
+				if !ss.pageEnabled {
+					return nil
+				}
+				return [][]byte{h.frameNavigated(f, c)}
+			})
+		}
+	}
+}
+
+// Gap tells every window that messages of a page were lost, and how many:
+// loss is never silent.
+func (h *clientHub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.byRef[ref]
+	if c == nil {
+		return
+	}
+	text := fmt.Sprintf("[inspector-worker] %d observations from %s were lost", g.Count, c.frame.displayName())
+	if g.Explained == g.Count {
+		text += " (the page's queue overflowed)"
+	}
+	msg := logEntry("warning", text, time.Now())
+	h.broadcastLocked(func(*sessionState) [][]byte { return [][]byte{msg} })
+}
+
+func (h *clientHub) Response(ref sourceproto.SourceRef, b sourceproto.Body) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reads.response(h, ref, b)
+}
+
+func (f *clientFrame) displayName() string {
+	if f.title != "" {
+		return f.title
+	}
+	if u, err := url.Parse(f.url); err == nil && u.Host != "" {
+		return u.Host + u.Path
+	}
+	return "client " + f.sourceID
+}
+
+func (f *clientFrame) origin() string {
+	u, err := url.Parse(f.url)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}

@@ -1,0 +1,193 @@
+package cdpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/inspector-worker/inspector-worker/sourceproto"
+)
+
+// Client script sources are read from the page on demand (script.read →
+// script.meta, script.chunk…, script.end) when a window asks
+// Debugger.getScriptSource for a "c<n>" script id.
+
+// maxClientScriptBytes bounds one client script source held while it is
+// reassembled (the same 50 MB a host script may have).
+const maxClientScriptBytes = 64 << 20
+
+// scriptReadTimeout answers a read the page never finishes with an error.
+const scriptReadTimeout = 30 * time.Second
+
+type scriptRead struct {
+	ref   sourceproto.SourceRef
+	sess  *Session
+	reqID jsontext.Value
+	buf   []byte
+	timer *time.Timer
+}
+
+// scriptReads are the reads in flight, by read id. Guarded by clientHub.mu.
+type scriptReads map[uint64]*scriptRead
+
+var nextReadID uint64 // Guarded by clientHub.mu.
+
+// clientScriptRequest answers the Debugger methods that address a client
+// script ("c<n>" ids or a client script's URL). It reports whether it did.
+func (h *clientHub) clientScriptRequest(s *Session, req request) bool {
+	p := scanScriptParams(req.Params)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	sc := h.scripts[p.scriptID]
+	if sc == nil && strings.HasPrefix(p.scriptID, "c") {
+		s.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "No script for id: " + p.scriptID}))
+		return true
+	}
+	switch req.Method {
+	case "Debugger.getScriptSource":
+		if sc == nil {
+			return false
+		}
+		h.startReadLocked(s, req, sc)
+	case "Debugger.getPossibleBreakpoints":
+		if sc == nil {
+			return false
+		}
+		s.enqueue(appendResult(nil, req.ID, []byte(`{"locations":[]}`)))
+	case "Debugger.setBlackboxedRanges":
+		if sc == nil {
+			return false
+		}
+		s.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
+	case "Debugger.setBreakpoint", "Debugger.setBreakpointByUrl", "Debugger.continueToLocation", "Debugger.searchInContent":
+		if sc == nil && !h.isClientURLLocked(p.url) {
+			return false
+		}
+		// An error makes the gutter marker vanish without a word, so the
+		// reason also goes to the Console.
+		reason := "client scripts are read-only in inspector-worker: a page cannot pause its own JavaScript " +
+			"and still answer the worker; set breakpoints in host (Node) scripts"
+		s.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, reason}))
+		s.enqueue(logEntry("warning", "[inspector-worker] "+reason, time.Now()))
+	default:
+		return false
+	}
+	return true
+}
+
+func (h *clientHub) isClientURLLocked(u string) bool {
+	if u == "" {
+		return false
+	}
+	for _, sc := range h.scripts {
+		if sc.url == u {
+			return true
+		}
+	}
+	return false
+}
+
+type scriptParams struct {
+	scriptID string
+	url      string
+}
+
+func scanScriptParams(params []byte) scriptParams {
+	var p struct {
+		ScriptID string `json:"scriptId"`
+		URL      string `json:"url"`
+		Location struct {
+			ScriptID string `json:"scriptId"`
+		} `json:"location"`
+		Start struct {
+			ScriptID string `json:"scriptId"`
+		} `json:"start"`
+	}
+	if len(params) > 0 {
+		_ = json.Unmarshal(params, &p)
+	}
+	out := scriptParams{scriptID: p.ScriptID, url: p.URL}
+	for _, id := range []string{p.Location.ScriptID, p.Start.ScriptID} {
+		if out.scriptID == "" {
+			out.scriptID = id
+		}
+	}
+	return out
+}
+
+func (h *clientHub) startReadLocked(s *Session, req request, sc *clientScript) {
+	if h.reg == nil {
+		s.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "client script reads are not connected in this worker"}))
+		return
+	}
+	nextReadID++
+	id := nextReadID
+	r := &scriptRead{ref: sc.ctx.ref, sess: s, reqID: req.ID}
+	if err := h.reg.Send(sc.ctx.ref, &sourceproto.ScriptRead{ID: id, URL: sc.url, Content: true}); err != nil {
+		s.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "cannot ask the page for " + sc.url + ": " + err.Error()}))
+		return
+	}
+	r.timer = time.AfterFunc(scriptReadTimeout, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.reads.finish(id, nil, fmt.Sprintf("the page did not send %s within %v", sc.url, scriptReadTimeout))
+	})
+	h.reads[id] = r
+}
+
+// response consumes script.meta/chunk/end answers.
+func (rs scriptReads) response(_ *clientHub, ref sourceproto.SourceRef, b sourceproto.Body) {
+	switch m := b.(type) {
+	case *sourceproto.ScriptChunk:
+		r := rs[m.ID]
+		if r == nil || r.ref != ref {
+			return
+		}
+		if int64(len(r.buf)) != m.Offset || len(r.buf)+len(m.Data) > maxClientScriptBytes {
+			rs.finish(m.ID, nil, "the page sent the script out of order or over the size bound")
+			return
+		}
+		r.buf = append(r.buf, m.Data...)
+	case *sourceproto.ScriptEnd:
+		r := rs[m.ID]
+		if r == nil || r.ref != ref {
+			return
+		}
+		if m.Error != nil {
+			rs.finish(m.ID, nil, "the page could not read the script: "+m.Error.Message)
+			return
+		}
+		rs.finish(m.ID, r.buf, "")
+	}
+}
+
+// finish answers the read's request exactly once.
+func (rs scriptReads) finish(id uint64, source []byte, failure string) {
+	r := rs[id]
+	if r == nil {
+		return
+	}
+	delete(rs, id)
+	r.timer.Stop()
+	if failure != "" {
+		r.sess.enqueue(appendError(nil, r.reqID, "", &wireError{codeServerError, failure}))
+		return
+	}
+	// encoding/json (not jsontext) so that invalid UTF-8 in a page's file
+	// becomes U+FFFD instead of an error.
+	quoted, _ := json.Marshal(string(source))
+	out := append([]byte(`{"scriptSource":`), quoted...)
+	r.sess.enqueue(appendResult(nil, r.reqID, append(out, '}')))
+}
+
+// failRef ends every read of a source generation that went away.
+func (rs scriptReads) failRef(_ *clientHub, ref sourceproto.SourceRef, why string) {
+	for id, r := range rs {
+		if r.ref == ref {
+			rs.finish(id, nil, why)
+		}
+	}
+}
