@@ -7,6 +7,9 @@ import (
 	"github.com/inspector-worker/inspector-worker/realm"
 )
 
+// pageMethods are the Page methods clientRequest answers.
+var pageMethods = []string{"Page.enable", "Page.disable", "Page.getResourceTree"}
+
 // clientRequest intercepts the requests whose answer involves client realms.
 // It reports whether it answered.
 func (sess *Session) clientRequest(req request) bool {

@@ -177,6 +177,9 @@ func workerDomains() []protocolDomain {
 	for m := range localMethods {
 		add(m, "answered by inspector-worker")
 	}
+	for _, m := range pageMethods {
+		add(m, "answered by inspector-worker (the host's frame and one child frame per client page)")
+	}
 	for m := range namedNoops {
 		add(m, "accepted; no effect on a Node.js host target")
 	}
