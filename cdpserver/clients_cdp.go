@@ -113,8 +113,12 @@ func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent
 			Type: string(a.Type), Subtype: string(a.Subtype), ClassName: a.ClassName,
 			UnserializableValue: a.UnserializableValue, Description: a.Description, Preview: a.Preview,
 		}
-		if len(a.Value) > 0 {
+		switch {
+		case len(a.Value) > 0:
 			p.Args[i].Value = json.RawMessage(a.Value)
+		case a.Type == "object" && a.Subtype == "null":
+			// The decoder reads "value":null as absent; CDP's null carries it.
+			p.Args[i].Value = json.RawMessage("null")
 		}
 	}
 	if ev.StackTrace != nil {

@@ -16,8 +16,8 @@ import (
 // Debugger.getScriptSource for a "c<n>" script id.
 
 // maxClientScriptBytes bounds one client script source held while it is
-// reassembled (the same 50 MB a host script may have).
-const maxClientScriptBytes = 64 << 20
+// reassembled: the protocol's own bound.
+const maxClientScriptBytes = sourceproto.MaxScriptBytes
 
 // scriptReadTimeout answers a read the page never finishes with an error.
 const scriptReadTimeout = 30 * time.Second
