@@ -1,0 +1,173 @@
+package trace
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// maxTransitions bounds the previous state transitions of an evidence.
+const maxTransitions = 10
+
+// buildEvidence derives the failure chain from a snapshot (never from live
+// state). It returns nil when there is no failure: a clean exit, a session
+// still running without an exception, or one the user stopped.
+//
+// The failure is the LAST exception; without one, a nonzero exit (explained
+// by the stderr tail) or a start that failed. The immediate cause is the
+// closest console, script or exception event BEFORE the failure; the
+// transitions are the up to ten inspector events (contexts included) before
+// that. Output lines are never candidates: they
+// travel through pipes whose order against the inspector socket is not
+// defined (Node often writes a console line to stdout before the inspector
+// reports the console call), and each console.* call is an event already.
+func buildEvidence(d SessionDetail) *Evidence {
+	f, cutoff, thrown := findFailure(d)
+	if f == nil {
+		return nil
+	}
+	cause, transitions := priorEvents(d.Events[:cutoff])
+	ev := &Evidence{
+		Failure:                  *f,
+		ImmediateCause:           cause,
+		PreviousStateTransitions: transitions,
+		OriginatingValue:         thrown,
+		RelevantInput: Input{
+			Target: d.Session.Target, Args: slices.Clone(d.Session.Args),
+			Cwd: d.Session.Cwd, NodeArgs: slices.Clone(d.Session.NodeArgs),
+		},
+		Caveat: Caveat,
+	}
+	ev.Confidence, ev.ConfidenceReason = confidence(f, cause)
+	return ev
+}
+
+// findFailure returns the failure, the index of the first event that is not
+// before it, and the thrown value.
+func findFailure(d SessionDetail) (*Failure, int, *Value) {
+	s := d.Session
+	for i := len(d.Events) - 1; i >= 0; i-- {
+		ev := d.Events[i]
+		if ev.Kind != KindException {
+			continue
+		}
+		f := &Failure{
+			Kind: FailureException, Message: ev.ErrorMessage, EventSeq: ev.Seq,
+			Location: clonePtr(ev.Location), Generated: clonePtr(ev.Generated),
+			SourceResolved: ev.Location != nil && ev.Location.Line > 0,
+			ExitCode:       clonePtr(s.ExitCode), Stack: ev.Stack,
+		}
+		if f.Message == "" {
+			f.Message = ev.Detail
+		}
+		var thrown *Value
+		if len(ev.Values) > 0 {
+			thrown = clonePtr(&ev.Values[0])
+		}
+		return f, i, thrown
+	}
+	switch {
+	case s.ExceptionCount > 0:
+		return &Failure{Kind: FailureException, ExitCode: clonePtr(s.ExitCode),
+			Message: "an uncaught exception was captured, but its event was dropped by the per-session cap"}, len(d.Events), nil
+	case s.Status == StatusFailed:
+		return &Failure{Kind: FailureStart, Message: s.Error, ExitCode: clonePtr(s.ExitCode), StderrTail: d.StderrTail}, len(d.Events), nil
+	case s.Status == StatusStopped || s.ExitCode == nil || *s.ExitCode == 0:
+		return nil, 0, nil
+	}
+	f := &Failure{Kind: FailureExit, ExitCode: clonePtr(s.ExitCode), StderrTail: d.StderrTail,
+		Message: lastLine(d.StderrTail)}
+	if f.Message == "" {
+		f.Message = "exited with code " + strconv.Itoa(*s.ExitCode) + " without an exception and without output on stderr"
+	}
+	cutoff := len(d.Events)
+	for i := len(d.Events) - 1; i >= 0; i-- {
+		if d.Events[i].Kind == KindExit {
+			f.EventSeq, cutoff = d.Events[i].Seq, i
+			break
+		}
+	}
+	return f, cutoff, nil
+}
+
+// lastLine is the last non-empty line of text, capped.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			l, _ = capText(l, maxValueChars)
+			return l
+		}
+	}
+	return ""
+}
+
+// priorEvents picks the immediate cause and the transitions before it from
+// events, which all precede the failure.
+func priorEvents(events []Event) (*Event, []Event) {
+	var cause *Event
+	transitions := []Event{}
+	for i := len(events) - 1; i >= 0 && len(transitions) < maxTransitions; i-- {
+		ev := events[i]
+		if ev.Kind == KindOutput || ev.Kind == KindExit {
+			continue
+		}
+		if cause == nil {
+			if ev.Kind == KindContext {
+				continue // a context's birth or teardown is bookkeeping, not a cause
+			}
+			c := ev.clone()
+			cause = &c
+			continue
+		}
+		transitions = append(transitions, ev.clone())
+	}
+	slices.Reverse(transitions)
+	return cause, transitions
+}
+
+// confidence applies the rule of docs/trace.md, and nothing else.
+func confidence(f *Failure, cause *Event) (string, string) {
+	if !f.SourceResolved {
+		return ConfidenceLow, "low: the failure has no source location (" + f.Kind + "), so nothing can be placed in a file"
+	}
+	where := locString(f.Location)
+	if f.Generated != nil {
+		where += " (through a source map, compiled " + locString(f.Generated) + ")"
+	}
+	switch {
+	case cause == nil:
+		return ConfidenceMedium, "medium: the failure resolved to " + where + ", but no event was captured before it"
+	case cause.Location != nil && cause.Location.File == f.Location.File:
+		return ConfidenceHigh, fmt.Sprintf("high: the failure resolved to %s and the closest prior event (#%d %s) is in the same file",
+			where, cause.Seq, kindLabel(*cause))
+	}
+	return ConfidenceMedium, fmt.Sprintf("medium: the failure resolved to %s, but the closest prior event (#%d %s) is not in that file",
+		where, cause.Seq, kindLabel(*cause))
+}
+
+func locString(l *Location) string {
+	if l == nil {
+		return "-"
+	}
+	s := l.File
+	if l.Line > 0 {
+		s += ":" + strconv.Itoa(l.Line)
+		if l.Column > 0 {
+			s += ":" + strconv.Itoa(l.Column)
+		}
+	}
+	return s
+}
+
+// kindLabel is "console.log", "exception", "script", "stdout" …
+func kindLabel(ev Event) string {
+	switch ev.Kind {
+	case KindConsole:
+		return "console." + ev.Subtype
+	case KindOutput:
+		return ev.Subtype
+	}
+	return ev.Kind
+}

@@ -1,0 +1,124 @@
+package trace
+
+import (
+	"strings"
+	"testing"
+)
+
+func intp(n int) *int { return &n }
+
+func loc(file string, line int) *Location { return &Location{File: file, Line: line, Column: 1} }
+
+// evidenceCase builds a session snapshot from events (Seq filled in).
+func snapshot(status string, exit *int, events ...Event) SessionDetail {
+	d := SessionDetail{Session: Session{ID: "tr-x", Status: status, ExitCode: exit,
+		Target: "/ws/app.js", Args: []string{"a"}, Cwd: "/ws", NodeArgs: []string{"/usr/bin/node", "/ws/app.js", "a"}}}
+	for i, ev := range events {
+		ev.Seq = int64(i + 1)
+		if ev.Kind == KindException {
+			d.Session.ExceptionCount++
+		}
+		d.Events = append(d.Events, ev)
+	}
+	return d
+}
+
+func TestEvidenceRules(t *testing.T) {
+	ctx := Event{Kind: KindContext, Subtype: "created", Detail: "context 1 created"}
+	script := Event{Kind: KindScript, Location: &Location{File: "/ws/app.js"}}
+	logApp := Event{Kind: KindConsole, Subtype: "log", Location: loc("/ws/app.js", 2)}
+	logLib := Event{Kind: KindConsole, Subtype: "log", Location: loc("/ws/lib.js", 7)}
+	out := Event{Kind: KindOutput, Subtype: "stdout", Detail: "x"}
+	exc := func(l *Location) Event {
+		return Event{Kind: KindException, ErrorMessage: "Error: boom", Location: l, Values: []Value{{Type: "object", Text: "Error: boom"}}}
+	}
+	exit := Event{Kind: KindExit}
+	for _, tc := range []struct {
+		name       string
+		d          SessionDetail
+		kind       string // "" = no evidence
+		confidence string
+		causeSeq   int64
+	}{
+		{"same file", snapshot(StatusExited, intp(1), ctx, script, logApp, out, exc(loc("/ws/app.js", 4)), exit), FailureException, ConfidenceHigh, 3},
+		{"cause elsewhere", snapshot(StatusExited, intp(1), ctx, script, logLib, exc(loc("/ws/app.js", 4)), exit), FailureException, ConfidenceMedium, 3},
+		{"no cause", snapshot(StatusExited, intp(1), ctx, exc(loc("/ws/app.js", 1)), exit), FailureException, ConfidenceMedium, 0},
+		{"script is the cause", snapshot(StatusExited, intp(1), ctx, script, exc(loc("/ws/app.js", 1)), exit), FailureException, ConfidenceHigh, 2},
+		{"unresolved", snapshot(StatusExited, intp(1), ctx, logApp, exc(nil), exit), FailureException, ConfidenceLow, 2},
+		{"file without line", snapshot(StatusExited, intp(1), logApp, exc(&Location{File: "/ws/app.js"})), FailureException, ConfidenceLow, 1},
+		{"last exception wins", snapshot(StatusExited, intp(1), logApp, exc(loc("/ws/lib.js", 9)), logLib, exc(loc("/ws/app.js", 4))), FailureException, ConfidenceMedium, 3},
+		{"exit without exception", snapshot(StatusExited, intp(3), ctx, script, logApp, out, exit), FailureExit, ConfidenceLow, 3},
+		{"clean exit", snapshot(StatusExited, intp(0), ctx, script, logApp, exit), "", "", 0},
+		{"stopped", snapshot(StatusStopped, intp(137), ctx, script, exit), "", "", 0},
+		{"running", snapshot(StatusRunning, nil, ctx, script, logApp), "", "", 0},
+		{"running with exception", snapshot(StatusRunning, nil, logApp, exc(loc("/ws/app.js", 4))), FailureException, ConfidenceHigh, 1},
+		{"start failed", snapshot(StatusFailed, nil), FailureStart, ConfidenceLow, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := buildEvidence(tc.d)
+			if tc.kind == "" {
+				if ev != nil {
+					t.Fatalf("evidence = %+v, want none", ev)
+				}
+				return
+			}
+			if ev == nil {
+				t.Fatal("no evidence")
+			}
+			if ev.Failure.Kind != tc.kind || ev.Confidence != tc.confidence {
+				t.Errorf("failure %s, confidence %s (%s); want %s, %s", ev.Failure.Kind, ev.Confidence, ev.ConfidenceReason, tc.kind, tc.confidence)
+			}
+			if !strings.HasPrefix(ev.ConfidenceReason, ev.Confidence+":") || ev.Caveat != Caveat {
+				t.Errorf("reason %q, caveat %q", ev.ConfidenceReason, ev.Caveat)
+			}
+			var got int64
+			if ev.ImmediateCause != nil {
+				got = ev.ImmediateCause.Seq
+				if ev.ImmediateCause.Kind == KindOutput || ev.ImmediateCause.Kind == KindContext {
+					t.Errorf("immediate cause is a %s event", ev.ImmediateCause.Kind)
+				}
+			}
+			if got != tc.causeSeq {
+				t.Errorf("immediate cause #%d, want #%d", got, tc.causeSeq)
+			}
+			for i, tr := range ev.PreviousStateTransitions {
+				if tr.Seq >= got || (i > 0 && tr.Seq <= ev.PreviousStateTransitions[i-1].Seq) || tr.Kind == KindOutput {
+					t.Errorf("transition %d = #%d %s: not before the cause, not in order, or output", i, tr.Seq, tr.Kind)
+				}
+			}
+			if ev.RelevantInput.Cwd != "/ws" || len(ev.RelevantInput.Args) != 1 {
+				t.Errorf("input = %+v", ev.RelevantInput)
+			}
+		})
+	}
+}
+
+func TestEvidenceTransitionsCapped(t *testing.T) {
+	var events []Event
+	for range 30 {
+		events = append(events, Event{Kind: KindConsole, Subtype: "log", Location: loc("/ws/app.js", 1)})
+	}
+	events = append(events, Event{Kind: KindException, Location: loc("/ws/app.js", 2)})
+	ev := buildEvidence(snapshot(StatusExited, intp(1), events...))
+	if len(ev.PreviousStateTransitions) != maxTransitions || ev.ImmediateCause.Seq != 30 ||
+		ev.PreviousStateTransitions[0].Seq != 20 || ev.PreviousStateTransitions[9].Seq != 29 {
+		t.Errorf("cause #%d, %d transitions from #%d", ev.ImmediateCause.Seq, len(ev.PreviousStateTransitions), ev.PreviousStateTransitions[0].Seq)
+	}
+}
+
+func TestEvidenceExitMessage(t *testing.T) {
+	d := snapshot(StatusExited, intp(2))
+	d.StderrTail = "warming up\nfatal: no config\n\n"
+	if ev := buildEvidence(d); ev.Failure.Message != "fatal: no config" || ev.Failure.StderrTail != d.StderrTail {
+		t.Errorf("failure = %+v", ev.Failure)
+	}
+	d.StderrTail = ""
+	if ev := buildEvidence(d); !strings.Contains(ev.Failure.Message, "without output on stderr") {
+		t.Errorf("failure = %+v", ev.Failure)
+	}
+	d = snapshot(StatusExited, intp(1))
+	d.Session.ExceptionCount = 1 // its event was dropped by the cap
+	if ev := buildEvidence(d); ev.Failure.Kind != FailureException || ev.Confidence != ConfidenceLow {
+		t.Errorf("dropped exception: %+v", ev)
+	}
+}
