@@ -15,6 +15,9 @@ Usage:
       start the host under the worker; exits with the host's exit code
   inspector-worker serve --host-inspector ws://127.0.0.1:P/UUID|127.0.0.1:P [--port N]
       attach to a Node process already started with --inspect
+  inspector-worker trace [--json] [--out FILE] [--workspace DIR] [--node PATH] -- script.js [args]
+      run script.js under the inspector and print its timeline and failure evidence
+      (docs/trace.md); exits with the script's exit code
   inspector-worker version
 
 Flags shared by demo, run and serve:
@@ -40,6 +43,8 @@ func realMain(args []string, stderr io.Writer) int {
 		return cmdServe(args[1:], stderr)
 	case "demo":
 		return cmdDemo(args[1:], stderr)
+	case "trace":
+		return cmdTrace(args[1:], stderr)
 	case "version", "--version":
 		fmt.Fprintln(os.Stdout, "inspector-worker", version)
 		return 0

@@ -14,6 +14,7 @@ import (
 	"github.com/inspector-worker/inspector-worker/cdpserver"
 	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/realm"
+	"github.com/inspector-worker/inspector-worker/trace"
 )
 
 func cmdRun(args []string, stderr io.Writer) int {
@@ -104,7 +105,9 @@ func runHost(r hostRun, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
-	srv := cdpserver.New(host, ln, cdpserver.Options{Logf: logTo(stderr)})
+	traceEngine := trace.New(trace.Options{}) // workspace: the current directory
+	defer traceEngine.Shutdown(ctx)
+	srv := cdpserver.New(host, ln, cdpserver.Options{Logf: logTo(stderr), Mount: trace.Routes(traceEngine)})
 	serveErr := serveEndpoint(srv, ln, fellBack, stderr)
 	go func() {
 		// Backup for the watcher session: Node's own line on stderr.

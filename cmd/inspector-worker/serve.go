@@ -13,6 +13,7 @@ import (
 	"github.com/inspector-worker/inspector-worker/cdpserver"
 	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/realm"
+	"github.com/inspector-worker/inspector-worker/trace"
 )
 
 // discoverTimeout bounds the attach to an existing Node inspector.
@@ -56,7 +57,9 @@ func cmdServe(args []string, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	srv := cdpserver.New(host, ln, cdpserver.Options{Logf: logTo(stderr)})
+	traceEngine := trace.New(trace.Options{}) // workspace: the current directory
+	defer traceEngine.Shutdown(context.Background())
+	srv := cdpserver.New(host, ln, cdpserver.Options{Logf: logTo(stderr), Mount: trace.Routes(traceEngine)})
 	serveErr := serveEndpoint(srv, ln, fellBack, stderr)
 	select {
 	case sig := <-sigs:
