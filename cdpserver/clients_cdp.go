@@ -3,7 +3,11 @@ package cdpserver
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/mailru/easyjson/jwriter"
 
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -14,17 +18,12 @@ type sessionState struct {
 	pageEnabled     bool
 	runtimeEnabled  bool
 	debuggerEnabled bool
+	dropped         int // client observations dropped because the window fell behind
 }
 
 // broadcastLocked enqueues what build returns for each session.
 func (h *clientHub) broadcastLocked(build func(*sessionState) [][]byte) {
-	h.srv.mu.Lock()
-	sessions := make([]*Session, 0, len(h.srv.sessions))
-	for s := range h.srv.sessions {
-		sessions = append(sessions, s)
-	}
-	h.srv.mu.Unlock()
-	for _, s := range sessions {
+	for _, s := range h.sessionsLocked() {
 		for _, m := range build(&s.client) {
 			s.enqueue(m)
 		}
@@ -71,83 +70,133 @@ func (h *clientHub) childFramesLocked() []frameTree {
 	return out
 }
 
-// cdpRemoteObject is CDP's Runtime.RemoteObject as projected from a client
-// value: the producer's handle is not exposed (object handles come with the
-// client Runtime backend), so objects show their description and preview.
-type cdpRemoteObject struct {
-	Type                string                     `json:"type"`
-	Subtype             string                     `json:"subtype,omitempty"`
-	ClassName           string                     `json:"className,omitempty"`
-	Value               json.RawMessage            `json:"value,omitempty"`
-	UnserializableValue string                     `json:"unserializableValue,omitempty"`
-	Description         string                     `json:"description,omitempty"`
-	Preview             *sourceproto.ObjectPreview `json:"preview,omitempty"`
-}
-
-type cdpCallFrame struct {
-	FunctionName string `json:"functionName"`
-	ScriptID     string `json:"scriptId"`
-	URL          string `json:"url"`
-	LineNumber   int64  `json:"lineNumber"`
-	ColumnNumber int64  `json:"columnNumber"`
-}
-
-type cdpConsoleParams struct {
-	Type               string            `json:"type"`
-	Args               []cdpRemoteObject `json:"args"`
-	ExecutionContextID int               `json:"executionContextId"`
-	Timestamp          float64           `json:"timestamp"`
-	StackTrace         *struct {
-		CallFrames []cdpCallFrame `json:"callFrames"`
-	} `json:"stackTrace,omitempty"`
-	Context string `json:"context,omitempty"`
-}
-
 // consoleLocked projects one client console call, keeps it for replay and
 // sends it to every window with Runtime enabled.
 func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent) {
-	p := cdpConsoleParams{Type: string(ev.Type), ExecutionContextID: c.id, Timestamp: ev.Timestamp, Context: ev.Context}
-	p.Args = make([]cdpRemoteObject, len(ev.Args))
-	for i, a := range ev.Args {
-		p.Args[i] = cdpRemoteObject{
-			Type: string(a.Type), Subtype: string(a.Subtype), ClassName: a.ClassName,
-			UnserializableValue: a.UnserializableValue, Description: a.Description, Preview: a.Preview,
-		}
-		switch {
-		case len(a.Value) > 0:
-			p.Args[i].Value = json.RawMessage(a.Value)
-		case a.Type == "object" && a.Subtype == "null":
-			// The decoder reads "value":null as absent; CDP's null carries it.
-			p.Args[i].Value = json.RawMessage("null")
-		}
-	}
-	if ev.StackTrace != nil {
-		p.StackTrace = &struct {
-			CallFrames []cdpCallFrame `json:"callFrames"`
-		}{CallFrames: make([]cdpCallFrame, len(ev.StackTrace.CallFrames))}
-		for i, f := range ev.StackTrace.CallFrames {
-			p.StackTrace.CallFrames[i] = cdpCallFrame{
-				FunctionName: f.FunctionName, ScriptID: c.scriptIDFor(f.URL), URL: f.URL,
-				LineNumber: f.LineNumber, ColumnNumber: f.ColumnNumber,
-			}
-		}
-	}
-	params, err := json.Marshal(p)
-	if err != nil {
-		return
-	}
+	params := appendConsoleParams(make([]byte, 0, 256), c, ev)
 	if len(c.console) == maxReplayPerContext {
 		c.console = c.console[1:]
 		c.dropped++
 	}
 	c.console = append(c.console, params)
 	msg := consoleMessage(params)
-	h.broadcastLocked(func(ss *sessionState) [][]byte {
-		if !ss.runtimeEnabled {
-			return nil
+	for _, s := range h.sessionsLocked() {
+		if s.client.runtimeEnabled {
+			s.enqueueObservation(msg)
 		}
-		return [][]byte{msg}
-	})
+	}
+}
+
+func (h *clientHub) sessionsLocked() []*Session {
+	h.srv.mu.Lock()
+	defer h.srv.mu.Unlock()
+	sessions := make([]*Session, 0, len(h.srv.sessions))
+	for s := range h.srv.sessions {
+		sessions = append(sessions, s)
+	}
+	return sessions
+}
+
+// enqueueObservation queues a client observation for one window, dropping it
+// (counted, then announced) when the window has fallen behind. Called with
+// clientHub.mu held.
+func (s *Session) enqueueObservation(msg []byte) {
+	if s.client.dropped > 0 {
+		warn := logEntry("warning", fmt.Sprintf("[inspector-worker] %d client console messages were dropped for this window: it fell behind the pages' output", s.client.dropped), time.Now())
+		if !s.out.pushLossy(warn) {
+			s.client.dropped++
+			return
+		}
+		s.client.dropped = 0
+	}
+	if !s.out.pushLossy(msg) {
+		s.client.dropped++
+	}
+}
+
+// appendConsoleParams writes Runtime.consoleAPICalled params for a client
+// call by hand: this is the client ingest hot path, and reflection-based
+// encoding was a quarter of its cost. Object values keep their description
+// and preview; the producer's handle is not exposed (object handles come
+// with the client Runtime backend).
+func appendConsoleParams(b []byte, c *clientContext, ev *sourceproto.ConsoleEvent) []byte {
+	b = append(b, `{"type":`...)
+	b, _ = jsontext.AppendQuote(b, string(ev.Type))
+	b = append(b, `,"args":[`...)
+	for i := range ev.Args {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendRemoteObject(b, &ev.Args[i])
+	}
+	b = append(b, `],"executionContextId":`...)
+	b = strconv.AppendInt(b, int64(c.id), 10)
+	b = append(b, `,"timestamp":`...)
+	b = strconv.AppendFloat(b, ev.Timestamp, 'f', -1, 64)
+	if ev.Context != "" {
+		b = append(b, `,"context":`...)
+		b, _ = jsontext.AppendQuote(b, ev.Context)
+	}
+	if st := ev.StackTrace; st != nil {
+		b = append(b, `,"stackTrace":{"callFrames":[`...)
+		for i, f := range st.CallFrames {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"functionName":`...)
+			b, _ = jsontext.AppendQuote(b, f.FunctionName)
+			b = append(b, `,"scriptId":`...)
+			b, _ = jsontext.AppendQuote(b, c.scriptIDFor(f.URL))
+			b = append(b, `,"url":`...)
+			b, _ = jsontext.AppendQuote(b, f.URL)
+			b = append(b, `,"lineNumber":`...)
+			b = strconv.AppendInt(b, f.LineNumber, 10)
+			b = append(b, `,"columnNumber":`...)
+			b = strconv.AppendInt(b, f.ColumnNumber, 10)
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, '}')
+}
+
+func appendRemoteObject(b []byte, a *sourceproto.RemoteObject) []byte {
+	b = append(b, `{"type":`...)
+	b, _ = jsontext.AppendQuote(b, string(a.Type))
+	if a.Subtype != "" {
+		b = append(b, `,"subtype":`...)
+		b, _ = jsontext.AppendQuote(b, string(a.Subtype))
+	}
+	if a.ClassName != "" {
+		b = append(b, `,"className":`...)
+		b, _ = jsontext.AppendQuote(b, a.ClassName)
+	}
+	switch {
+	case len(a.Value) > 0:
+		// Validated JSON already (the decoder's); copied as is.
+		b = append(b, `,"value":`...)
+		b = append(b, a.Value...)
+	case a.Type == "object" && a.Subtype == "null":
+		// The decoder reads "value":null as absent; CDP's null carries it.
+		b = append(b, `,"value":null`...)
+	}
+	if a.UnserializableValue != "" {
+		b = append(b, `,"unserializableValue":`...)
+		b, _ = jsontext.AppendQuote(b, a.UnserializableValue)
+	}
+	if a.Description != "" {
+		b = append(b, `,"description":`...)
+		b, _ = jsontext.AppendQuote(b, a.Description)
+	}
+	if a.Preview != nil {
+		w := jwriter.Writer{}
+		a.Preview.MarshalEasyJSON(&w)
+		if pb, err := w.BuildBytes(); err == nil {
+			b = append(b, `,"preview":`...)
+			b = append(b, pb...)
+		}
+	}
+	return append(b, '}')
 }
 
 func consoleMessage(params []byte) []byte {

@@ -62,6 +62,21 @@ func (q *sendQueue) push(msg []byte) error {
 	return nil
 }
 
+// pushLossy is push for messages that may be dropped (observations, never
+// answers): above half of either limit it drops msg and returns false
+// instead of letting the window reach the close-on-overflow bound. A window
+// that falls behind a client flood thus loses counted observations, not its
+// connection.
+func (q *sendQueue) pushLossy(msg []byte) bool {
+	q.mu.Lock()
+	full := !q.closed && (len(q.items)+1 > q.maxMessages/2 || q.bytes+len(msg) > q.maxBytes/2)
+	q.mu.Unlock()
+	if full {
+		return false
+	}
+	return q.push(msg) == nil
+}
+
 // close stops the queue; messages already queued are still handed out by pop
 // unless the reason is an overflow.
 func (q *sendQueue) close(reason error) {

@@ -64,3 +64,17 @@ func TestRegressBreakpointURLWithEscapedName(t *testing.T) {
 		t.Errorf("mapBreakpointURL(%s) = %s, want %s", in, got, want)
 	}
 }
+
+func TestPushLossyStopsAtHalf(t *testing.T) {
+	q := newSendQueue(10, 1<<20)
+	n := 0
+	for q.pushLossy([]byte("x")) {
+		n++
+	}
+	if n != 5 {
+		t.Fatalf("lossy pushes accepted %d, want 5 (half of 10)", n)
+	}
+	if err := q.push([]byte("answer")); err != nil {
+		t.Fatalf("an answer after lossy drops: %v; answers keep the full bound", err)
+	}
+}
