@@ -35,6 +35,7 @@ export async function openDevTools(chrome, wsHostPath, name) {
     /** Saves a PNG named <name>-NN-<step>.png and returns its path. */
     async screenshot(/** @type {string} */ step) {
       const file = artifactPath(`${name}-${String(++shots).padStart(2, '0')}-${step}.png`);
+      await page.mouse.move(1279, 799); // no hover highlight left on the last clicked tab
       await page.screenshot({ path: file });
       return file;
     },

@@ -4,7 +4,7 @@ import { after, before } from 'node:test';
 import { launchChromium } from './chromium.js';
 import { openDevTools } from './devtools.js';
 import { artifactPath, artifactsDir } from './artifacts.js';
-import { startProxy } from './proxy.js';
+import { formatAnalysis, startProxy } from './proxy.js';
 import { startWorker } from './worker.js';
 
 /** Per test: the whole test, however slow the machine (never a speed assertion). */
@@ -74,6 +74,8 @@ export async function startHost(t, { chrome, proxy: withProxy = false, name }) {
           try { extra.push(`failure screenshot: ${await dt.screenshot('failure')}`); } catch { /* page gone */ }
           if (dt.frontendConsole.length) extra.push(`frontend console of ${dt.name}:\n  ${dt.frontendConsole.slice(-20).join('\n  ')}`);
         }
+        // What the frontend asked and never got answered is often the real cause.
+        if (proxy) extra.push(formatAnalysis(proxy.analyze()));
         extra.push(w.output());
         // A new error: reporters print the stack, which was fixed when err was made.
         throw new Error(`${err.message}\n${extra.join('\n')}`, { cause: err });

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { alive, sleep, spawnGroup, waitFor } from './procs.js';
 
 export const FIXTURE = fileURLToPath(new URL('../fixtures/host.js', import.meta.url));
@@ -103,7 +104,12 @@ export async function startWorker() {
     w.target = list[0];
     return w;
   } catch (e) {
+    const tree = processTree(/** @type {number} */ (proc.child.pid));
     await w.stop();
+    /** @type {Error} */ (e).message += `\n--- worker process tree at failure ---\n${tree}`;
+    if (/--inspect-wait/.test(tree) && !hostPid) {
+      /** @type {Error} */ (e).message += '\nthe node host is still waiting for a debugger (--inspect-wait): the worker never released it with Runtime.runIfWaitingForDebugger';
+    }
     throw new Error(`${/** @type {Error} */ (e).message}\n${w.output()}`);
   }
 }
@@ -119,4 +125,22 @@ export function fixtureLine(text) {
   const hits = FIXTURE_LINES.flatMap((l, i) => (l.includes(text) ? [i + 1] : []));
   if (hits.length !== 1) throw new Error(`fixture has ${hits.length} lines containing ${JSON.stringify(text)}`);
   return hits[0];
+}
+
+/** `ps` of the worker and its children, for failure messages. */
+function processTree(/** @type {number} */ pid) {
+  try {
+    const all = execFileSync('ps', ['-eo', 'pid,ppid,pgid,stat,wchan:20,etime,args'], { encoding: 'utf8' }).split('\n');
+    const pids = new Set([String(pid)]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const line of all.slice(1)) {
+        const [p, pp] = line.trim().split(/\s+/);
+        if (p && pids.has(pp) && !pids.has(p)) { pids.add(p); grew = true; }
+      }
+    }
+    return [all[0], ...all.slice(1).filter((l) => pids.has(l.trim().split(/\s+/)[0]))].map((l) => l.slice(0, 200)).join('\n');
+  } catch (err) {
+    return `(ps failed: ${err})`;
+  }
 }

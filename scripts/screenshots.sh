@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Regenerates docs/screenshots/ (used by the README) from a passing e2e run: one
+# screenshot per panel, exactly as the stock DevTools frontend showed it.
+#   console.png  Console: a message from before the window opened and one after
+#   sources.png  Sources: the host script under file:// in the navigator, opened
+#   paused.png   Sources while paused on a `debugger;` statement (status, call stack)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export E2E_ARTIFACTS=$(mktemp -d "${TMPDIR:-/tmp}/inspector-worker-screens.XXXXXX")
+bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js
+mkdir -p docs/screenshots
+copy() {
+  [ -f "$E2E_ARTIFACTS/$1" ] || { echo "screenshots.sh: the suite did not write $1" >&2; exit 1; }
+  cp "$E2E_ARTIFACTS/$1" "docs/screenshots/$2"
+  echo "docs/screenshots/$2  <-  $1"
+}
+copy console-01-console.png console.png
+copy sources-01-sources.png sources.png
+copy debugger-statement-01-paused.png paused.png
+rm -rf "$E2E_ARTIFACTS"
