@@ -96,8 +96,14 @@ func (s *session) launch(ctx context.Context) error {
 		responses: make(chan cdpResponse, responseQueue),
 		pauses:    make(chan struct{}, 1), discards: make(chan struct{}, 1),
 		readDone: make(chan struct{}), nextID: cmdNext}
+	if !s.eng.track(2) { // the engine shut down while node was starting
+		proc.Kill()
+		_ = conn.CloseNow()
+		s.finishOutput()
+		s.finish(proc.ExitCode(), ErrClosed)
+		return fmt.Errorf("%w: %w", ErrStart, ErrClosed)
+	}
 	attached := make(chan error, 1)
-	s.eng.wg.Add(2)
 	go c.readLoop()
 	go c.controlLoop(startCtx, attached)
 	if err := <-attached; err != nil {

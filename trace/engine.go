@@ -48,7 +48,7 @@ type Engine struct {
 	ctx      context.Context    // Static; canceled by Shutdown.
 	cancel   context.CancelFunc // Static after New.
 	hub      *hub               // Static after New.
-	wg       sync.WaitGroup     // session goroutines
+	wg       sync.WaitGroup     // session goroutines; Add only through track
 
 	versionOnce sync.Once
 	version     string // written once by versionOnce
@@ -183,6 +183,19 @@ func (e *Engine) register(s *session) error {
 	return nil
 }
 
+// track counts n session goroutines unless the engine is shut down. Adding
+// under mu, which Shutdown takes to set closed before it waits, keeps every
+// wg.Add ahead of wg.Wait.
+func (e *Engine) track(n int) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return false
+	}
+	e.wg.Add(n)
+	return true
+}
+
 func (e *Engine) lookup(id string) (*session, error) {
 	if id == "" {
 		return nil, fmt.Errorf("%w: id is required", ErrBadRequest)
@@ -279,7 +292,9 @@ func (e *Engine) List() []Session {
 
 // Status reports the capabilities honestly, probing `node --version` once.
 func (e *Engine) Status(ctx context.Context) Status {
-	e.versionOnce.Do(func() { e.version, e.versionErr = probeVersion(ctx, e.nodePath, e.nodeErr) })
+	// The answer is cached, so one impatient caller must not make it
+	// "unavailable" for everyone: the probe has its own bound.
+	e.versionOnce.Do(func() { e.version, e.versionErr = probeVersion(context.WithoutCancel(ctx), e.nodePath, e.nodeErr) })
 	st := Status{SchemaVersion: SchemaVersion, Workspace: e.root, Capabilities: Capabilities{
 		Runtime:   "node",
 		Available: e.nodeErr == nil && e.rootErr == nil && e.versionErr == "",

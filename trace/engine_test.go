@@ -92,6 +92,13 @@ func TestLogTwiceThenThrow(t *testing.T) {
 	if ev.RelevantInput.Target != app || ev.RelevantInput.Cwd != ws {
 		t.Errorf("input = %+v", ev.RelevantInput)
 	}
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "node:internal") {
+		t.Errorf("the evidence mentions node:internal: %s", raw)
+	}
 }
 
 // assertNoInternalFrames checks every location, frame and stack text.
@@ -109,6 +116,11 @@ func assertNoInternalFrames(t *testing.T, events []Event) {
 		}
 		if strings.Contains(ev.Stack, "node:internal") {
 			t.Errorf("event #%d stack shows node:internal:\n%s", ev.Seq, ev.Stack)
+		}
+		for _, v := range ev.Values {
+			if strings.Contains(v.Text, "node:internal") {
+				t.Errorf("event #%d value shows node:internal: %q", ev.Seq, v.Text)
+			}
 		}
 	}
 }

@@ -251,7 +251,9 @@ func remoteText(o cdpRemoteObject) string {
 		}
 	case len(o.Value) > 0 && o.Type != "object" && o.Type != "function":
 		return string(o.Value)
-	case o.Preview != nil && o.Subtype != "error" && len(o.Preview.Properties) > 0:
+	case o.Subtype == "error" && o.Description != "":
+		return userStack(o.Description) // an Error's description is its stack: user frames only
+	case o.Preview != nil && len(o.Preview.Properties) > 0:
 		return previewText(o)
 	}
 	if o.Description != "" {

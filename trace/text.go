@@ -70,13 +70,34 @@ func resultLine(s Session) string {
 
 func (t textWriter) timeline(rep Report) {
 	t.printf("Timeline (captured events in order; stepping through them is the only replay)\n")
-	t.printf("  %5s %7s  %-15s %-22s %s\n", "#", "+ms", "kind", "where", "detail")
-	for _, ev := range rep.Events {
+	t.printf("  %5s %7s  %-16s %-22s %s\n", "#", "+ms", "kind", "where", "detail")
+	hidden := 0
+	for i, ev := range rep.Events {
+		// Node prints an uncaught exception's stack on stderr, node:internal
+		// frames included. The exception event already has the user frames,
+		// so here those lines fold into one row; --json keeps them verbatim.
+		if ev.Kind == KindOutput && isInternalStackLine(ev.Detail) {
+			hidden++
+			next := i + 1
+			if next < len(rep.Events) && rep.Events[next].Kind == KindOutput && isInternalStackLine(rep.Events[next].Detail) {
+				continue
+			}
+			t.printf("  %5s %7s  %-16s %-22s %s\n", "", "", ev.Subtype, "-", fmt.Sprintf("… %d node:internal stack lines folded", hidden))
+			hidden = 0
+			continue
+		}
 		ms := ev.Time.Sub(rep.Session.StartedAt).Milliseconds()
 		detail, _ := capText(clean(ev.Detail), textDetailChars)
-		t.printf("  %5d %7d  %-15s %-22s %s\n", ev.Seq, ms, kindLabel(ev), t.where(ev.Location), detail)
+		t.printf("  %5d %7d  %-16s %-22s %s\n", ev.Seq, ms, kindLabel(ev), t.where(ev.Location), detail)
 	}
 	t.printf("\n")
+}
+
+// isInternalStackLine matches "    at f (node:internal/…)" and
+// "    at node:internal/…".
+func isInternalStackLine(line string) bool {
+	l := strings.TrimSpace(line)
+	return strings.HasPrefix(l, "at ") && (strings.Contains(l, "(node:") || strings.HasPrefix(l, "at node:"))
 }
 
 func (t textWriter) evidence(rep Report) {

@@ -59,6 +59,7 @@ func TestTraceCLIText(t *testing.T) {
 	}
 	proctest.AssertGone(t, pid)
 	out := w.stdout.String()
+	flat := strings.Join(strings.Fields(out), " ") // column widths are presentation
 	for _, want := range []string{
 		"Timeline (captured events in order",
 		"console.error   app.js:2:9",
@@ -69,9 +70,12 @@ func TestTraceCLIText(t *testing.T) {
 		"confidence       High: ",
 		"caveat           Correlation, not causation",
 	} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(flat, strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "node:internal/") || !strings.Contains(out, "node:internal stack lines folded") {
+		t.Errorf("node:internal frames are not folded:\n%s", out)
 	}
 	if strings.Contains(out, "Debugger listening") {
 		t.Errorf("Node's inspector banner in the report:\n%s", out)
