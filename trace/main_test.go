@@ -94,7 +94,7 @@ func checkNoLeakedGoroutines() error {
 // goroutine dump instead of hanging the suite.
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 40*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	t.Cleanup(cancel)
 	go func() {
 		<-ctx.Done()
