@@ -1,0 +1,298 @@
+// Tests of the shipped browser client (client.js), run unmodified in a vm
+// context with a fake DOM and a fake WebSocket wired to a JS fake worker.
+
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { fakeBrowser, settle, PAGE_URL, APP_URL, CLIENT_URL } from './testdata/browser.mjs';
+import { FakeWorker } from './testdata/frames.mjs';
+import { AGENT_VERSION, DEFAULT_LIMITS } from './core.mjs';
+
+/** @param {any} b */
+function stopAll(b) {
+  try { b.win.__inspectorWorkerClient.stop(); } catch (e) { /* already */ }
+}
+
+test('hello, welcome, initial replace with the page and its scripts', async (t) => {
+  const b = fakeBrowser();
+  t.after(() => stopAll(b));
+  await settle();
+  assert.equal(b.sockets.length, 1);
+  assert.equal(b.socket.url, 'ws://127.0.0.1:9229/client');
+  const [hello, replace] = b.worker.frames;
+  const source = b.storage.get('inspector-worker:source');
+  assert.match(source, /^client-[0-9a-f]{16}$/);
+  assert.deepEqual(hello, {
+    v: 1, type: 'hello', source, body: {
+      role: 'client', token: 'secret-token', capabilities: ['console', 'scripts'], topics: ['console', 'page', 'script'],
+      agent: { name: 'inspector-worker-client', version: AGENT_VERSION }, page: { url: PAGE_URL, title: 'My app' },
+    },
+  });
+  assert.deepEqual(replace, {
+    v: 1, type: 'replace', source, gen: 4, seq: 0, body: {
+      reason: 'initial', items: [{ page: { url: PAGE_URL, title: 'My app' } }, { script: { url: APP_URL } }],
+    },
+  });
+});
+
+test('console calls: the original runs with the same result; appends carry the event with a page stack', async (t) => {
+  const b = fakeBrowser();
+  t.after(() => stopAll(b));
+  await settle();
+  const ret = b.run(`
+    function login(user) {
+      return console.log('user', user, 1.5, NaN, undefined, null, 10n);
+    }
+    login({ id: 7 });`);
+  assert.equal(ret, 'ret:log');
+  assert.equal(b.consoleCalls.length, 1);
+  assert.equal(b.consoleCalls[0][0], 'log');
+  assert.equal(b.consoleCalls[0][1][0], 'user');
+  b.run(`console.warn('careful'); console.assert(1 === 2, 'math'); console.groupEnd();`);
+  await settle();
+  const items = b.worker.items();
+  assert.equal(items.length, 4);
+  const ev = items[0].console;
+  assert.equal(ev.type, 'log');
+  assert.deepEqual(ev.args, [
+    { type: 'string', value: 'user' },
+    { type: 'object', className: 'Object', description: 'Object', preview: { type: 'object', description: 'Object', overflow: false, properties: [{ name: 'id', type: 'number', value: '7' }] } },
+    { type: 'number', value: 1.5, description: '1.5' },
+    { type: 'number', unserializableValue: 'NaN', description: 'NaN' },
+    { type: 'undefined' },
+    { type: 'object', subtype: 'null' },
+    { type: 'bigint', unserializableValue: '10n', description: '10n' },
+  ]);
+  assert.equal(ev.url, PAGE_URL);
+  assert.ok(ev.timestamp > 1.6e12);
+  assert.deepEqual(ev.stackTrace.callFrames[0], { functionName: 'login', url: APP_URL, lineNumber: 2, columnNumber: 21 });
+  assert.ok(ev.stackTrace.callFrames.every((/** @type {any} */ f) => f.url !== CLIENT_URL), 'no client frames');
+  assert.deepEqual(items.slice(1).map((/** @type {any} */ it) => [it.console.type, it.console.args[0].value]), [
+    ['warning', 'careful'], ['assert', 'math'], ['endGroup', 'console.groupEnd']]);
+  const [a] = b.worker.of('append');
+  assert.equal(a.seq, 1);
+});
+
+test('the page console works identically when the worker is down', async (t) => {
+  const b = fakeBrowser({ refuse: true });
+  t.after(() => stopAll(b));
+  assert.equal(b.sockets.length, 0);
+  assert.equal(b.run(`console.log('a')`), 'ret:log');
+  assert.equal(b.run(`console.error(new Error('x'))`), 'ret:error');
+  assert.equal(b.consoleCalls.length, 2);
+  // A socket stuck in CONNECTING is never written (no InvalidStateError).
+  b.env.refuse = false;
+  b.env.autoOpen = false;
+  await new Promise((r) => setTimeout(r, 300)); // first backoff ≤ 250 ms
+  assert.equal(b.sockets.length, 1);
+  assert.equal(b.socket.readyState, 0);
+  assert.doesNotThrow(() => b.run(`for (let i = 0; i < 100; i++) console.info(i)`));
+  await settle();
+  assert.deepEqual(b.socket.sent, []);
+  assert.equal(b.win.__inspectorWorkerClient.stats().queued, 102);
+  // Once open, everything queued goes after the initial replace.
+  b.socket.open();
+  await settle();
+  assert.deepEqual(b.worker.frames.map((f) => f.type), ['hello', 'replace', 'append']);
+  assert.equal(b.worker.items().length, 102);
+});
+
+test('a send that throws is swallowed', async (t) => {
+  const b = fakeBrowser();
+  t.after(() => stopAll(b));
+  await settle();
+  b.socket.send = () => { throw new Error('InvalidStateError'); };
+  assert.equal(b.run(`console.log('still works')`), 'ret:log');
+  await settle();
+});
+
+test('reconnect: backoff, a new hello (new generation), queued items after the new replace', async (t) => {
+  const b = fakeBrowser();
+  t.after(() => stopAll(b));
+  await settle();
+  const source = b.worker.frames[0].source;
+  b.run(`console.log('gen 4')`);
+  await settle();
+  b.socket.drop();
+  b.run(`console.log('while down 1'); console.log('while down 2')`);
+  b.worker.gen = 9;
+  const t0 = Date.now();
+  while (b.sockets.length < 2 && Date.now() - t0 < 2000) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(b.sockets.length, 2);
+  await settle();
+  const f = b.worker.frames;
+  assert.deepEqual(f.map((x) => x.type), ['hello', 'replace', 'append', 'hello', 'replace', 'append']);
+  assert.equal(f[3].source, source, 'same source');
+  assert.equal('gen' in f[3], false);
+  assert.equal(f[4].gen, 9);
+  assert.equal(f[4].body.reason, 'initial');
+  assert.equal(f[5].seq, 1);
+  assert.deepEqual(f[5].body.items.map((/** @type {any} */ it) => it.console.args[0].value), ['while down 1', 'while down 2']);
+});
+
+test('a reload keeps the source id (sessionStorage); a new tab gets another', async () => {
+  const storage = new Map();
+  const b1 = fakeBrowser({ storage });
+  await settle();
+  b1.dispatch('pagehide', { persisted: false });
+  await settle();
+  const closeFrame = b1.worker.frames.at(-1);
+  assert.deepEqual(closeFrame.body, { code: 'going-away', reason: 'pagehide' });
+  assert.equal(b1.socket.readyState, 3);
+  stopAll(b1);
+  const b2 = fakeBrowser({ storage });
+  await settle();
+  assert.equal(b2.worker.frames[0].source, b1.worker.frames[0].source);
+  stopAll(b2);
+  const b3 = fakeBrowser();
+  await settle();
+  assert.notEqual(b3.worker.frames[0].source, b1.worker.frames[0].source);
+  stopAll(b3);
+  const b4 = fakeBrowser({ attrs: { 'data-source': 'my-page' } });
+  await settle();
+  assert.equal(b4.worker.frames[0].source, 'my-page');
+  stopAll(b4);
+});
+
+test('pagehide flushes and closes; pageshow from the bfcache reconnects', async (t) => {
+  const worker = new FakeWorker({ autoAck: false });
+  const b = fakeBrowser({ worker });
+  t.after(() => stopAll(b));
+  await settle();
+  worker.ack(0);
+  await settle();
+  for (let i = 0; i < 20; i++) b.run(`console.log(${i})`);
+  await settle();
+  // 16 batches in flight at most; pagehide sends the rest regardless.
+  b.run(`for (let i = 0; i < 10000; i++) console.log('burst', i)`);
+  await settle();
+  const before = worker.of('append').length;
+  assert.ok(before <= 16);
+  b.dispatch('pagehide', { persisted: true });
+  await settle();
+  assert.ok(worker.of('append').length > before);
+  assert.equal(worker.frames.at(-1).type, 'close');
+  assert.equal(b.sockets.length, 1);
+  b.dispatch('pageshow', { persisted: true });
+  await settle();
+  assert.equal(b.sockets.length, 2);
+  assert.equal(worker.frames.at(-2).type, 'hello');
+});
+
+test('snapshot-request → replace{reason:"requested"}', async (t) => {
+  const b = fakeBrowser();
+  t.after(() => stopAll(b));
+  await settle();
+  b.run(`console.log(1); console.log(2)`);
+  await settle();
+  b.worker.send('snapshot-request', { expected: 1, received: 3, missing: 2 });
+  await settle();
+  const r = b.worker.of('replace');
+  assert.equal(r.length, 2);
+  assert.equal(r[1].body.reason, 'requested');
+  assert.equal(r[1].seq, 2);
+  assert.deepEqual(r[1].body.items, [{ page: { url: PAGE_URL, title: 'My app' } }, { script: { url: APP_URL } }]);
+});
+
+test('close{replaced} from the worker: a new source id, then reconnect', async (t) => {
+  const b = fakeBrowser();
+  t.after(() => stopAll(b));
+  await settle();
+  const first = b.worker.frames[0].source;
+  b.worker.send('close', { code: 'replaced' });
+  const t0 = Date.now();
+  while (b.sockets.length < 2 && Date.now() - t0 < 2000) await new Promise((r) => setTimeout(r, 20));
+  await settle();
+  const hellos = b.worker.of('hello');
+  assert.equal(hellos.length, 2);
+  assert.notEqual(hellos[1].source, first);
+  assert.equal(b.storage.get('inspector-worker:source'), hellos[1].source);
+});
+
+test('uncaught errors and unhandled rejections become console errors with the exception stack', async (t) => {
+  const b = fakeBrowser();
+  t.after(() => stopAll(b));
+  await settle();
+  const err = b.run(`function fail() { return new Error('boom'); } fail()`);
+  b.dispatch('error', { message: 'Uncaught Error: boom', error: err, filename: APP_URL, lineno: 1, colno: 1 });
+  b.dispatch('error', { message: 'Script error.', error: null, filename: 'http://cdn/x.js', lineno: 3, colno: 4 });
+  b.dispatch('unhandledrejection', { reason: 'nope' });
+  b.dispatch('error', { type: 'error' }); // a resource error (no message)
+  await settle();
+  const items = b.worker.items().map((/** @type {any} */ it) => it.console);
+  assert.equal(items.length, 3);
+  assert.equal(items[0].type, 'error');
+  assert.deepEqual(items[0].args[0], { type: 'string', value: 'Uncaught' });
+  assert.equal(items[0].args[1].subtype, 'error');
+  assert.match(items[0].args[1].description, /^Error: boom/);
+  assert.deepEqual(items[0].stackTrace.callFrames[0], { functionName: 'fail', url: APP_URL, lineNumber: 0, columnNumber: 25 });
+  assert.deepEqual(items[1].args, [{ type: 'string', value: 'Script error.' }]);
+  assert.deepEqual(items[1].stackTrace.callFrames, [{ functionName: '', url: 'http://cdn/x.js', lineNumber: 2, columnNumber: 3 }]);
+  assert.deepEqual(items[2].args, [{ type: 'string', value: 'Uncaught (in promise)' }, { type: 'string', value: 'nope' }]);
+});
+
+test('history navigation becomes a page item', async (t) => {
+  const b = fakeBrowser();
+  t.after(() => stopAll(b));
+  await settle();
+  assert.equal(b.run(`history.pushState({}, '', '/next')`), 'pushed');
+  b.run(`history.replaceState({}, '', '/next')`); // no change: no item
+  await settle();
+  assert.deepEqual(b.worker.items(), [{ page: { url: 'http://127.0.0.1:5173/next', title: 'My app' } }]);
+});
+
+test('script.read: meta, chunks, end; errors for cross-origin and missing scripts', async (t) => {
+  const body = new Uint8Array(100000).map((_, i) => (i * 7) % 256);
+  /** @type {string[]} */
+  const fetched = [];
+  const b = fakeBrowser({
+    fetch: async (url) => {
+      fetched.push(url);
+      if (url.endsWith('/missing.js')) return new Response('nope', { status: 404 });
+      return new Response(body, { headers: { 'content-type': 'text/javascript', sourcemap: 'app.js.map' } });
+    },
+  });
+  t.after(() => stopAll(b));
+  await settle();
+  b.worker.send('script.read', { id: 3, url: APP_URL, content: true });
+  b.worker.send('script.read', { id: 4, url: 'http://evil.example/x.js', content: true });
+  b.worker.send('script.read', { id: 5, url: 'http://127.0.0.1:5173/missing.js' });
+  b.worker.send('script.read', { id: 6, url: APP_URL });
+  const of = (/** @type {number} */ id) => b.worker.frames.filter((f) => f.body.id === id);
+  const t0 = Date.now();
+  while (![3, 4, 5, 6].every((id) => of(id).some((f) => f.type === 'script.end')) && Date.now() - t0 < 5000) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const r3 = of(3);
+  assert.equal(r3[0].type, 'script.meta');
+  assert.equal(r3[0].body.length, 100000);
+  assert.equal(r3[0].body.contentType, 'text/javascript');
+  assert.equal(r3[0].body.sourceMapURL, 'app.js.map');
+  assert.match(r3[0].body.hash, /^[0-9a-f]{64}$/);
+  const chunks = r3.filter((f) => f.type === 'script.chunk');
+  assert.deepEqual(chunks.map((f) => f.body.offset), [0, 49152, 98304]);
+  assert.ok(chunks.every((f) => Buffer.from(f.body.data, 'base64').length <= DEFAULT_LIMITS.maxChunkBytes));
+  assert.deepEqual(new Uint8Array(Buffer.concat(chunks.map((f) => Buffer.from(f.body.data, 'base64')))), body);
+  assert.deepEqual(r3.at(-1).body, { id: 3, length: 100000 });
+  assert.deepEqual(of(4).map((f) => [f.type, f.body.error && f.body.error.code]), [['script.end', 'unsupported']]);
+  assert.deepEqual(of(5).map((f) => [f.type, f.body.error && f.body.error.code]), [['script.end', 'no-such-script']]);
+  assert.deepEqual(of(6).map((f) => f.type), ['script.meta', 'script.end']);
+  assert.deepEqual(fetched.filter((u) => u.includes('evil')), [], 'no cross-origin fetch');
+});
+
+test('stop() restores the page console and closes', async () => {
+  const b = fakeBrowser();
+  await settle();
+  const wrapped = b.win.console.log;
+  b.win.__inspectorWorkerClient.stop();
+  assert.notEqual(b.win.console.log, wrapped);
+  assert.equal(b.run(`console.log('x')`), 'ret:log');
+  assert.equal(b.worker.frames.at(-1).type, 'close');
+  assert.equal(b.win.__inspectorWorkerClient, undefined);
+});
+
+test('no data-endpoint: the client does nothing', () => {
+  const b = fakeBrowser({ attrs: { 'data-endpoint': '' } });
+  assert.equal(b.sockets.length, 0);
+  assert.equal(b.win.__inspectorWorkerClient, undefined);
+  assert.equal(b.run(`console.log('x')`), 'ret:log');
+});
