@@ -19,6 +19,9 @@ export async function openDevTools(chrome, wsHostPath, name) {
   /** The frontend's own console: "Request X failed" and the like. */
   const frontendConsole = /** @type {string[]} */ ([]);
   page.on('console', (m) => {
+    // Chromium's own noise (its debugging server has no favicon; software WebGL) is
+    // not the frontend talking about us.
+    if (m.location().url.endsWith('/favicon.ico') || /swiftshader|software WebGL/i.test(m.text())) return;
     if (m.type() === 'error' || m.type() === 'warning') frontendConsole.push(`${m.type()}: ${m.text()}`);
   });
   page.on('pageerror', (e) => frontendConsole.push(`pageerror: ${e.message}`));

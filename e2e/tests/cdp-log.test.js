@@ -25,7 +25,8 @@ test('cdp log: every request the frontend sent was answered exactly once', { tim
   const h = await startHost(t, { chrome, proxy: true, name: 'cdp-log' });
   const proxy = /** @type {NonNullable<typeof h.proxy>} */ (h.proxy);
   await h.run(async () => {
-    // A short tour so the log holds attach, console, evaluation, sources and a pause.
+    // A short tour so the log holds attach, console, evaluation, sources, a pause and
+    // the Network, Performance and Memory panels.
     // The log is checked even when the tour gets stuck: an unanswered request is
     // usually why, and that is what this test must name.
     /** @type {Error | null} */
@@ -45,6 +46,12 @@ test('cdp log: every request the frontend sent was answered exactly once', { tim
       await dt.showPanel('console');
       await dt.waitForConsoleText('e2e-host: resumed after debugger for the log');
       t.diagnostic(`screenshot: ${await dt.screenshot('cdp-log-tour')}`);
+      // The other panels a user clicks through ask for their own domains.
+      for (const panel of ['network', 'timeline', 'heap-profiler']) {
+        await dt.page.locator(`#tab-${panel}`).click();
+        await dt.page.locator(`#tab-${panel}[aria-selected="true"]`).waitFor();
+        t.diagnostic(`screenshot: ${await dt.screenshot(`panel-${panel}`)}`);
+      }
     } catch (e) {
       tourError = /** @type {Error} */ (e);
     }
