@@ -29,15 +29,25 @@ test("console: a message's source link opens the host script in Sources", { time
     const dt = await h.open();
     h.w.trigger('log', 'with a source link');
     await dt.waitForConsoleText('e2e-host: on demand with a source link');
-    const link = dt.consoleLinkFor('e2e-host: on demand with a source link');
-    const expected = `host.js:${fixtureLine("console.log('e2e-host: on demand '")}`;
-    assert.equal((await link.innerText()).trim(), expected, 'the link names the host script and the console.log line');
     t.diagnostic(`screenshot: ${await dt.screenshot('console-link')}`);
-    await link.click();
-    await dt.page.locator('#tab-sources[aria-selected="true"]').waitFor();
-    await dt.page.locator('#sources-panel-sources-view .tabbed-pane-header-tab[aria-selected="true"]', { hasText: 'host.js' }).waitFor();
-    const lines = await dt.editorLines();
-    assert.ok(lines.some((l) => l.includes("console.log('e2e-host: on demand ' + text);")), `the editor shows the host script: ${JSON.stringify(lines.slice(0, 5))}`);
+    // Both links work: the one of the message replayed from before the window
+    // opened, and the live one.
+    const cases = [
+      ['e2e-host: started before any DevTools window', fixtureLine("console.log('e2e-host: started before any DevTools window')")],
+      ['e2e-host: on demand with a source link', fixtureLine("console.log('e2e-host: on demand '")],
+    ];
+    for (const [text, line] of /** @type {Array<[string, number]>} */ (cases)) {
+      await dt.showPanel('console');
+      const link = dt.consoleLinkFor(text);
+      assert.equal((await link.innerText()).trim(), `host.js:${line}`, `the link of "${text}" names the host script and its console.log line`);
+      await link.click();
+      await dt.page.locator('#tab-sources[aria-selected="true"]').waitFor();
+      await dt.page.locator('#sources-panel-sources-view .tabbed-pane-header-tab[aria-selected="true"]', { hasText: 'host.js' }).waitFor();
+      // The editor's status bar shows the revealed position.
+      await dt.page.getByText(new RegExp(`^Line ${line}, column \\d+$`)).waitFor();
+      const lines = await dt.editorLines();
+      assert.ok(lines.some((l) => l.includes("console.log('e2e-host: on demand ' + text);")), `the editor shows the host script: ${JSON.stringify(lines.slice(0, 5))}`);
+    }
     t.diagnostic(`screenshot: ${await dt.screenshot('sources-from-link')}`);
   });
 });
