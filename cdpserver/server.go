@@ -179,7 +179,7 @@ func (s *Server) Serve() error {
 func (s *Server) hostWatch() {
 	<-s.host.Done()
 	for _, sess := range s.stopAccepting("the Node host is gone") {
-		sess.host.CloseNow()
+		sess.closeHost()
 	}
 }
 
@@ -201,7 +201,7 @@ func (s *Server) stopAccepting(reason string) []*Session {
 func (s *Server) closeSessions(reason string) {
 	for _, sess := range s.stopAccepting(reason) {
 		sess.endHost(reason, false)
-		sess.host.CloseNow()
+		sess.closeHost()
 	}
 }
 

@@ -130,7 +130,7 @@ func (sess *Session) readLoop() {
 		_, msg, err := sess.dt.Read(ctx)
 		if err != nil {
 			sess.dtClosed.Store(true)
-			sess.host.CloseNow()
+			sess.closeHost()
 			sess.out.close(&closeState{websocket.StatusNormalClosure, "DevTools window closed"})
 			return
 		}
@@ -242,6 +242,13 @@ func (sess *Session) endHost(reason string, preferHost bool) {
 		sess.enqueue(appendError(nil, []byte(fmt.Sprint(id)), "", e))
 	}
 	sess.out.close(&closeState{websocket.StatusGoingAway, reason})
+}
+
+// closeHost ends the Node session with a WebSocket close handshake, not an
+// abrupt TCP close: Node 20 sometimes crashed (SIGSEGV, exit 139) when
+// sessions were dropped abruptly while it was exiting. It does not block.
+func (sess *Session) closeHost() {
+	go sess.host.Close(websocket.StatusNormalClosure, "")
 }
 
 func truncate(s string, n int) string {

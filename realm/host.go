@@ -60,7 +60,7 @@ type HostOptions struct {
 
 // exitReasonWait is how long the watcher waits, after Node's inspector
 // closed, for the process exit that explains it.
-const exitReasonWait = 2 * time.Second
+const exitReasonWait = 5 * time.Second
 
 // watcherRequestID numbers the watcher session's requests (it sends one or two).
 const watcherRequestID = 1
@@ -92,7 +92,31 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 	}
 	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), watcher: c}
 	go h.watchLoop()
+	if opts.Release {
+		go h.releaseLoop()
+	}
 	return h, nil
+}
+
+// releaseResends are when the watcher repeats Runtime.runIfWaitingForDebugger
+// after attaching. Node 20 sometimes drops the first one (1–3 runs in 40 with
+// several hosts starting at once): the script then never starts. Repeating
+// it is harmless once the script runs (Node ignores it then).
+var releaseResends = []time.Duration{100 * time.Millisecond, 300 * time.Millisecond, time.Second, 3 * time.Second}
+
+// releaseLoop is the watcher session's only writer after AttachHost returns.
+func (h *Host) releaseLoop() {
+	for i, d := range releaseResends {
+		select {
+		case <-h.done:
+			return
+		case <-time.After(d):
+		}
+		msg := fmt.Sprintf(`{"id":%d,"method":"Runtime.runIfWaitingForDebugger"}`, watcherRequestID+2+i)
+		if h.watcher.Write(context.Background(), websocket.MessageText, []byte(msg)) != nil {
+			return
+		}
+	}
 }
 
 // watchLoop ends the host when Node says the script finished or when the
@@ -122,7 +146,9 @@ func (h *Host) Finish(reason string) {
 		h.reason = reason
 		h.mu.Unlock()
 		close(h.done)
-		h.watcher.CloseNow()
+		// A close handshake, not an abrupt TCP close: see cdpserver's
+		// Session.closeHost.
+		go h.watcher.Close(websocket.StatusNormalClosure, "")
 	})
 }
 

@@ -1437,6 +1437,8 @@ let active = false;
 // token is never logged nor kept anywhere observable but the snippet.
 const endpoint = process.env.INSPECTOR_WORKER_ENDPOINT || '';
 const token = process.env.INSPECTOR_WORKER_TOKEN || '';
+// The app's own child processes must not inherit the page token.
+delete process.env.INSPECTOR_WORKER_TOKEN;
 
 /** A producer for the host pipe: role host, one frame in flight. */
 function createHostProducer() {

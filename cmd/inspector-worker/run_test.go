@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -202,9 +203,7 @@ func TestRunBrk(t *testing.T) {
 func TestDemo(t *testing.T) {
 	w := startCmd(t, t.TempDir(), "demo", "--port", "0")
 	addr := w.addr()
-	if !strings.Contains(w.stderr.String(), "devtools://devtools/bundled/devtools_app.html?ws="+addr+"/devtools/page/") {
-		t.Fatalf("no DevTools URL printed:\n%s", w.stderr)
-	}
+	w.waitFor(w.stderr, regexp.QuoteMeta("open in Chrome: devtools://devtools/bundled/devtools_app.html?ws="+addr+"/devtools/page/"))
 	c := cdptest.Dial(t, "A", pageURL(t, addr), nil)
 	c.MustCall("Runtime.enable", nil)
 	c.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "order #") })

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/inspector-worker/inspector-worker/cdpserver"
+	"github.com/inspector-worker/inspector-worker/client/js"
+	"github.com/inspector-worker/inspector-worker/sourceproto"
+	"github.com/inspector-worker/inspector-worker/sourceproto/carrier"
+)
+
+// observation is the run's side of the internal observation protocol
+// (docs/protocol.md): the host pipe the preload writes to as fd 3, and the
+// client WebSocket pages connect to with the run's token.
+type observation struct {
+	preload  string // temp file holding client/js/preload.cjs, loaded with --require
+	token    sourceproto.Token
+	endpoint string
+	child    *os.File // the host's end; ours is closed once the host started
+	pipe     net.Conn // the worker's end; ServeHostPipe owns it once serve ran
+	clients  *carrier.ClientHandler
+	stopPipe context.CancelFunc
+	pipeDone chan struct{}
+}
+
+func newObservation(ln net.Listener) (*observation, error) {
+	token, err := sourceproto.NewToken()
+	if err != nil {
+		return nil, err
+	}
+	preload, err := writePreload()
+	if err != nil {
+		return nil, err
+	}
+	child, pipe, err := carrier.NewHostChannel()
+	if err != nil {
+		os.Remove(preload)
+		return nil, err
+	}
+	return &observation{preload: preload, token: token, endpoint: ln.Addr().String(), child: child, pipe: pipe}, nil
+}
+
+// writePreload puts the embedded preload where node can --require it. It must
+// outlive the host: cluster.fork re-reads --require in every worker.
+func writePreload() (string, error) {
+	f, err := os.CreateTemp("", "inspector-worker-preload-*.cjs")
+	if err != nil {
+		return "", fmt.Errorf("cannot write the host preload: %w", err)
+	}
+	_, werr := f.Write(clientjs.PreloadCJS())
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("cannot write the host preload: %w", werr)
+	}
+	return f.Name(), nil
+}
+
+// nodeFlags are the flags that load the preload into the host.
+func (o *observation) nodeFlags() []string { return []string{"--require", o.preload} }
+
+// hostEnv is what the preload reads: the pipe's fd, and the endpoint and
+// token it hands to the pages it serves.
+func (o *observation) hostEnv() []string {
+	return append(os.Environ(),
+		carrier.HostFDEnv+"="+strconv.Itoa(carrier.HostFD),
+		"INSPECTOR_WORKER_TOKEN="+o.token.Reveal(),
+		"INSPECTOR_WORKER_ENDPOINT="+o.endpoint)
+}
+
+// started drops the worker's copy of the host's end: while it is open, the
+// host's exit would not show as EOF on the pipe.
+func (o *observation) started() { o.child.Close() }
+
+// serve creates the run's source registry around srv's client consumer,
+// mounts /client, and runs the host pipe. Call it before srv serves.
+func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer) error {
+	reg := sourceproto.NewRegistry(srv.ClientConsumer())
+	srv.SetSourceRegistry(reg)
+	clients, err := carrier.NewClientHandler(carrier.ClientOptions{
+		Registry: reg, Token: o.token, ClientJS: clientjs.ClientJS(), Logf: logTo(stderr),
+	})
+	if err != nil {
+		return err
+	}
+	o.clients = clients
+	srv.Handle("GET /client", clients)
+	srv.Handle("GET /client.js", clients)
+	ctx, cancel := context.WithCancel(context.Background())
+	o.stopPipe, o.pipeDone = cancel, make(chan struct{})
+	go func() {
+		defer close(o.pipeDone)
+		// A reset is the host exiting with an ack unread: a normal end.
+		if err := carrier.ServeHostPipe(ctx, o.pipe, reg, logTo(stderr)); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			fmt.Fprintf(stderr, "inspector-worker: host pipe: %v\n", err)
+		}
+	}()
+	return nil
+}
+
+// stop ends the host pipe and every client connection (close{shutdown}).
+func (o *observation) stop() {
+	if o.stopPipe != nil {
+		o.stopPipe()
+		<-o.pipeDone
+	}
+	if o.clients != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		_ = o.clients.Shutdown(ctx)
+	}
+}
+
+// close releases what serve did not take over (early returns).
+func (o *observation) close() {
+	o.child.Close()
+	o.pipe.Close()
+	os.Remove(o.preload)
+}
