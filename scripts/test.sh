@@ -20,6 +20,20 @@ if [ -n "$unformatted" ]; then echo "not gofmt-formatted:"; echo "$unformatted";
 go vet ./...
 staticcheck ./...
 
+# Debian's chromium: the client-page tests (Go) and the e2e suite drive it.
+export E2E_CHROMIUM=${E2E_CHROMIUM:-/usr/bin/chromium}
+if [ ! -x "$E2E_CHROMIUM" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "test.sh: installing Debian's chromium (apt-get update && apt-get install -y chromium)" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get update -q
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
+fi
+if [ ! -x "$E2E_CHROMIUM" ]; then
+  echo "test.sh: no chromium at $E2E_CHROMIUM: run 'sudo apt-get install -y chromium' (tests that need it fail in CI and say SKIPPED elsewhere)" >&2
+fi
+
+echo "== node --test client/js/"
+node --test client/js/
+
 echo "== go test -race ./..."
 go test -race -count=1 -timeout 20m ./...
 

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
+)
+
+// chromiumPath is Debian's chromium, which scripts/test.sh installs.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("E2E_CHROMIUM")
+	if p == "" {
+		p = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no chromium at %s: CI must install it (scripts/test.sh does)", p)
+		}
+		t.Skipf("SKIPPED: no chromium at %s; install Debian's chromium (apt-get install -y chromium) to run this test", p)
+	}
+	return p
+}
+
+// openPage starts headless chromium on url; it is killed (whole process
+// group) at test end.
+func openPage(t *testing.T, url string) {
+	t.Helper()
+	cmd := exec.Command(chromiumPath(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--user-data-dir="+t.TempDir(), url)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		proctest.AssertGone(t, cmd.Process.Pid)
+	})
+}
+
+// pageHost serves one page that loads the worker's client bundle (through the
+// preload's bootstrapSnippet) and runs pageJS.
+const pageHost = `
+const http = require('http');
+globalThis.pauseHost = () => { setTimeout(function hostPaused() { debugger; console.log('host resumed'); }, 0); return 'armed'; };
+const page = '<!doctype html><html><head><title>Test page</title>' + globalThis.inspectorWorker.bootstrapSnippet() +
+  '</head><body><script src="/app.js"></script></body></html>';
+http.createServer((req, res) => {
+  if (req.url === '/app.js') { res.setHeader('content-type', 'text/javascript'); res.end(process.env.PAGE_JS); return; }
+  res.setHeader('content-type', 'text/html'); res.end(page);
+}).listen(0, '127.0.0.1', function () { console.log('pid ' + process.pid + ' page http://127.0.0.1:' + this.address().port + '/'); });
+`
+
+func startPageHost(t *testing.T, pageJS string) (*workerProc, *cdptest.Client, string) {
+	t.Helper()
+	dir, script := writeScript(t, pageHost)
+	t.Setenv("PAGE_JS", pageJS)
+	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
+	page := w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	c.MustCall("Page.enable", nil)
+	c.MustCall("Runtime.enable", nil)
+	return w, c, page
+}
+
+
+func isClientConsole(m cdptest.Msg) bool {
+	return strings.Contains(string(m.Params), `"executionContextId":-`)
+}
+
+func firstArg(t *testing.T, m cdptest.Msg) string {
+	var p struct {
+		Args []struct {
+			Value any `json:"value"`
+		} `json:"args"`
+	}
+	if err := json.Unmarshal(m.Params, &p); err != nil || len(p.Args) == 0 {
+		t.Fatalf("bad console event %s", m.Raw)
+	}
+	return fmt.Sprint(p.Args[0].Value)
+}
+
+// A real page in headless Chromium logs 10,000 messages; a DevTools client
+// sees every one, in order, under the page's own context.
+func TestClientPageTenThousandMessages(t *testing.T) {
+	const n = 10000
+	_, c, pageURL := startPageHost(t, fmt.Sprintf(`for (let i = 0; i < %d; i++) console.log('m ' + i);`, n))
+	openPage(t, pageURL)
+	ctx := c.ExpectEvent("Runtime.executionContextCreated", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), `"id":-`) })
+	if !strings.Contains(string(ctx.Params), `"name":"Test page"`) {
+		t.Fatalf("page context %s", ctx.Params)
+	}
+	for i := range n {
+		m := c.ExpectEvent("Runtime.consoleAPICalled", isClientConsole)
+		if got, want := firstArg(t, m), fmt.Sprintf("m %d", i); got != want {
+			t.Fatalf("page message %d is %q", i, got)
+		}
+	}
+}
+
+// The host paused at a breakpoint does not stop the page's console, and
+// Resume still works.
+func TestClientConsoleFlowsWhileHostPaused(t *testing.T) {
+	w, c, pageURL := startPageHost(t, `let n = 0; setInterval(() => console.log('tick ' + (++n)), 100);`)
+	c.MustCall("Debugger.enable", nil)
+	openPage(t, pageURL)
+	c.ExpectEvent("Runtime.consoleAPICalled", isClientConsole)
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "pauseHost()"})
+	c.ExpectEvent("Debugger.paused", nil)
+	seen := map[string]bool{}
+	for len(seen) < 5 {
+		seen[firstArg(t, c.ExpectEvent("Runtime.consoleAPICalled", isClientConsole))] = true
+	}
+	c.MustCall("Debugger.resume", nil)
+	c.ExpectEvent("Debugger.resumed", nil)
+	c.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return !isClientConsole(m) && firstArg(t, m) == "host resumed" })
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	w.wait()
+}
