@@ -247,16 +247,20 @@ func (h *clientHub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
 	}
 }
 
-// Gap tells every window that messages of a page were lost, and how many:
-// loss is never silent.
+// Gap tells every window that observations of a page or of the host channel
+// were lost, and how many: loss is never silent.
 func (h *clientHub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c := h.byRef[ref]
-	if c == nil {
-		return
+	from := "the host"
+	if ref.Role == sourceproto.RoleClient {
+		c := h.byRef[ref]
+		if c == nil {
+			return
+		}
+		from = c.frame.displayName()
 	}
-	text := fmt.Sprintf("[inspector-worker] %d observations from %s were lost", g.Count, c.frame.displayName())
+	text := fmt.Sprintf("[inspector-worker] %d observations from %s were lost", g.Count, from)
 	if g.Explained == g.Count {
 		text += " (the page's queue overflowed)"
 	}

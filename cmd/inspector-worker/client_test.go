@@ -126,3 +126,33 @@ func TestClientConsoleFlowsWhileHostPaused(t *testing.T) {
 	w.cmd.Process.Signal(syscall.SIGTERM)
 	w.wait()
 }
+
+// The host preload takes 100,000 observations without blocking the app; what
+// its bounded queue drops reaches the DevTools window as a counted loss.
+func TestHostObservationsDropsAreCounted(t *testing.T) {
+	dir, script := writeScript(t, `
+globalThis.flood = () => {
+  for (let i = 0; i < 100000; i++) globalThis.inspectorWorker.observe('tick', {i});
+  console.log('flood done ' + JSON.stringify(globalThis.inspectorWorker.stats()));
+  setTimeout(() => globalThis.inspectorWorker.observe('after', {}), 50);
+  return 'ok';
+};
+console.log('pid ' + process.pid);
+setInterval(() => {}, 1000);
+`)
+	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
+	w.nodePID()
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	c.MustCall("Runtime.enable", nil)
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "flood()"})
+	done := c.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return strings.HasPrefix(firstArg(t, m), "flood done") })
+	var stats struct{ Queued, Dropped, Sent, Acked int }
+	json.Unmarshal([]byte(strings.TrimPrefix(firstArg(t, done), "flood done ")), &stats)
+	if stats.Dropped == 0 || stats.Queued+stats.Dropped+stats.Sent < 100000 {
+		t.Fatalf("preload stats after 100,000 observations: %+v", stats)
+	}
+	m := c.ExpectEvent("Log.entryAdded", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "observations from the host were lost") })
+	if !strings.Contains(string(m.Params), "queue overflowed") {
+		t.Fatalf("loss report %s", m.Params)
+	}
+}
