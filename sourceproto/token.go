@@ -74,3 +74,14 @@ func (s Secret) MarshalEasyJSON(w *jwriter.Writer) { w.String(string(s)) }
 
 // UnmarshalEasyJSON reads the value.
 func (s *Secret) UnmarshalEasyJSON(l *jlexer.Lexer) { *s = Secret(l.String()) }
+
+// ParseToken accepts a token made elsewhere (the embedding helper draws it
+// in the app and hands it to `serve` through the environment): base64url
+// without padding, exactly TokenBytes of entropy.
+func ParseToken(s string) (Token, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != TokenBytes {
+		return Token{}, fmt.Errorf("sourceproto: a client token must be %d random bytes in unpadded base64url", TokenBytes)
+	}
+	return Token{s: s}, nil
+}

@@ -41,7 +41,7 @@ test('starts the worker on our own inspector, resolves on its listening line, fe
     assert.equal(iw.frontendURL, 'devtools://devtools/bundled/inspector.html?ws=127.0.0.1:45678/x');
     assert.match(iw.inspectorURL, /^ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]+$/);
     const argv = fake.entries()[0].argv;
-    assert.deepEqual(argv, ['serve', '--host-inspector', iw.inspectorURL, '--port', '0']);
+    assert.deepEqual(argv, ['serve', '--host-inspector', iw.inspectorURL, '--port', '0', '--host-channel-fd', '3']);
     await until(() => fake.entries().some((e) => e.inspector));
     assert.match(fake.entries().find((e) => e.inspector).inspector, /^node\.js\//i, 'the worker can reach our inspector');
     assert.equal(iw.observe('ready', { pid: 1 }), true);

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -71,7 +72,6 @@ func startPageHost(t *testing.T, pageJS string) (*workerProc, *cdptest.Client, s
 	c.MustCall("Runtime.enable", nil)
 	return w, c, page
 }
-
 
 func isClientConsole(m cdptest.Msg) bool {
 	return strings.Contains(string(m.Params), `"executionContextId":-`)
@@ -151,8 +151,39 @@ setInterval(() => {}, 1000);
 	if stats.Dropped == 0 || stats.Queued+stats.Dropped+stats.Sent < 100000 {
 		t.Fatalf("preload stats after 100,000 observations: %+v", stats)
 	}
-	m := c.ExpectEvent("Log.entryAdded", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "observations from the host were lost") })
+	m := c.ExpectEvent("Log.entryAdded", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), "observations from the host were lost")
+	})
 	if !strings.Contains(string(m.Params), "queue overflowed") {
 		t.Fatalf("loss report %s", m.Params)
+	}
+}
+
+// The embedded arrangement: an app starts the worker itself
+// (client/js/embed.mjs) on its own inspector, with the host channel on fd 3;
+// its observations are acknowledged by the worker.
+func TestEmbeddedWorker(t *testing.T) {
+	dir := t.TempDir()
+	embed, _ := filepath.Abs("../../client/js/embed.mjs")
+	app := fmt.Sprintf(`
+import { startInspectorWorker } from %q;
+const w = await startInspectorWorker({ binary: %q, port: 0 });
+for (let i = 0; i < 5; i++) w.observe('hello', { i });
+const snippet = w.bootstrapSnippet();
+const wait = () => new Promise((r) => setTimeout(r, 50));
+for (let i = 0; i < 400 && w.stats().acked < 5; i++) await wait();
+console.log('pid ' + process.pid + ' stats ' + JSON.stringify(w.stats()) + ' snippet ' + snippet.includes('data-token="'));
+await w.close();
+`, embed, workerBin)
+	if err := os.WriteFile(dir+"/app.mjs", []byte(app), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := startCmdRaw(t, dir, "node", "app.mjs")
+	line := w.waitFor(w.stdout, `stats (.*)`)
+	if !strings.Contains(line, `"acked":5`) || !strings.HasSuffix(line, "snippet true") {
+		t.Fatalf("embedded worker: %s", line)
+	}
+	if got := w.wait(); got != 0 {
+		t.Fatalf("app exit %d", got)
 	}
 }

@@ -81,6 +81,29 @@ func (o *observation) hostEnv() []string {
 // host's exit would not show as EOF on the pipe.
 func (o *observation) started() { o.child.Close() }
 
+// hostChannelTokenEnv carries the page token an embedding app drew itself
+// (client/js/embed.mjs) to `serve --host-channel-fd`.
+const hostChannelTokenEnv = "INSPECTOR_WORKER_TOKEN"
+
+// inheritedObservation is serve's side when an embedding app started the
+// worker with the host channel on fd and its token in the environment.
+func inheritedObservation(ln net.Listener, fd int) (*observation, error) {
+	token, err := sourceproto.ParseToken(os.Getenv(hostChannelTokenEnv))
+	if err != nil {
+		return nil, fmt.Errorf("--host-channel-fd needs the page token in %s: %w", hostChannelTokenEnv, err)
+	}
+	f := os.NewFile(uintptr(fd), "host-channel")
+	if f == nil {
+		return nil, fmt.Errorf("--host-channel-fd %d is not an open file", fd)
+	}
+	defer f.Close() // FileConn dups it
+	pipe, err := net.FileConn(f)
+	if err != nil {
+		return nil, fmt.Errorf("--host-channel-fd %d is not a socket: %w", fd, err)
+	}
+	return &observation{token: token, endpoint: ln.Addr().String(), pipe: pipe}, nil
+}
+
 // serve creates the run's source registry around srv's client consumer,
 // mounts /client, and runs the host pipe. Call it before srv serves.
 func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer) error {
@@ -122,7 +145,13 @@ func (o *observation) stop() {
 
 // close releases what serve did not take over (early returns).
 func (o *observation) close() {
-	o.child.Close()
-	o.pipe.Close()
-	os.Remove(o.preload)
+	if o.child != nil {
+		o.child.Close()
+	}
+	if o.pipe != nil {
+		o.pipe.Close()
+	}
+	if o.preload != "" {
+		os.Remove(o.preload)
+	}
 }

@@ -25,6 +25,7 @@ func cmdServe(args []string, stderr io.Writer) int {
 	var ep endpointFlags
 	ep.register(fs)
 	addr := fs.String("host-inspector", "", "the Node inspector to attach to: ws://127.0.0.1:P/UUID or 127.0.0.1:P")
+	channelFD := fs.Int("host-channel-fd", 0, "an inherited socket carrying the host's observations (set by client/js/embed.mjs; needs INSPECTOR_WORKER_TOKEN)")
 	if err := parseFlags(fs, args, &ep); err != nil {
 		return 2
 	}
@@ -60,6 +61,19 @@ func cmdServe(args []string, stderr io.Writer) int {
 	traceEngine := trace.New(trace.Options{}) // workspace: the current directory
 	defer traceEngine.Shutdown(context.Background())
 	srv := cdpserver.New(host, ln, cdpserver.Options{Logf: logTo(stderr), Mount: trace.Routes(traceEngine)})
+	if *channelFD > 0 {
+		obs, err := inheritedObservation(ln, *channelFD)
+		if err == nil {
+			err = obs.serve(srv, stderr)
+		}
+		if err != nil {
+			host.Finish("inspector-worker could not start")
+			ln.Close()
+			fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
+			return 1
+		}
+		defer obs.stop()
+	}
 	serveErr := serveEndpoint(srv, ln, fellBack, stderr)
 	select {
 	case sig := <-sigs:
