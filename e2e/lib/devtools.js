@@ -78,19 +78,35 @@ export async function openDevTools(chrome, wsHostPath, name) {
       await dt.showPanel('sources');
       const file = page.locator(`.navigator-file-tree-item[title="${url}"]`);
       const deadline = Date.now() + STEP_MS;
-      while (!(await file.count())) {
+      while (!(await file.isVisible())) {
         if (Date.now() > deadline) {
           const seen = await navigatorTitles(page);
-          throw new Error(`${url} never appeared in the Sources navigator; it shows: ${JSON.stringify(seen)}`);
+          throw new Error(`${url} never became visible in the Sources navigator; it shows: ${JSON.stringify(seen)}`);
         }
-        // Expand the collapsed items on the way to url: frames (top), its domain
-        // (file://) and its path folders; leave "(no domain)" and the rest alone.
-        const collapsed = page.locator('.navigator-tabbed-pane [role=treeitem][aria-expanded="false"]');
-        const titles = await collapsed.evaluateAll((els) => els.map((e) => [e.getAttribute('title') || '', e.classList.contains('navigator-frame-tree-item')]));
-        const i = titles.findIndex(([title, frame]) => frame || (title && url.includes(title)));
-        if (i >= 0) {
-          await collapsed.nth(i).click();
-          await page.keyboard.press('ArrowRight');
+        if (await file.count()) {
+          // The item exists under a collapsed folder: expand its collapsed ancestors
+          // (the tree puts a parent's children in the <ol role=group> after it).
+          await file.evaluate((el) => {
+            for (let li = el; li; ) {
+              const parent = li.parentElement?.closest('ol[role=group]')?.previousElementSibling;
+              if (!parent || parent.getAttribute('role') !== 'treeitem') break;
+              if (parent.getAttribute('aria-expanded') === 'false') {
+                /** @type {any} */ (parent).treeElement?.expand?.();
+                if (parent.getAttribute('aria-expanded') === 'false') parent.dispatchEvent(new MouseEvent('dblclick', { bubbles: true }));
+              }
+              li = /** @type {HTMLElement} */ (parent);
+            }
+          });
+        } else {
+          // Not created yet: open the frames (top) and the folders on the way to url
+          // (file://, path folders); leave "(no domain)" and the rest alone.
+          const collapsed = page.locator('.navigator-tabbed-pane [role=treeitem][aria-expanded="false"]');
+          const titles = await collapsed.evaluateAll((els) => els.map((e) => [e.getAttribute('title') || '', e.classList.contains('navigator-frame-tree-item')]));
+          const i = titles.findIndex(([title, frame]) => frame || (title && url.includes(/** @type {string} */ (title))));
+          if (i >= 0) {
+            await collapsed.nth(i).click();
+            await page.keyboard.press('ArrowRight');
+          }
         }
         await page.waitForTimeout(200);
       }
