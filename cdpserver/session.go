@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/object"
 )
 
@@ -244,12 +245,9 @@ func (sess *Session) endHost(reason string, preferHost bool) {
 	sess.out.close(&closeState{websocket.StatusGoingAway, reason})
 }
 
-// closeHost ends the Node session with a WebSocket close handshake, not an
-// abrupt TCP close: Node 20 sometimes crashed (SIGSEGV, exit 139) when
-// sessions were dropped abruptly while it was exiting. It does not block.
-func (sess *Session) closeHost() {
-	go sess.host.Close(websocket.StatusNormalClosure, "")
-}
+// closeHost ends the Node session with a close handshake (see
+// hostnode.CloseSession). It does not block.
+func (sess *Session) closeHost() { hostnode.CloseSession(sess.host) }
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

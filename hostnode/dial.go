@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"syscall"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -115,4 +116,28 @@ func (c *quickAckConn) Read(b []byte) (int, error) {
 		rearmQuickAck(c.raw)
 	}
 	return n, err
+}
+
+// closeHandshakeWait bounds how long CloseSession waits for Node's answer to
+// its close frame. Node usually answers at once; while it is exiting it may
+// never answer, and the library's own wait (5 s) would hold the exit up.
+const closeHandshakeWait = 500 * time.Millisecond
+
+// CloseSession ends a session dialled with Dial without blocking the caller:
+// a WebSocket close frame first (Node 20 sometimes crashed with SIGSEGV, exit
+// 139, when sessions were dropped abruptly while it was exiting), then an
+// abrupt close if Node has not answered within closeHandshakeWait.
+func CloseSession(c *websocket.Conn) {
+	go func() {
+		done := make(chan struct{})
+		go func() {
+			_ = c.Close(websocket.StatusNormalClosure, "")
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-time.After(closeHandshakeWait):
+			_ = c.CloseNow()
+		}
+	}()
 }

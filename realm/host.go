@@ -146,9 +146,7 @@ func (h *Host) Finish(reason string) {
 		h.reason = reason
 		h.mu.Unlock()
 		close(h.done)
-		// A close handshake, not an abrupt TCP close: see cdpserver's
-		// Session.closeHost.
-		go h.watcher.Close(websocket.StatusNormalClosure, "")
+		hostnode.CloseSession(h.watcher)
 	})
 }
 
