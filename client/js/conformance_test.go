@@ -49,7 +49,11 @@ type recorder struct {
 	responses []sourceproto.Body
 }
 
-func (r *recorder) SourceOpened(i sourceproto.SourceInfo) { r.mu.Lock(); r.opened = append(r.opened, i); r.mu.Unlock() }
+func (r *recorder) SourceOpened(i sourceproto.SourceInfo) {
+	r.mu.Lock()
+	r.opened = append(r.opened, i)
+	r.mu.Unlock()
+}
 func (r *recorder) SourceClosed(_ sourceproto.SourceRef, c sourceproto.CloseCode) {
 	r.mu.Lock()
 	r.closed = append(r.closed, c)
