@@ -5,7 +5,7 @@ package sourceproto
 // needs a Version bump when it makes a previously valid frame invalid.
 const (
 	// MaxFrameBytes bounds one frame on either carrier. Carriers use it as
-	// their read limit (the WebSocket read limit, the pipe length prefix), so
+	// their read limit (the WebSocket read limit, the pipe line length), so
 	// a frame is refused before it is buffered whole. 1 MiB holds a full
 	// batch of ordinary console events (~1 KiB each) and sixteen script
 	// chunks, and keeps the per-source decode memory small.
