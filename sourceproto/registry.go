@@ -114,8 +114,7 @@ func (r *Registry) Open(hello []byte, o OpenOptions) (*Source, Result) {
 	superseded := old != nil && old.supersede()
 	prefix := strconv.AppendUint([]byte(`{"v":1,"type":"ack","source":"`+s.info.Ref.ID+`","gen":`), s.info.Ref.Gen, 10)
 	s.ackPrefix = append(prefix, `,"seq":`...)
-	r.consumer.SourceOpened(s.info)
-	s.mu.Unlock()
+	r.openedLocked(s)
 	if superseded && old.onSuperseded != nil {
 		old.onSuperseded()
 	}
@@ -279,4 +278,12 @@ func (r *Registry) Send(ref SourceRef, b Body) error {
 		return err
 	}
 	return s.outbox.Enqueue(frame)
+}
+
+// openedLocked delivers SourceOpened and releases s.mu even when the consumer
+// panics (the carrier recovers the panic; a source left locked would
+// deadlock the next hello for its id).
+func (r *Registry) openedLocked(s *Source) {
+	defer s.mu.Unlock()
+	r.consumer.SourceOpened(s.info)
 }
