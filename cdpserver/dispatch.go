@@ -197,6 +197,8 @@ func (sess *Session) fromHost(msg []byte) {
 		sess.hostAnswered(method, msg)
 	} else if hm.Method == "Runtime.executionContextCreated" {
 		msg = rewriteContextCreated(msg, sess.srv.targetID)
+	} else if hm.Method == "Debugger.scriptParsed" && sess.srv.hidden(msg) {
+		return
 	}
 	sess.enqueue(rewriteFileURLs(msg))
 }

@@ -1,6 +1,7 @@
 package cdpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -34,6 +35,10 @@ type Options struct {
 	// outgoing queue (queue.go). Defaults: maxQueuedMessages, maxQueuedBytes.
 	MaxQueuedMessages int
 	MaxQueuedBytes    int
+	// HideScripts lists script URLs the worker's own tooling loads into the
+	// host (the preload): their Debugger.scriptParsed never reaches a window,
+	// so they do not clutter Sources.
+	HideScripts []string
 	// Mount adds handlers of other features (e.g. "/api/trace/" → the trace
 	// API) under the same loopback listener and Host-header check. Patterns
 	// use net/http.ServeMux syntax.
@@ -252,4 +257,15 @@ func (s *Server) sessionCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// hidden reports whether a scriptParsed event names a script of HideScripts.
+// Node names CommonJS scripts by bare path, hence both forms.
+func (s *Server) hidden(msg []byte) bool {
+	for _, p := range s.opts.HideScripts {
+		if bytes.Contains(msg, []byte(`"url":"`+p+`"`)) || bytes.Contains(msg, []byte(`"url":"file://`+p+`"`)) {
+			return true
+		}
+	}
+	return false
 }

@@ -118,7 +118,9 @@ func runHost(r hostRun, stderr io.Writer) int {
 	}
 	traceEngine := trace.New(trace.Options{}) // workspace: the current directory
 	defer traceEngine.Shutdown(ctx)
-	srv := cdpserver.New(host, ln, cdpserver.Options{Logf: logTo(stderr), Mount: trace.Routes(traceEngine)})
+	srv := cdpserver.New(host, ln, cdpserver.Options{
+		Logf: logTo(stderr), Mount: trace.Routes(traceEngine), HideScripts: []string{obs.preload},
+	})
 	if err := obs.serve(srv, stderr); err != nil {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1

@@ -255,3 +255,21 @@ func startCmdRaw(t *testing.T, dir, name string, args ...string) *workerProc {
 }
 
 var _ = io.Discard
+
+// The worker's own preload never shows in the window's Sources.
+func TestPreloadIsHiddenFromSources(t *testing.T) {
+	dir, script := writeScript(t, waitingScript)
+	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
+	w.nodePID()
+	c := cdptest.Dial(t, "A", pageURL(t, w.addr()), nil)
+	c.MustCall("Debugger.enable", nil)
+	c.ExpectEvent("Debugger.scriptParsed", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "host.js") })
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "typeof globalThis.inspectorWorker.observe"})
+	for _, m := range c.Events("Debugger.scriptParsed") {
+		if strings.Contains(string(m.Params), "inspector-worker-preload") {
+			t.Fatalf("the preload reached Sources: %s", m.Params)
+		}
+	}
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	w.wait()
+}
