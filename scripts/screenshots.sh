@@ -4,10 +4,12 @@
 #   console.png  Console: a message from before the window opened and one after
 #   sources.png  Sources: the host script under file:// in the navigator, opened
 #   paused.png   Sources while paused on a `debugger;` statement (status, call stack)
+#   client-console.png  Console with a client page's context selected: the page's
+#                messages (app.js links) next to the host's
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export E2E_ARTIFACTS=$(mktemp -d "${TMPDIR:-/tmp}/inspector-worker-screens.XXXXXX")
-bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js
+bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js
 mkdir -p docs/screenshots
 copy() {
   [ -f "$E2E_ARTIFACTS/$1" ] || { echo "screenshots.sh: the suite did not write $1" >&2; exit 1; }
@@ -17,4 +19,5 @@ copy() {
 copy console-01-console.png console.png
 copy sources-01-sources.png sources.png
 copy debugger-statement-01-paused.png paused.png
+copy client-console-02-console-page-context.png client-console.png
 rm -rf "$E2E_ARTIFACTS"

@@ -31,10 +31,11 @@ export function useChromium() {
  * Starts the worker in front of the fixture host, and a recording proxy when asked.
  * Returns helpers to open DevTools windows; t.after stops all of it.
  * @param {import('node:test').TestContext} t
- * @param {{chrome?: () => Awaited<ReturnType<typeof launchChromium>>, proxy?: boolean, name: string}} opts
+ * @param {{chrome?: () => Awaited<ReturnType<typeof launchChromium>>, proxy?: boolean, name: string, fixture?: string}} opts
+ *   fixture: another host script (default fixtures/host.js), see startWorker.
  */
-export async function startHost(t, { chrome, proxy: withProxy = false, name }) {
-  const w = await startWorker();
+export async function startHost(t, { chrome, proxy: withProxy = false, name, fixture }) {
+  const w = await startWorker({ fixture });
   /** @type {Awaited<ReturnType<typeof startProxy>> | null} */
   let proxy = null;
   /** @type {Awaited<ReturnType<typeof openDevTools>>[]} */

@@ -23,10 +23,12 @@ const LISTENING = /^inspector-worker: listening on http:\/\/127\.0\.0\.1:(\d+)\s
 /**
  * `inspector-worker run --port 0 -- node fixtures/host.js <trigger-dir>`; resolves once
  * the worker listens, the host has logged its first line and /json/list has the target.
+ * `fixture` runs another host script with the same contract (e.g. fixtures/page-host.js).
+ * @param {{fixture?: string}} [opts]
  */
-export async function startWorker() {
+export async function startWorker({ fixture = FIXTURE } = {}) {
   const triggerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-e2e-host-'));
-  const proc = spawnGroup(workerBin(), ['run', '--port', '0', '--', process.execPath, FIXTURE, triggerDir], {
+  const proc = spawnGroup(workerBin(), ['run', '--port', '0', '--', process.execPath, fixture, triggerDir], {
     env: { ...process.env },
   });
   let hostPid = 0;
