@@ -165,7 +165,7 @@ func (sess *Session) relay(req request, msg []byte) {
 	if err := sess.host.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		// The host session is broken; hostLoop will see it too and endHost
 		// answers this request along with every other pending one.
-		sess.host.CloseNow()
+		sess.closeHost()
 	}
 }
 

@@ -194,12 +194,14 @@ func TestStuckWindowDoesNotBlockOthers(t *testing.T) {
 	b.SetReadLimit(64 << 20)
 	const n = 80
 	seen := make(chan string, n)
+	var readErr error
 	go func() {
 		defer close(seen)
 		re := regexp.MustCompile(`"value":"(big \d+)"`)
 		for {
 			_, msg, err := b.Read(context.Background())
 			if err != nil {
+				readErr = err
 				return
 			}
 			if m := re.FindSubmatch(msg[:min(len(msg), 300)]); m != nil {
@@ -213,7 +215,7 @@ func TestStuckWindowDoesNotBlockOthers(t *testing.T) {
 		select {
 		case got, ok := <-seen:
 			if want := fmt.Sprintf("big %d", i); got != want {
-				t.Fatalf("B: message %d is %q (connection open: %v)", i, got, ok)
+				t.Fatalf("B: message %d is %q (connection open: %v, read error: %v, host exited: %v)", i, got, ok, readErr, w.proc.ExitCode())
 			}
 		case <-time.After(cdptest.Timeout):
 			t.Fatalf("B: message %d never came", i)

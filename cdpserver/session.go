@@ -81,7 +81,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		CompressionMode:    websocket.CompressionDisabled,
 	})
 	if err != nil {
-		host.CloseNow()
+		hostnode.CloseSession(host)
 		return
 	}
 	dt.SetReadLimit(maxDevToolsMessage)
@@ -94,7 +94,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	if sess == nil {
-		host.CloseNow()
+		hostnode.CloseSession(host)
 		dt.Close(websocket.StatusGoingAway, truncate(closing, maxCloseReason))
 		return
 	}
@@ -174,7 +174,7 @@ func (sess *Session) sendLoop() {
 		for _, m := range batch {
 			if err := sess.dt.Write(ctx, websocket.MessageText, m); err != nil {
 				sess.dt.CloseNow()
-				sess.host.CloseNow()
+				sess.closeHost()
 				return
 			}
 		}
@@ -192,7 +192,7 @@ func (sess *Session) closeDevTools(why error) {
 		cs = &closeState{websocket.StatusInternalError, fmt.Sprint(why)}
 	}
 	sess.dt.Close(cs.code, truncate(cs.reason, maxCloseReason))
-	sess.host.CloseNow()
+	sess.closeHost()
 }
 
 // enqueue hands msg to sendLoop. On overflow the session ends (queue.go).
@@ -203,7 +203,7 @@ func (sess *Session) enqueue(msg []byte) {
 		// sendLoop may be blocked writing to the stuck window: Close gives up
 		// on the close frame after its own timeout and then drops the
 		// connection, which unblocks sendLoop.
-		sess.host.CloseNow()
+		sess.closeHost()
 		go sess.dt.Close(websocket.StatusPolicyViolation, overflowReason)
 	}
 }
