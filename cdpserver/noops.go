@@ -42,6 +42,8 @@ var namedNoops = map[string]string{
 	"Overlay.setShowScrollSnapOverlays":     `{}`,
 	"Overlay.setShowContainerQueryOverlays": `{}`,
 	"Overlay.setShowIsolatedElements":       `{}`,
+	"Overlay.setShowDisplayCutout":          `{}`,
+	"Overlay.setShowHinge":                  `{}`,
 
 	// Emulation: nothing to emulate.
 	"Emulation.setFocusEmulationEnabled":    `{}`,
