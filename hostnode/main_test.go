@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,42 +62,14 @@ func orphanHelper() {
 // checkNoLeakedGoroutines waits for this package's goroutines (and the HTTP
 // and WebSocket ones it starts) to end after all tests ran.
 func checkNoLeakedGoroutines() error {
-	suspects := []string{"hostnode.(*Process)", "hostnode.stdinLoop", "net/http.(*persistConn)", "coder/websocket.(*Conn)", "os/exec.(*Cmd)"}
-	var leaked []string
-	for range 500 {
-		leaked = leaked[:0]
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		for g := range strings.SplitSeq(string(buf), "\n\n") {
-			for _, s := range suspects {
-				if strings.Contains(g, s) {
-					leaked = append(leaked, g)
-					break
-				}
-			}
-		}
-		if len(leaked) == 0 {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return fmt.Errorf("hostnode tests: leaked goroutines:\n%s", strings.Join(leaked, "\n\n"))
+	return proctest.CheckNoLeakedGoroutines("hostnode", "hostnode.(*Process)", "hostnode.stdinLoop", "net/http.(*persistConn)", "coder/websocket.(*Conn)", "os/exec.(*Cmd)")
 }
 
 // testCtx is a watchdog, not a timing assertion: a hung test fails with a
 // goroutine dump instead of hanging the suite.
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	t.Cleanup(cancel)
-	go func() {
-		<-ctx.Done()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			buf := make([]byte, 1<<20)
-			fmt.Fprintf(os.Stderr, "watchdog: %s hung\n%s\n", t.Name(), buf[:runtime.Stack(buf, true)])
-		}
-	}()
-	return ctx
+	return proctest.Watchdog(t, 90*time.Second)
 }
 
 func writeFile(t *testing.T, name, body string, mode os.FileMode) string {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,42 +68,14 @@ func checkNoChildren() error {
 }
 
 func checkNoLeakedGoroutines() error {
-	suspects := []string{"trace.(*control)", "trace.(*api)", "hostnode.(*Process)", "coder/websocket.(*Conn)", "os/exec.(*Cmd)"}
-	var leaked []string
-	for range 500 {
-		leaked = leaked[:0]
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		for g := range strings.SplitSeq(string(buf), "\n\n") {
-			for _, s := range suspects {
-				if strings.Contains(g, s) {
-					leaked = append(leaked, g)
-					break
-				}
-			}
-		}
-		if len(leaked) == 0 {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return fmt.Errorf("trace tests: leaked goroutines:\n%s", strings.Join(leaked, "\n\n"))
+	return proctest.CheckNoLeakedGoroutines("trace", "trace.(*control)", "trace.(*api)", "hostnode.(*Process)", "coder/websocket.(*Conn)", "os/exec.(*Cmd)")
 }
 
 // testCtx is a watchdog, not a timing assertion: a hung test fails with a
 // goroutine dump instead of hanging the suite.
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-	t.Cleanup(cancel)
-	go func() {
-		<-ctx.Done()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			buf := make([]byte, 1<<20)
-			fmt.Fprintf(os.Stderr, "watchdog: %s hung\n%s\n", t.Name(), buf[:runtime.Stack(buf, true)])
-		}
-	}()
-	return ctx
+	return proctest.Watchdog(t, 120*time.Second)
 }
 
 // workspace writes files (name → content) into a new directory and returns

@@ -3,9 +3,12 @@
 package proctest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -40,4 +43,46 @@ func AssertGone(t testing.TB, pid int) {
 	}
 	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	t.Errorf("process %d is still there: %s", pid, stat)
+}
+
+// CheckNoLeakedGoroutines waits up to 5 s for every goroutine whose stack
+// mentions one of suspects to end, and lists those that did not. Call it from
+// TestMain after m.Run.
+func CheckNoLeakedGoroutines(pkg string, suspects ...string) error {
+	var leaked []string
+	for range 500 {
+		leaked = leaked[:0]
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		for g := range strings.SplitSeq(string(buf), "\n\n") {
+			for _, s := range suspects {
+				if strings.Contains(g, s) {
+					leaked = append(leaked, g)
+					break
+				}
+			}
+		}
+		if len(leaked) == 0 {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("%s tests: leaked goroutines:\n%s", pkg, strings.Join(leaked, "\n\n"))
+}
+
+// Watchdog returns a context that ends after d, a hang detector rather than a
+// timing assertion: a hung test then prints every goroutine's stack instead
+// of stalling the suite silently.
+func Watchdog(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	t.Cleanup(cancel)
+	go func() {
+		<-ctx.Done()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			buf := make([]byte, 1<<20)
+			fmt.Fprintf(os.Stderr, "watchdog: %s hung\n%s\n", t.Name(), buf[:runtime.Stack(buf, true)])
+		}
+	}()
+	return ctx
 }
