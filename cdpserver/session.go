@@ -41,7 +41,10 @@ type Session struct {
 	out     *sendQueue      // Static after construction.
 	objects *object.Table   // Static after construction.
 
-	dtClosed atomic.Bool // the DevTools side ended first
+	dtClosed  atomic.Bool // the DevTools side ended first
+	retiring  atomic.Bool // the window was closed for falling behind (retire)
+	retiredAt atomic.Int64
+	idle      atomic.Pointer[time.Timer]
 
 	client sessionState // Guarded by srv.clients.mu.
 
@@ -157,6 +160,9 @@ func (sess *Session) hostLoop() {
 			sess.endHost(fmt.Sprintf("lost the Node host session: %v", err), true)
 			return
 		}
+		if sess.retireTick() {
+			continue
+		}
 		sess.fromHost(msg)
 	}
 }
@@ -203,9 +209,41 @@ func (sess *Session) enqueue(msg []byte) {
 		// sendLoop may be blocked writing to the stuck window: Close gives up
 		// on the close frame after its own timeout and then drops the
 		// connection, which unblocks sendLoop.
-		sess.closeHost()
+		sess.retire()
 		go sess.dt.Close(websocket.StatusPolicyViolation, overflowReason)
 	}
+}
+
+// Retiring a Node session. Closing one while Node is still writing a flood
+// to it crashed Node 20 (SIGSEGV, exit 139, seen in the stuck-window test),
+// taking every other window down with the host. So the session of a window
+// closed for falling behind is drained and discarded until Node has been
+// quiet for retireIdle (or retireMax has passed), and only then closed.
+const (
+	retireIdle = 500 * time.Millisecond
+	retireMax  = 10 * time.Second
+)
+
+func (sess *Session) retire() {
+	if !sess.retiring.CompareAndSwap(false, true) {
+		return
+	}
+	sess.retiredAt.Store(time.Now().UnixNano())
+	sess.idle.Store(time.AfterFunc(retireIdle, func() { hostnode.CloseSession(sess.host) }))
+}
+
+// retireTick runs in hostLoop for each message of a retiring session; it
+// reports whether the message is to be discarded.
+func (sess *Session) retireTick() bool {
+	if !sess.retiring.Load() {
+		return false
+	}
+	if time.Since(time.Unix(0, sess.retiredAt.Load())) > retireMax {
+		hostnode.CloseSession(sess.host)
+	} else if t := sess.idle.Load(); t != nil {
+		t.Reset(retireIdle)
+	}
+	return true
 }
 
 // endHost answers every request still waiting on the host with an error,
@@ -246,8 +284,14 @@ func (sess *Session) endHost(reason string, preferHost bool) {
 }
 
 // closeHost ends the Node session with a close handshake (see
-// hostnode.CloseSession). It does not block.
-func (sess *Session) closeHost() { hostnode.CloseSession(sess.host) }
+// hostnode.CloseSession). It does not block. A retiring session is closed by
+// its own idle timer instead (see retire).
+func (sess *Session) closeHost() {
+	if sess.retiring.Load() {
+		return
+	}
+	hostnode.CloseSession(sess.host)
+}
 
 func truncate(s string, n int) string {
 	if len(s) <= n {
