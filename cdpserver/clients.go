@@ -52,6 +52,7 @@ type clientHub struct {
 	nextFrame  int                                      // Guarded by mu.
 	nextScript int                                      // Guarded by mu.
 	reads      scriptReads                              // Guarded by mu.
+	nextRead   uint64                                   // Guarded by mu: last script read id.
 }
 
 type clientFrame struct {
@@ -178,7 +179,7 @@ func (h *clientHub) destroyLocked(c *clientContext) {
 	for _, s := range c.scripts {
 		delete(h.scripts, s.id)
 	}
-	h.reads.failRef(h, c.ref, "the page disconnected before sending the script")
+	h.reads.failRef(c.ref, "the page disconnected before sending the script")
 	h.srv.registry.UnbindContext(c.id, c.uniqueID)
 	h.srv.registry.Remove(c.realm.ID)
 	h.broadcastLocked(func(ss *sessionState) [][]byte {
@@ -271,7 +272,7 @@ func (h *clientHub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
 func (h *clientHub) Response(ref sourceproto.SourceRef, b sourceproto.Body) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.reads.response(h, ref, b)
+	h.reads.response(ref, b)
 }
 
 func (f *clientFrame) displayName() string {

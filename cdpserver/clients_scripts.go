@@ -33,8 +33,6 @@ type scriptRead struct {
 // scriptReads are the reads in flight, by read id. Guarded by clientHub.mu.
 type scriptReads map[uint64]*scriptRead
 
-var nextReadID uint64 // Guarded by clientHub.mu.
-
 // clientScriptRequest answers the Debugger methods that address a client
 // script ("c<n>" ids or a client script's URL). It reports whether it did.
 func (h *clientHub) clientScriptRequest(s *Session, req request) bool {
@@ -123,8 +121,8 @@ func (h *clientHub) startReadLocked(s *Session, req request, sc *clientScript) {
 		s.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "client script reads are not connected in this worker"}))
 		return
 	}
-	nextReadID++
-	id := nextReadID
+	h.nextRead++
+	id := h.nextRead
 	r := &scriptRead{ref: sc.ctx.ref, sess: s, reqID: req.ID}
 	if err := h.reg.Send(sc.ctx.ref, &sourceproto.ScriptRead{ID: id, URL: sc.url, Content: true}); err != nil {
 		s.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "cannot ask the page for " + sc.url + ": " + err.Error()}))
@@ -139,7 +137,7 @@ func (h *clientHub) startReadLocked(s *Session, req request, sc *clientScript) {
 }
 
 // response consumes script.meta/chunk/end answers.
-func (rs scriptReads) response(_ *clientHub, ref sourceproto.SourceRef, b sourceproto.Body) {
+func (rs scriptReads) response(ref sourceproto.SourceRef, b sourceproto.Body) {
 	switch m := b.(type) {
 	case *sourceproto.ScriptChunk:
 		r := rs[m.ID]
@@ -184,7 +182,7 @@ func (rs scriptReads) finish(id uint64, source []byte, failure string) {
 }
 
 // failRef ends every read of a source generation that went away.
-func (rs scriptReads) failRef(_ *clientHub, ref sourceproto.SourceRef, why string) {
+func (rs scriptReads) failRef(ref sourceproto.SourceRef, why string) {
 	for id, r := range rs {
 		if r.ref == ref {
 			rs.finish(id, nil, why)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/inspector-worker/inspector-worker/internal/proctest"
 	"os"
@@ -103,16 +102,7 @@ func startNode(t *testing.T, ctx context.Context, opts Options) *Process {
 // must only be called for direct children after their Done.
 func assertGone(t *testing.T, pid int) {
 	t.Helper()
-	for range 1000 {
-		var ws syscall.WaitStatus
-		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	t.Errorf("process %d still exists: %s", pid, stat)
+	proctest.AssertGone(t, pid)
 }
 
 func assertAlive(t *testing.T, pid int) {
