@@ -68,7 +68,7 @@ func (h *clientHub) clientScriptRequest(s *Session, req request) bool {
 		// reason also goes to the Console.
 		reason := "client scripts are read-only in inspector-worker: a page cannot pause its own JavaScript " +
 			"and still answer the worker; set breakpoints in host (Node) scripts"
-		s.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, reason}))
+		s.refuse(req, &wireError{codeServerError, reason})
 		s.enqueue(logEntry("warning", "[inspector-worker] "+reason, time.Now()))
 	default:
 		return false
@@ -118,7 +118,7 @@ func scanScriptParams(params []byte) scriptParams {
 
 func (h *clientHub) startReadLocked(s *Session, req request, sc *clientScript) {
 	if h.reg == nil {
-		s.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "client script reads are not connected in this worker"}))
+		s.refuse(req, &wireError{codeServerError, "client script reads are not connected in this worker"})
 		return
 	}
 	h.nextRead++

@@ -77,7 +77,7 @@ func (sess *Session) clientRuntime(req request, r *realm.Realm) {
 		sess.enqueue(appendResult(nil, req.ID, []byte(`{"names":[]}`)))
 		return
 	}
-	sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, fmt.Sprintf(
+	sess.refuse(req, &wireError{codeServerError, fmt.Sprintf(
 		"%s in the page %q is not supported yet: inspector-worker shows client pages' console and scripts; "+
-			"evaluating in a page comes with the client Runtime backend", req.Method, r.Name)}))
+			"evaluating in a page comes with the client Runtime backend", req.Method, r.Name)})
 }

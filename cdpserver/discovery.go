@@ -110,15 +110,32 @@ type targetJSON struct {
 	WebSocketDebuggerURL string `json:"webSocketDebuggerUrl"`
 }
 
+// advertisedHost is the host:port that discovery answers put into their
+// URLs: the request's own Host header, as Node does, so a client that reached
+// the worker through a forwarded port (ssh -L 9441:127.0.0.1:9229) is sent
+// back through it. checkHost has already refused names other than localhost
+// and IP literals; without a Host header (HTTP/1.0) it is the listening
+// address.
+func (s *Server) advertisedHost(r *http.Request) string {
+	if r.Host == "" {
+		return s.addr
+	}
+	if _, _, err := net.SplitHostPort(r.Host); err != nil {
+		return net.JoinHostPort(strings.TrimSuffix(strings.TrimPrefix(r.Host, "["), "]"), "80")
+	}
+	return r.Host
+}
+
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	hostport := s.advertisedHost(r)
 	t := targetJSON{
 		Description:          "inspector-worker: Node.js host " + s.hostInfo.Title,
-		DevtoolsFrontendURL:  s.FrontendURL(),
+		DevtoolsFrontendURL:  s.frontendURL(hostport),
 		ID:                   s.targetID,
 		Title:                s.hostInfo.Title,
 		Type:                 "page",
 		URL:                  s.hostInfo.URL,
-		WebSocketDebuggerURL: s.PageWebSocketURL(),
+		WebSocketDebuggerURL: s.pageWebSocketURL(hostport),
 	}
 	writeJSON(w, []targetJSON{t})
 }

@@ -30,11 +30,11 @@ func (sess *Session) handle(msg []byte) {
 	}()
 	req, werr := parseRequest(msg)
 	if werr != nil {
-		sess.enqueue(appendError(nil, req.ID, "", werr))
+		sess.refuse(req, werr)
 		return
 	}
 	if req.SessionID != "" {
-		sess.enqueue(appendError(nil, req.ID, req.SessionID, &wireError{codeSessionUnknown, "Session with given id not found."}))
+		sess.refuse(req, &wireError{codeSessionUnknown, "Session with given id not found."})
 		return
 	}
 	if sess.clientRequest(req) {
@@ -49,12 +49,12 @@ func (sess *Session) handle(msg []byte) {
 		return
 	}
 	if reason, ok := deliberateRefusals[req.Method]; ok {
-		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, reason}))
+		sess.refuse(req, &wireError{codeServerError, reason})
 		return
 	}
 	domain, _, _ := strings.Cut(req.Method, ".")
 	if !hostDomains[domain] {
-		sess.enqueue(appendError(nil, req.ID, "", notFound(req.Method)))
+		sess.refuse(req, notFound(req.Method))
 		return
 	}
 	sess.route(req, msg)
@@ -64,11 +64,11 @@ func (sess *Session) handle(msg []byte) {
 func (sess *Session) route(req request, msg []byte) {
 	r, err := sess.realmFor(req)
 	if err != nil {
-		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, err.Error()}))
+		sess.refuse(req, &wireError{codeServerError, err.Error()})
 		return
 	}
 	if err := r.Check(req.Method); err != nil {
-		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, err.Error()}))
+		sess.refuse(req, &wireError{codeServerError, err.Error()})
 		return
 	}
 	if r.Kind != realm.KindHost {
@@ -156,8 +156,8 @@ func (sess *Session) relay(req request, msg []byte) {
 	}
 	if _, dup := sess.pending[id]; dup {
 		sess.mu.Unlock()
-		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeInvalidRequest,
-			fmt.Sprintf("request id %d is already in flight; ids must be unique", id)}))
+		sess.refuse(req, &wireError{codeInvalidRequest,
+			fmt.Sprintf("request id %d is already in flight; ids must be unique", id)})
 		return
 	}
 	sess.pending[id] = req.Method
@@ -194,6 +194,7 @@ func (sess *Session) fromHost(msg []byte) {
 			sess.srv.logf("DevTools connection %d: dropped a host answer to unknown request %d", sess.id, hm.ID)
 			return
 		}
+		sess.logHostRefusal(method, msg)
 		sess.hostAnswered(method, msg)
 	} else if hm.Method == "Runtime.executionContextCreated" {
 		msg = rewriteContextCreated(msg, sess.srv.targetID)

@@ -46,7 +46,8 @@ type Session struct {
 	retiredAt atomic.Int64
 	idle      atomic.Pointer[time.Timer]
 
-	client sessionState // Guarded by srv.clients.mu.
+	client   sessionState // Guarded by srv.clients.mu.
+	refusals refusalLog   // Has its own lock (debuglog.go).
 
 	mu         sync.Mutex
 	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.
@@ -73,8 +74,14 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, reason, http.StatusForbidden)
 		return
 	}
+	if reason := s.reserveWindow(); reason != "" {
+		s.logf("refused DevTools connection from %s: %s", r.RemoteAddr, reason)
+		http.Error(w, reason, http.StatusServiceUnavailable)
+		return
+	}
 	host, err := s.host.OpenSession(r.Context())
 	if err != nil {
+		s.releaseWindow()
 		http.Error(w, "cannot open a session to the Node host: "+err.Error(), http.StatusBadGateway)
 		return
 	}
@@ -84,6 +91,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		CompressionMode:    websocket.CompressionDisabled,
 	})
 	if err != nil {
+		s.releaseWindow()
 		hostnode.CloseSession(host)
 		return
 	}

@@ -39,6 +39,7 @@ type Host struct {
 
 	doneOnce sync.Once
 	done     chan struct{}
+	finished chan struct{} // closed by watchLoop on NodeRuntime.waitingForDisconnect
 	mu       sync.Mutex
 	reason   string          // Guarded by mu; set once before done closes.
 	watcher  *websocket.Conn // Static after construction.
@@ -90,7 +91,7 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 			return nil, fmt.Errorf("realm: host inspector watcher: %w", err)
 		}
 	}
-	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), watcher: c}
+	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), finished: make(chan struct{}), watcher: c}
 	go h.watchLoop()
 	if opts.Release {
 		go h.releaseLoop()
@@ -132,6 +133,7 @@ func (h *Host) watchLoop() {
 			Method string `json:"method"`
 		}
 		if json.Unmarshal(msg, &ev) == nil && ev.Method == "NodeRuntime.waitingForDisconnect" {
+			close(h.finished)
 			h.Finish("the host script finished")
 			return
 		}
@@ -152,6 +154,13 @@ func (h *Host) Finish(reason string) {
 
 // Done is closed once the host is gone or finished.
 func (h *Host) Done() <-chan struct{} { return h.done }
+
+// ScriptFinished is closed when Node said, through the inspector protocol,
+// that the script ended and the process only waits for its sessions to
+// disconnect (NodeRuntime.waitingForDisconnect). From then on the process
+// has nothing left to run: a caller that owns it may end it if it does not
+// exit soon. Text the host prints can never close it.
+func (h *Host) ScriptFinished() <-chan struct{} { return h.finished }
 
 // Reason says why Done closed. When the host process is known (HostOptions
 // Exited) and about to exit, it waits up to exitReasonWait for the exit so the

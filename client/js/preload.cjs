@@ -1471,6 +1471,34 @@ function createHostProducer() {
   }
 })();
 
+// The exit report: `run` passes a pipe as INSPECTOR_WORKER_EXIT_FD and reads
+// "exit N" from it. Node sometimes hangs in its inspector teardown after
+// process.exit() (seen after an exit inside a DevTools evaluation); the
+// worker then ends the process and still exits with the code the app asked
+// for. Written synchronously: nothing asynchronous runs after 'exit'. A
+// later 'exit' listener that changes process.exitCode is not seen (this one
+// is registered first); the worker uses the report only for a host it had
+// to end.
+const EXIT_FD_ENV = 'INSPECTOR_WORKER_EXIT_FD';
+(function reportExit() {
+  const raw = process.env[EXIT_FD_ENV];
+  if (raw === undefined || raw === '') return;
+  delete process.env[EXIT_FD_ENV];
+  const fd = Number(raw);
+  if (!Number.isInteger(fd) || fd < 3) return; // never stdio
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFIFO() && !st.isSocket()) return; // never a file the app opened
+  } catch (e) {
+    return;
+  }
+  process.on('exit', (code) => {
+    try {
+      fs.writeSync(fd, 'exit ' + (Number.isInteger(code) ? code : 0) + '\n');
+    } catch (e) { /* the worker is gone */ }
+  });
+})();
+
 /**
  * Queues an application-defined observation (topic "app").
  * @param {string} name an identifier; other characters become "_"

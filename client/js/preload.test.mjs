@@ -205,3 +205,27 @@ test('bootstrapSnippet from the run\'s endpoint and token; the token is not on t
   const none = startApp({}, { fd3: 'ignore' });
   assert.equal((await none.result()).snippet, '');
 });
+
+test('exit report: "exit N" on INSPECTOR_WORKER_EXIT_FD at exit, and the variable is not inherited', async () => {
+  const child = spawn(process.execPath, ['--require', PRELOAD, '-e',
+    'console.log(JSON.stringify(process.env.INSPECTOR_WORKER_EXIT_FD === undefined)); process.exit(7)'], {
+    stdio: ['ignore', 'pipe', 'pipe', 'ignore', 'pipe'],
+    env: { PATH: process.env.PATH, INSPECTOR_WORKER_EXIT_FD: '4' },
+  });
+  let report = '', out = '', err = '';
+  /** @type {any} */ (child.stdio[4]).on('data', (/** @type {Buffer} */ c) => { report += c; });
+  child.stdout.on('data', (c) => { out += c; });
+  child.stderr.on('data', (c) => { err += c; });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  assert.equal(code, 7, err);
+  assert.equal(report, 'exit 7\n');
+  assert.equal(out.trim(), 'true');
+  // Not a pipe: no report, no error.
+  const plain = spawn(process.execPath, ['--require', PRELOAD, '-e', 'process.exitCode = 2'], {
+    stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH, INSPECTOR_WORKER_EXIT_FD: '1' },
+  });
+  let perr = '';
+  plain.stderr.on('data', (c) => { perr += c; });
+  assert.equal(await new Promise((resolve) => plain.on('close', resolve)), 2);
+  assert.equal(perr, '');
+});

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
+	"github.com/inspector-worker/inspector-worker/sourceproto/carrier"
 )
 
 const version = cdpserver.Version
@@ -25,19 +26,50 @@ const shutdownGrace = 3 * time.Second
 
 // endpointFlags are the flags every serving subcommand shares.
 type endpointFlags struct {
-	port int
-	host string
-	set  map[string]bool // flags given explicitly
+	port        int
+	host        string
+	maxWindows  int
+	maxClients  int
+	idleTimeout time.Duration
+	set         map[string]bool // flags given explicitly
 }
 
 func (e *endpointFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&e.port, "port", defaultPort, "DevTools endpoint port (0 = any free port)")
 	fs.StringVar(&e.host, "host", "127.0.0.1", "loopback address to listen on")
+	fs.IntVar(&e.maxWindows, "max-windows", cdpserver.DefaultMaxWindows,
+		"DevTools windows open at once (each costs a Node inspector session)")
+	fs.IntVar(&e.maxClients, "max-clients", carrier.DefaultMaxClients, "browser page connections open at once (ws /client)")
+	fs.DurationVar(&e.idleTimeout, "idle-timeout", cdpserver.DefaultIdleTimeout,
+		"close HTTP keep-alive connections idle this long")
+}
+
+// check refuses limits that would refuse everything.
+func (e *endpointFlags) check() error {
+	switch {
+	case e.maxWindows < 1:
+		return fmt.Errorf("--max-windows %d: give at least 1", e.maxWindows)
+	case e.maxClients < 1:
+		return fmt.Errorf("--max-clients %d: give at least 1", e.maxClients)
+	case e.idleTimeout <= 0:
+		return fmt.Errorf("--idle-timeout %v: give a positive duration, e.g. 30s", e.idleTimeout)
+	}
+	return nil
+}
+
+// serverOptions fills in the limits the flags set.
+func (e *endpointFlags) serverOptions(o cdpserver.Options) cdpserver.Options {
+	o.MaxWindows, o.IdleTimeout = e.maxWindows, e.idleTimeout
+	return o
 }
 
 // parseFlags parses args and records which flags were given.
 func parseFlags(fs *flag.FlagSet, args []string, e *endpointFlags) error {
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := e.check(); err != nil {
+		fmt.Fprintf(fs.Output(), "inspector-worker %s: %v\n", fs.Name(), err)
 		return err
 	}
 	e.set = map[string]bool{}

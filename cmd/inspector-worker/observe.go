@@ -28,6 +28,7 @@ type observation struct {
 	clients  *carrier.ClientHandler
 	stopPipe context.CancelFunc
 	pipeDone chan struct{}
+	exit     *exitReport // nil for an embedding app's channel
 }
 
 func newObservation(ln net.Listener) (*observation, error) {
@@ -44,8 +45,19 @@ func newObservation(ln net.Listener) (*observation, error) {
 		os.Remove(preload)
 		return nil, err
 	}
-	return &observation{preload: preload, token: token, endpoint: ln.Addr().String(), child: child, pipe: pipe}, nil
+	exit, err := newExitReport()
+	if err != nil {
+		os.Remove(preload)
+		child.Close()
+		pipe.Close()
+		return nil, err
+	}
+	return &observation{preload: preload, token: token, endpoint: ln.Addr().String(), child: child, pipe: pipe, exit: exit}, nil
 }
+
+// extraFiles are the files the host inherits: the host channel as fd 3
+// (carrier.HostFD) and the exit report as fd 4 (exitReportFD).
+func (o *observation) extraFiles() []*os.File { return []*os.File{o.child, o.exit.w} }
 
 // writePreload puts the embedded preload where node can --require it. It must
 // outlive the host: cluster.fork re-reads --require in every worker.
@@ -73,13 +85,17 @@ func (o *observation) nodeFlags() []string { return []string{"--require", o.prel
 func (o *observation) hostEnv() []string {
 	return append(os.Environ(),
 		carrier.HostFDEnv+"="+strconv.Itoa(carrier.HostFD),
+		exitReportEnv+"="+strconv.Itoa(exitReportFD),
 		"INSPECTOR_WORKER_TOKEN="+o.token.Reveal(),
 		"INSPECTOR_WORKER_ENDPOINT="+o.endpoint)
 }
 
 // started drops the worker's copy of the host's end: while it is open, the
 // host's exit would not show as EOF on the pipe.
-func (o *observation) started() { o.child.Close() }
+func (o *observation) started() {
+	o.child.Close()
+	o.exit.started()
+}
 
 // hostChannelTokenEnv carries the page token an embedding app drew itself
 // (client/js/embed.mjs) to `serve --host-channel-fd`.
@@ -105,12 +121,13 @@ func inheritedObservation(ln net.Listener, fd int) (*observation, error) {
 }
 
 // serve creates the run's source registry around srv's client consumer,
-// mounts /client, and runs the host pipe. Call it before srv serves.
-func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer) error {
+// mounts /client (at most maxClients connections), and runs the host pipe.
+// Call it before srv serves.
+func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer, maxClients int) error {
 	reg := sourceproto.NewRegistry(srv.ClientConsumer())
 	srv.SetSourceRegistry(reg)
 	clients, err := carrier.NewClientHandler(carrier.ClientOptions{
-		Registry: reg, Token: o.token, ClientJS: clientjs.ClientJS(), Logf: logTo(stderr),
+		Registry: reg, Token: o.token, ClientJS: clientjs.ClientJS(), Logf: logTo(stderr), MaxConns: maxClients,
 	})
 	if err != nil {
 		return err
@@ -153,5 +170,8 @@ func (o *observation) close() {
 	}
 	if o.preload != "" {
 		os.Remove(o.preload)
+	}
+	if o.exit != nil {
+		o.exit.close()
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
 	"github.com/inspector-worker/inspector-worker/hostnode"
@@ -79,7 +80,7 @@ func runHost(r hostRun, stderr io.Writer) int {
 		Stdin:      os.Stdin,
 		Stdout:     os.Stdout,
 		Stderr:     filter,
-		ExtraFiles: []*os.File{obs.child},
+		ExtraFiles: obs.extraFiles(),
 		ExtraFlags: obs.nodeFlags(),
 	}
 	proc, err := hostnode.Start(ctx, opts)
@@ -118,22 +119,32 @@ func runHost(r hostRun, stderr io.Writer) int {
 	}
 	traceEngine := trace.New(trace.Options{}) // workspace: the current directory
 	defer traceEngine.Shutdown(ctx)
-	srv := cdpserver.New(host, ln, cdpserver.Options{
+	srv := cdpserver.New(host, ln, r.ep.serverOptions(cdpserver.Options{
 		Logf: logTo(stderr), Mount: trace.Routes(traceEngine), HideScripts: []string{obs.preload},
-	})
-	if err := obs.serve(srv, stderr); err != nil {
+	}))
+	if err := obs.serve(srv, stderr, r.ep.maxClients); err != nil {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
 	serveErr := serveEndpoint(srv, ln, fellBack, stderr)
-	go func() {
-		// Backup for the watcher session: Node's own line on stderr.
-		select {
-		case <-proc.WaitingForDisconnect():
-			host.Finish("the host script finished")
-		case <-proc.Done():
-		}
-	}()
+	return superviseHost(proc, host, srv, obs, sigs, serveErr, filter, stderr)
+}
+
+// stuckHostGrace is how long a host may take to exit after Node said its
+// script finished (every session is closed at that moment). A healthy Node
+// exits within milliseconds; one stuck in the inspector teardown after a
+// process.exit() inside a DevTools evaluation (a Node bug: 3 of 20 runs)
+// spins forever, so it is ended after this.
+const stuckHostGrace = time.Second
+
+// superviseHost forwards signals, ends a host stuck after its script
+// finished, and on the host's exit closes everything and returns the exit
+// code.
+func superviseHost(proc *hostnode.Process, host *realm.Host, srv *cdpserver.Server, obs *observation,
+	sigs <-chan os.Signal, serveErr <-chan error, filter io.Closer, stderr io.Writer) int {
+	finished := host.ScriptFinished()
+	var stuck <-chan time.Time
+	endedStuck := false
 	forwarded := 0
 	for {
 		select {
@@ -149,12 +160,30 @@ func runHost(r hostRun, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "inspector-worker: the DevTools endpoint failed: %v; stopping the host\n", err)
 			proc.Kill()
 			serveErr = nil
+		case <-finished:
+			finished = nil
+			stuck = time.After(stuckHostGrace)
+		case <-stuck:
+			stuck = nil
+			endedStuck = true
+			fmt.Fprintf(stderr, "inspector-worker: the host did not exit within %v after its script finished "+
+				"(Node hangs like this after some process.exit() calls); ending it\n", stuckHostGrace)
+			proc.Kill()
 		case <-proc.Done():
 			filter.Close()
-			host.Finish(exitReason())
+			code := proc.ExitCode()
+			if endedStuck {
+				if asked, ok := obs.exit.reported(); ok {
+					code = asked
+				} else {
+					fmt.Fprintf(stderr, "inspector-worker: the host did not report its exit code; exiting with %d\n", code)
+				}
+			}
+			reason := fmt.Sprintf("the host exited with code %d", code)
+			host.Finish(reason)
 			obs.stop()
-			shutdown(srv, exitReason())
-			return proc.ExitCode()
+			shutdown(srv, reason)
+			return code
 		}
 	}
 }

@@ -155,6 +155,12 @@ func TestRunBadInput(t *testing.T) {
 	if got := w.wait(); got != 2 {
 		t.Fatalf("unknown command: exit %d", got)
 	}
+	for _, bad := range [][]string{{"--max-windows", "0"}, {"--max-clients", "-1"}, {"--idle-timeout", "0s"}} {
+		w = startCmd(t, dir, append(append([]string{"run", "--port", "0"}, bad...), "--", "node", "x.js")...)
+		if got := w.wait(); got != 2 || !strings.Contains(w.stderr.String(), bad[0]+" "+bad[1]+": give") {
+			t.Fatalf("%v: exit %d, stderr %q", bad, got, w.stderr)
+		}
+	}
 }
 
 // Without --port the worker takes 9229, or says it fell back.

@@ -60,11 +60,11 @@ func cmdServe(args []string, stderr io.Writer) int {
 	defer signal.Stop(sigs)
 	traceEngine := trace.New(trace.Options{}) // workspace: the current directory
 	defer traceEngine.Shutdown(context.Background())
-	srv := cdpserver.New(host, ln, cdpserver.Options{Logf: logTo(stderr), Mount: trace.Routes(traceEngine)})
+	srv := cdpserver.New(host, ln, ep.serverOptions(cdpserver.Options{Logf: logTo(stderr), Mount: trace.Routes(traceEngine)}))
 	if *channelFD > 0 {
 		obs, err := inheritedObservation(ln, *channelFD)
 		if err == nil {
-			err = obs.serve(srv, stderr)
+			err = obs.serve(srv, stderr, ep.maxClients)
 		}
 		if err != nil {
 			host.Finish("inspector-worker could not start")

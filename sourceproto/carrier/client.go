@@ -3,6 +3,7 @@ package carrier
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"sync"
@@ -31,7 +32,16 @@ type ClientOptions struct {
 	ClientJS []byte
 	// Logf receives one line per refused or ended connection; nil = silent.
 	Logf func(format string, args ...any)
+	// MaxConns bounds the /client connections open at once (each one is a
+	// source with its own replay buffers and outbox). The next upgrade is
+	// refused with 503 and a reason. 0 = DefaultMaxClients.
+	MaxConns int
 }
+
+// DefaultMaxClients is ClientOptions.MaxConns's default: more tabs of one app
+// than a person keeps open, few enough that a page stuck in a reconnect loop
+// cannot exhaust the worker's file descriptors.
+const DefaultMaxClients = 64
 
 // ClientHandler serves GET /client (the client WebSocket carrier) and GET
 // /client.js. Mount it on both paths, behind the loopback listener's
@@ -52,7 +62,10 @@ type ClientHandler struct {
 	// (tests shorten it before serving).
 	helloTimeout time.Duration
 
+	maxConns int // Static after construction.
+
 	mu      sync.Mutex           // Guards the fields below.
+	opening int                  // Guarded by mu: upgrades holding a connection slot, not yet in conns.
 	conns   map[*clientConn]bool // Guarded by mu: connections being served.
 	closing bool                 // Guarded by mu: Shutdown was called.
 	wg      sync.WaitGroup       // One per connection being served (Add under mu).
@@ -66,8 +79,11 @@ func NewClientHandler(o ClientOptions) (*ClientHandler, error) {
 	if o.AllowedOrigins == nil {
 		o.AllowedOrigins = DefaultAllowedOrigins()
 	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxClients
+	}
 	h := &ClientHandler{reg: o.Registry, token: o.Token, js: o.ClientJS, logf: o.Logf, conns: make(map[*clientConn]bool),
-		helloTimeout: defaultHelloTimeout}
+		helloTimeout: defaultHelloTimeout, maxConns: o.MaxConns}
 	if h.logf == nil {
 		h.logf = nopLogf
 	}
@@ -123,6 +139,11 @@ func (h *ClientHandler) serveClient(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "inspector-worker: "+reason, http.StatusForbidden)
 		return
 	}
+	if reason := h.reserve(); reason != "" {
+		h.logf("client: refused a connection: %s", reason)
+		http.Error(w, "inspector-worker: "+reason, http.StatusServiceUnavailable)
+		return
+	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		// The Origin was checked above, scheme and port included, which
 		// the library's host-only patterns cannot express.
@@ -132,6 +153,7 @@ func (h *ClientHandler) serveClient(w http.ResponseWriter, r *http.Request) {
 		CompressionMode: websocket.CompressionDisabled,
 	})
 	if err != nil {
+		h.unreserve()
 		return // Accept answered the request
 	}
 	// The library refuses a longer message while reading it (close 1009),
@@ -146,9 +168,29 @@ func (h *ClientHandler) serveClient(w http.ResponseWriter, r *http.Request) {
 	c.serve()
 }
 
+// reserve takes a connection slot for an upgrade, or says why it cannot;
+// track turns it into a tracked connection, unreserve gives it back.
+func (h *ClientHandler) reserve() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if n := len(h.conns) + h.opening; n >= h.maxConns {
+		return fmt.Sprintf("%d page connections are already open, the limit; close some pages, "+
+			"or restart inspector-worker with --max-clients N", n)
+	}
+	h.opening++
+	return ""
+}
+
+func (h *ClientHandler) unreserve() {
+	h.mu.Lock()
+	h.opening--
+	h.mu.Unlock()
+}
+
 func (h *ClientHandler) track(c *clientConn) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.opening--
 	if h.closing {
 		return false
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -451,4 +452,34 @@ func TestClientShutdown(t *testing.T) {
 	s.rec.waitFor(ctx, t, "closed", has("closed", "page-1", sourceproto.CloseShutdown))
 	late := s.dial(ctx, t, "page-2", s.tok.Reveal())
 	late.expectClosed(ctx, websocket.StatusGoingAway, "shutting down")
+}
+
+// Past MaxConns the next upgrade is refused with 503 and a reason; a closed
+// connection frees its slot.
+func TestClientConnLimit(t *testing.T) {
+	ctx := watchdog(t)
+	s := newClientServer(t, func(o *ClientOptions) { o.MaxConns = 2 })
+	a := s.open(ctx, t, "page-1", 0)
+	s.open(ctx, t, "page-2", 0)
+	status, body := handshake(t, "http"+strings.TrimPrefix(s.wsURL, "ws"), pageOrigin)
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, "2 page connections are already open") ||
+		!strings.Contains(body, "--max-clients") {
+		t.Fatalf("third connection: %d %q, want 503 naming the limit", status, body)
+	}
+	_ = a.ws.CloseNow()
+	s.rec.waitFor(ctx, t, "closed", has("closed", "page-1", sourceproto.CloseGoingAway))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s.h.mu.Lock()
+		n := len(s.h.conns) + s.h.opening
+		s.h.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the closed page still holds its slot (%d in use)", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.open(ctx, t, "page-3", 0)
 }

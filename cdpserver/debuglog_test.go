@@ -1,0 +1,99 @@
+package cdpserver
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+)
+
+// logLines collects a worker's log lines.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, fmt.Sprintf(format, args...))
+}
+
+func (l *logLines) matching(re string) []string {
+	rx := regexp.MustCompile(re)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, s := range l.lines {
+		if rx.MatchString(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// With debugging on, each refused or unknown method is logged once per
+// window with its code and reason, whoever refused it; params never are.
+func TestRefusalsLoggedOncePerWindow(t *testing.T) {
+	var log logLines
+	w := startWorker(t, hostScript, Options{Logf: log.logf})
+	secret := map[string]any{"token": "s3cret-param-value"}
+	a := w.dial("A")
+	for range 3 {
+		a.Call("Foo.bar", secret)                                                           // unknown domain: the worker
+		a.Call("DOM.getDocument", secret)                                                   // deliberate refusal: the worker
+		a.Call("Runtime.noSuchMethod", secret)                                              // relayed: Node refuses it
+		a.MustCall("Runtime.evaluate", map[string]any{"expression": "'s3cret-expression'"}) // accepted: never logged
+	}
+	b := w.dial("B")
+	b.Call("Foo.bar", nil)
+
+	for _, tc := range []struct {
+		re   string
+		want int
+	}{
+		{`connection 1: "Foo.bar" refused by inspector-worker: -32601 'Foo.bar' wasn't found`, 1},
+		{`connection 1: "DOM.getDocument" refused by inspector-worker: -32000 no DOM`, 1},
+		{`connection 1: "Runtime.noSuchMethod" refused by the Node host: -32601 `, 1},
+		{`connection 2: "Foo.bar" refused by inspector-worker`, 1},
+		{`Runtime.evaluate`, 0},
+		{`s3cret`, 0},
+	} {
+		var got []string
+		deadline := time.Now().Add(cdptest.Timeout)
+		for {
+			got = log.matching(tc.re)
+			if len(got) >= tc.want || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if len(got) != tc.want {
+			t.Errorf("%d log lines match %q, want %d:\n%s", len(got), tc.re, tc.want, strings.Join(log.matching(``), "\n"))
+		}
+	}
+}
+
+// Without debugging nothing is recorded, and the per-window set stays
+// bounded however many distinct methods a client invents.
+func TestRefusalLogBounded(t *testing.T) {
+	var l refusalLog
+	for i := range maxLoggedMethods {
+		if first, _ := l.first(fmt.Sprint("M.", i)); !first {
+			t.Fatalf("method %d not logged", i)
+		}
+	}
+	if first, full := l.first("M.again"); first || !full {
+		t.Fatalf("past the bound: first=%v full=%v, want a single 'full' notice", first, full)
+	}
+	if first, full := l.first("M.more"); first || full {
+		t.Fatalf("after the notice: first=%v full=%v, want silence", first, full)
+	}
+	if len(l.logged) != maxLoggedMethods {
+		t.Fatalf("%d methods remembered, want %d", len(l.logged), maxLoggedMethods)
+	}
+}
