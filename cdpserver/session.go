@@ -34,6 +34,9 @@ const maxCloseReason = 123
 // sendLoop is the only writer to the DevTools connection. Nothing but
 // sendLoop ever blocks on the DevTools socket, so a stuck window holds back
 // neither Node nor another window (see queue.go for the overflow policy).
+// Timers: the overflow watchdog (overflowWriteGrace) and the retiring Node
+// session's idle timer. The close gate's hold (awaitAnswersWritten) runs in
+// readLoop, inside dt.Read.
 type Session struct {
 	srv     *Server         // Static after construction.
 	id      int64           // Static after construction.
