@@ -3,6 +3,7 @@ package cdpserver
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // Limits of one DevTools connection's outgoing queue.
@@ -26,12 +27,15 @@ var errQueueOverflow = errors.New("cdpserver: DevTools window is not reading its
 type sendQueue struct {
 	maxMessages, maxBytes int // Static after construction.
 
-	mu     sync.Mutex
-	items  [][]byte // Guarded by mu.
-	bytes  int      // Guarded by mu.
-	closed bool     // Guarded by mu.
-	err    error    // Guarded by mu: why the queue closed.
-	wake   chan struct{}
+	mu      sync.Mutex
+	items   [][]byte // Guarded by mu.
+	bytes   int      // Guarded by mu.
+	closed  bool     // Guarded by mu.
+	err     error    // Guarded by mu: why the queue closed.
+	pushed  int64    // Guarded by mu: messages ever queued.
+	sent    int64    // Guarded by mu: messages sendLoop reported written.
+	wake    chan struct{}
+	overrun atomic.Bool // closed for overflow; read by sendLoop between writes
 }
 
 func newSendQueue(maxMessages, maxBytes int) *sendQueue {
@@ -54,6 +58,7 @@ func (q *sendQueue) push(msg []byte) error {
 	}
 	q.items = append(q.items, msg)
 	q.bytes += len(msg)
+	q.pushed++
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
@@ -92,6 +97,7 @@ func (q *sendQueue) closeLocked(reason error) {
 	q.closed, q.err = true, reason
 	if errors.Is(reason, errQueueOverflow) {
 		q.items, q.bytes = nil, 0
+		q.overrun.Store(true)
 	}
 	select {
 	case q.wake <- struct{}{}:
@@ -122,4 +128,31 @@ func (q *sendQueue) next(buf [][]byte) ([][]byte, bool, error) {
 		}
 		<-q.wake
 	}
+}
+
+// overflowed reports whether the queue was closed for overflow: what sendLoop
+// still holds is then not worth writing before the close frame.
+func (q *sendQueue) overflowed() bool { return q.overrun.Load() }
+
+// written records that sendLoop wrote n more messages to the socket.
+func (q *sendQueue) written(n int) {
+	q.mu.Lock()
+	q.sent += int64(n)
+	q.mu.Unlock()
+}
+
+// pushedCount is the number of messages ever queued.
+func (q *sendQueue) pushedCount() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.pushed
+}
+
+// writtenCount is the number of messages sendLoop reported written. Messages
+// are written in queue order, so writtenCount() >= n means the first n
+// queued messages are on the socket.
+func (q *sendQueue) writtenCount() int64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.sent
 }

@@ -304,3 +304,33 @@ func TestQueueConcurrentOverflow(t *testing.T) {
 		t.Errorf("popAll after overflow = %d messages, closed %v, %v; want none, closed, errQueueOverflow", len(got), closed, err)
 	}
 }
+
+func TestQueueCountsAndOverflowFlag(t *testing.T) {
+	q := newSendQueue(3, 100)
+	for _, m := range []string{"a", "b"} {
+		q.push([]byte(m))
+	}
+	if q.pushLossy([]byte("dropped")) {
+		t.Fatal("pushLossy accepted a message above half of the bound")
+	}
+	if got := q.pushedCount(); got != 2 {
+		t.Fatalf("pushedCount = %d, want 2 (lossy drops do not count)", got)
+	}
+	batch, _, _ := q.popAll(nil)
+	q.written(len(batch) - 1)
+	if got := q.writtenCount(); got != 1 {
+		t.Fatalf("writtenCount = %d, want 1", got)
+	}
+	if q.overflowed() {
+		t.Fatal("overflowed before any overflow")
+	}
+	q.close(errors.New("host gone"))
+	if q.overflowed() {
+		t.Fatal("an ordinary close reported as an overflow")
+	}
+	q2 := newSendQueue(1, 100)
+	q2.push([]byte("a"))
+	if err := q2.push([]byte("b")); !errors.Is(err, errQueueOverflow) || !q2.overflowed() {
+		t.Fatalf("push past the bound = %v, overflowed %v; want errQueueOverflow, true", err, q2.overflowed())
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,9 @@ const maxCloseReason = 123
 // sendLoop is the only writer to the DevTools connection. Nothing but
 // sendLoop ever blocks on the DevTools socket, so a stuck window holds back
 // neither Node nor another window (see queue.go for the overflow policy).
+// Timers: the overflow watchdog (overflowWriteGrace) and the retiring Node
+// session's idle timer. The close gate's hold (awaitAnswersWritten) runs in
+// readLoop, inside dt.Read.
 type Session struct {
 	srv     *Server         // Static after construction.
 	id      int64           // Static after construction.
@@ -45,6 +49,17 @@ type Session struct {
 	retiring  atomic.Bool // the window was closed for falling behind (retire)
 	retiredAt atomic.Int64
 	idle      atomic.Pointer[time.Timer]
+	watchdog  atomic.Pointer[time.Timer] // overflowWriteGrace; stopped when run returns
+
+	// The close gate's view (awaitAnswersWritten): settling counts producers
+	// between taking a request out of pending and queueing its answer;
+	// holding says a hold waits for progress, which pokes it.
+	settling atomic.Int32
+	holding  atomic.Bool
+	progress chan struct{} // cap 1
+
+	sendDone chan struct{} // closed when sendLoop stops writing messages (stopSending)
+	stopOnce sync.Once
 
 	client   sessionState // Guarded by srv.clients.mu.
 	refusals refusalLog   // Has its own lock (debuglog.go).
@@ -86,7 +101,8 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	host.SetReadLimit(maxHostMessageLimit)
-	dt, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	gate := &closeGate{ResponseWriter: w}
+	dt, err := websocket.Accept(gate, r, &websocket.AcceptOptions{
 		InsecureSkipVerify: true, // originProblem checked it, with a reason the user can read
 		CompressionMode:    websocket.CompressionDisabled,
 	})
@@ -99,9 +115,11 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 	sess, closing := s.addSession(func(id int64) *Session {
 		return &Session{
 			srv: s, id: id, dt: dt, host: host,
-			out:     newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
-			objects: object.NewTable(),
-			pending: map[int64]string{},
+			out:      newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
+			objects:  object.NewTable(),
+			pending:  map[int64]string{},
+			progress: make(chan struct{}, 1),
+			sendDone: make(chan struct{}),
 		}
 	})
 	if sess == nil {
@@ -110,6 +128,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.removeSession(sess)
+	gate.holdCloseWith(sess.awaitAnswersWritten)
 	s.logf("DevTools connection %d opened (%s)", sess.id, r.RemoteAddr)
 	sess.run()
 	s.logf("DevTools connection %d closed", sess.id)
@@ -126,12 +145,53 @@ const overflowReason = "DevTools window stopped reading; closed so the host is n
 // own account of why (its exit code) before telling the window.
 const hostReasonWait = 2 * time.Second
 
+// overflowWriteGrace bounds how long sendLoop may stay blocked in a Write to
+// a window closed for falling behind before the connection is dropped
+// without a close frame. A window that reads at all drains what the kernel
+// holds for it (a few MB on loopback) well within it and then reads the
+// 1008 close frame; one that never reads would otherwise keep sendLoop, and
+// the session, forever.
+const overflowWriteGrace = 10 * time.Second
+
+// closeDrainWait bounds how long a window's close frame is held back while
+// the answers to its earlier requests are outstanding (see closegate.go).
+// Node answers ordinary requests in milliseconds; a request that waits on the
+// host (a long evaluation, a host paused at a breakpoint) must not keep a
+// closing connection open, so after this the close goes through and such
+// answers are lost, as the client asked.
+const closeDrainWait = 2 * time.Second
+
 func (sess *Session) run() {
 	var g errgroup.Group
-	g.Go(func() error { sess.sendLoop(); return nil })
-	g.Go(func() error { sess.hostLoop(); return nil })
-	g.Go(func() error { sess.readLoop(); return nil })
+	g.Go(func() error { sess.guard("sendLoop", true, sess.sendLoop); return nil })
+	g.Go(func() error { sess.guard("hostLoop", false, sess.hostLoop); return nil })
+	g.Go(func() error { sess.guard("readLoop", false, sess.readLoop); return nil })
 	g.Wait()
+	if t := sess.watchdog.Load(); t != nil {
+		t.Stop()
+	}
+}
+
+// guard runs one of the session's loops. A panic in it (a bug: requests and
+// host messages recover their own) ends the window with 1011 and a reason
+// instead of killing the worker. The writer's own guard also writes the close
+// frame, since no one else may.
+func (sess *Session) guard(loop string, writer bool, f func()) {
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		sess.srv.logf("DevTools connection %d: panic in %s: %v\n%s", sess.id, loop, p, debug.Stack())
+		reason := fmt.Sprintf("inspector-worker failed (%s: %v); reopen DevTools", loop, p)
+		sess.finish(websocket.StatusInternalError, reason)
+		sess.closeHost()
+		if writer {
+			sess.stopSending()
+			sess.closeDevTools(&closeState{websocket.StatusInternalError, reason})
+		}
+	}()
+	f()
 }
 
 // readLoop reads DevTools requests until the window closes, then ends the
@@ -171,7 +231,12 @@ func (sess *Session) hostLoop() {
 		if sess.retireTick() {
 			continue
 		}
+		// An answer leaves pending before it is queued: settling covers the
+		// gap for awaitAnswersWritten.
+		sess.settling.Add(1)
 		sess.fromHost(msg)
+		sess.settling.Add(-1)
+		sess.poke()
 	}
 }
 
@@ -182,20 +247,42 @@ func (sess *Session) sendLoop() {
 	for {
 		batch, closed, why := sess.out.next(batch)
 		if closed {
+			sess.stopSending()
 			sess.closeDevTools(why)
 			return
 		}
+		written := 0
 		for _, m := range batch {
+			if sess.out.overflowed() {
+				// The window is closed for falling behind: the rest of the
+				// batch would only delay the close frame that says so.
+				break
+			}
 			if err := sess.dt.Write(ctx, websocket.MessageText, m); err != nil {
+				// The socket is closed or broken, or a frame is half
+				// written: no close frame can follow.
+				sess.stopSending()
 				sess.dt.CloseNow()
 				sess.closeHost()
 				return
 			}
+			written++
 		}
 		clear(batch)
+		sess.out.written(written)
+		sess.poke()
 	}
 }
 
+// stopSending tells a held close frame (awaitAnswersWritten) that nothing
+// more will be written before sendLoop's own close.
+func (sess *Session) stopSending() {
+	sess.stopOnce.Do(func() { close(sess.sendDone) })
+}
+
+// closeDevTools writes the close frame with the queue's close reason (Close
+// does the handshake, bounded by the library), then ends the host session.
+// Only sendLoop calls it.
 func (sess *Session) closeDevTools(why error) {
 	var cs *closeState
 	switch {
@@ -209,17 +296,80 @@ func (sess *Session) closeDevTools(why error) {
 	sess.closeHost()
 }
 
-// enqueue hands msg to sendLoop. On overflow the session ends (queue.go).
+// enqueue hands msg to sendLoop. On overflow the session ends (queue.go):
+// sendLoop stops writing and sends the 1008 close frame itself, as the only
+// writer; a concurrent Close could not get its frame past a blocked Write
+// and would end in a dropped connection (an EOF for the window).
 func (sess *Session) enqueue(msg []byte) {
-	if err := sess.out.push(msg); errors.Is(err, errQueueOverflow) {
+	if err := sess.out.push(msg); errors.Is(err, errQueueOverflow) && sess.retire() {
 		sess.srv.logf("DevTools connection %d: closed, it stopped reading (%d messages or %d MiB queued)",
 			sess.id, sess.out.maxMessages, sess.out.maxBytes>>20)
-		// sendLoop may be blocked writing to the stuck window: Close gives up
-		// on the close frame after its own timeout and then drops the
-		// connection, which unblocks sendLoop.
-		sess.retire()
-		go sess.dt.Close(websocket.StatusPolicyViolation, overflowReason)
+		sess.watchdog.Store(time.AfterFunc(overflowWriteGrace, func() {
+			select {
+			case <-sess.sendDone: // the close is under way, bounded by the library
+			default:
+				sess.srv.logf("DevTools connection %d: dropped, it read nothing for %v", sess.id, overflowWriteGrace)
+				sess.dt.CloseNow()
+			}
+		}))
+		sess.poke()
 	}
+}
+
+// poke wakes a hold waiting in awaitAnswersWritten. It runs after the state
+// change it reports; the hold sets holding before it first looks, so with
+// sequentially consistent atomics no change is missed.
+func (sess *Session) poke() {
+	if sess.holding.Load() {
+		select {
+		case sess.progress <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// awaitAnswersWritten is the close gate's hold (closegate.go): it returns
+// once every request read before the window's close frame is answered and
+// the answer written, or sendLoop has stopped writing, or closeDrainWait has
+// passed, or abort is closed (the connection is gone). It runs in readLoop,
+// inside dt.Read, so no new request arrives while it waits.
+//
+// Answers to requests routed to client pages (script reads) are not tracked:
+// they wait at most closeDrainWait like anything else the hold cannot see.
+func (sess *Session) awaitAnswersWritten(abort <-chan struct{}) {
+	sess.holding.Store(true)
+	defer sess.holding.Store(false)
+	timer := time.NewTimer(closeDrainWait)
+	defer timer.Stop()
+	target := int64(-1) // messages queued when the last answer was
+	for {
+		if target < 0 && sess.answersQueued() {
+			target = sess.out.pushedCount()
+		}
+		if target >= 0 && sess.out.writtenCount() >= target {
+			return
+		}
+		select {
+		case <-sess.progress:
+		case <-sess.sendDone:
+			return
+		case <-abort:
+			return
+		case <-timer.C:
+			sess.srv.logf("DevTools connection %d: closing with answers outstanding after %v", sess.id, closeDrainWait)
+			return
+		}
+	}
+}
+
+// answersQueued reports whether no relayed request is waiting on the host
+// and no answer is between pending and the queue. The order of the two
+// reads matters: see hostLoop and finish.
+func (sess *Session) answersQueued() bool {
+	sess.mu.Lock()
+	n := len(sess.pending)
+	sess.mu.Unlock()
+	return n == 0 && sess.settling.Load() == 0
 }
 
 // Retiring a Node session. Closing one while Node is still writing a flood
@@ -232,12 +382,14 @@ const (
 	retireMax  = 10 * time.Second
 )
 
-func (sess *Session) retire() {
+// retire reports whether this call retired the session (the first does).
+func (sess *Session) retire() bool {
 	if !sess.retiring.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	sess.retiredAt.Store(time.Now().UnixNano())
 	sess.idle.Store(time.AfterFunc(retireIdle, func() { hostnode.CloseSession(sess.host) }))
+	return true
 }
 
 // retireTick runs in hostLoop for each message of a retiring session; it
@@ -257,9 +409,7 @@ func (sess *Session) retireTick() bool {
 // endHost answers every request still waiting on the host with an error,
 // then queues the close of the DevTools connection with a reason: the host's
 // own (its exit code, when it reports one) if preferHost and the host is
-// gone, else reason. Requests that arrive afterwards are answered with an
-// error by relay (hostClosed is set under the same lock that guards
-// pending), so each request gets exactly one answer.
+// gone, else reason.
 func (sess *Session) endHost(reason string, preferHost bool) {
 	if preferHost {
 		select {
@@ -268,6 +418,18 @@ func (sess *Session) endHost(reason string, preferHost bool) {
 		default:
 		}
 	}
+	sess.finish(websocket.StatusGoingAway, reason)
+}
+
+// finish answers every pending request with an error naming reason and
+// queues the close (code, reason) after them. Requests that arrive afterwards
+// are answered with an error by relay (hostClosed is set under the same lock
+// that guards pending), so each request gets exactly one answer. Only the
+// first call counts.
+func (sess *Session) finish(code websocket.StatusCode, reason string) {
+	sess.settling.Add(1) // pending empties before its answers are queued
+	defer sess.poke()
+	defer sess.settling.Add(-1)
 	sess.mu.Lock()
 	if sess.hostClosed {
 		sess.mu.Unlock()
@@ -288,7 +450,7 @@ func (sess *Session) endHost(reason string, preferHost bool) {
 		e := &wireError{codeServerError, fmt.Sprintf("'%s' was not answered: %s", pending[id], reason)}
 		sess.enqueue(appendError(nil, []byte(fmt.Sprint(id)), "", e))
 	}
-	sess.out.close(&closeState{websocket.StatusGoingAway, reason})
+	sess.out.close(&closeState{code, reason})
 }
 
 // closeHost ends the Node session with a close handshake (see

@@ -1,0 +1,206 @@
+package cdpserver
+
+import (
+	"bufio"
+	"encoding/binary"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+)
+
+// The close gate. coder/websocket answers a peer's close frame the moment its
+// reader sees it: it writes the close reply and closes the connection
+// (read.go, handleControl), so nothing can be sent after Conn.Read returned
+// the close error. A client that sends requests and then its close frame
+// (chrome-remote-interface's REPL on piped input does) would lose the answers
+// to every request still in flight to Node, where Node itself answers them.
+//
+// So the DevTools connection is read through a gatedConn: it follows the
+// client's frame boundaries and delivers bytes only up to the start of a
+// close frame; the next Read blocks in the session's hold
+// (Session.awaitAnswersWritten), which returns once the answers to every
+// request read before the close frame are written (bounded), and then lets
+// the close frame through to the library, which replies as usual.
+
+// closeGate wraps the http.ResponseWriter of a DevTools upgrade so that
+// websocket.Accept hijacks a gatedConn.
+type closeGate struct {
+	http.ResponseWriter
+	conn *gatedConn // Set by Hijack (inside websocket.Accept), read after Accept returns.
+}
+
+// Unwrap lets http.ResponseController reach the server's writer.
+func (g *closeGate) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+
+// Hijack returns the connection wrapped in a gatedConn. Bytes the HTTP server
+// had already read past the request headers go through the gate too: the
+// returned bufio.Reader is empty, so websocket.Accept's own carry-over of
+// buffered bytes (golang/go#32314) has nothing to bypass it with.
+func (g *closeGate) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, brw, err := http.NewResponseController(g.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	buffered, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	g.conn = &gatedConn{Conn: conn, pre: append([]byte(nil), buffered...), closed: make(chan struct{})}
+	return g.conn, bufio.NewReadWriter(bufio.NewReader(g.conn), brw.Writer), nil
+}
+
+// holdCloseWith makes the connection's close frame wait for hold. Without a
+// hold (a refused session) the close frame passes at once.
+func (g *closeGate) holdCloseWith(hold func(abort <-chan struct{})) {
+	if g.conn != nil {
+		g.conn.hold.Store(&hold)
+	}
+}
+
+// gatedConn is a net.Conn whose Read stops at the start of the peer's close
+// frame until its hold returns. Writes pass straight through.
+type gatedConn struct {
+	net.Conn
+
+	// Owned by Read: coder/websocket never reads from two goroutines at once
+	// (its readMu).
+	pre      []byte       // read from the socket (or the HTTP server's buffer) but not yet delivered
+	preErr   error        // the socket's error that came with pre's bytes
+	track    frameTracker // where the peer's frames begin
+	released bool         // the close frame was let through; Read passes everything
+
+	hold      atomic.Pointer[func(abort <-chan struct{})]
+	closed    chan struct{} // closed by Close: aborts a hold
+	closeOnce sync.Once
+}
+
+func (c *gatedConn) Read(p []byte) (int, error) {
+	if c.released && len(c.pre) == 0 && c.preErr == nil {
+		return c.Conn.Read(p)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	var n int
+	if len(c.pre) > 0 {
+		n = copy(p, c.pre)
+		c.pre = c.pre[n:]
+	} else if c.preErr == nil {
+		var err error
+		n, err = c.Conn.Read(p)
+		if n == 0 {
+			return 0, err
+		}
+		c.preErr = err // delivered with the last of these bytes
+	}
+	if !c.released {
+		if k, atClose := c.track.scan(p[:n]); atClose {
+			if k > 0 {
+				// Deliver what precedes the close frame; the rest waits.
+				c.pre = append(append([]byte(nil), p[k:n]...), c.pre...)
+				return k, nil
+			}
+			c.waitForRelease()
+		}
+	}
+	if len(c.pre) == 0 && c.preErr != nil {
+		err := c.preErr
+		c.preErr = nil
+		return n, err
+	}
+	return n, nil
+}
+
+// waitForRelease runs the hold (if any) before the close frame is delivered.
+func (c *gatedConn) waitForRelease() {
+	if h := c.hold.Load(); h != nil {
+		(*h)(c.closed)
+	}
+	c.released = true
+}
+
+func (c *gatedConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// maxFrameHeader is the longest WebSocket frame header (RFC 6455 §5.2): 2
+// bytes, a 64-bit extended length and a 4-byte mask key. It is all the
+// tracker ever holds: payloads are counted, never buffered.
+const maxFrameHeader = 2 + 8 + 4
+
+const opClose = 0x8
+
+// frameTracker follows the frame boundaries of a client→server WebSocket
+// byte stream, fed in arbitrary pieces. It only needs to find where a close
+// frame starts; the library validates everything else. A header the library
+// will reject (a 64-bit length with the top bit set) makes the tracker give
+// up: it then never gates, and the library fails the connection itself.
+type frameTracker struct {
+	hdr       [maxFrameHeader]byte
+	have      int    // header bytes collected; 0 at a frame boundary
+	remaining uint64 // payload bytes of the current frame still to skip
+	broken    bool
+}
+
+// scan consumes p up to the start of a close frame. It returns the number of
+// bytes consumed and whether a close frame starts right after them; the
+// close frame's bytes are not consumed, so scanning them again stops at once.
+func (t *frameTracker) scan(p []byte) (int, bool) {
+	i := 0
+	for i < len(p) && !t.broken {
+		if t.remaining > 0 {
+			step := uint64(len(p) - i)
+			if step > t.remaining {
+				step = t.remaining
+			}
+			t.remaining -= step
+			i += int(step)
+			continue
+		}
+		if t.have == 0 && p[i]&0x0F == opClose {
+			return i, true
+		}
+		t.hdr[t.have] = p[i]
+		t.have++
+		i++
+		if need := t.headerLen(); t.have == need {
+			t.remaining = t.payloadLen()
+			t.have = 0
+		}
+	}
+	return len(p), false
+}
+
+// headerLen is the length of the header being collected, as far as its
+// collected bytes tell (2 until the second byte is in).
+func (t *frameTracker) headerLen() int {
+	if t.have < 2 {
+		return 2
+	}
+	n := 2
+	switch t.hdr[1] & 0x7F {
+	case 126:
+		n += 2
+	case 127:
+		n += 8
+	}
+	if t.hdr[1]&0x80 != 0 {
+		n += 4
+	}
+	return n
+}
+
+func (t *frameTracker) payloadLen() uint64 {
+	switch l := t.hdr[1] & 0x7F; l {
+	case 126:
+		return uint64(binary.BigEndian.Uint16(t.hdr[2:4]))
+	case 127:
+		n := binary.BigEndian.Uint64(t.hdr[2:10])
+		if n>>63 != 0 {
+			t.broken = true
+			return 0
+		}
+		return n
+	default:
+		return uint64(l)
+	}
+}
