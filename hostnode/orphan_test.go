@@ -209,3 +209,23 @@ func TestTreeDiesWithKilledCaller(t *testing.T) {
 		t.Errorf("a path not listed was removed: %v", err)
 	}
 }
+
+// TestReaperMissing: without a shell for the orphan reaper Start fails with
+// an error that says so, and leaves no node behind.
+func TestReaperMissing(t *testing.T) {
+	ctx := testCtx(t)
+	saved := reaperShell
+	reaperShell = "/nonexistent/sh"
+	defer func() { reaperShell = saved }()
+	exe, _ := fakeNode(t, "exec sleep 1000")
+	p, err := Start(ctx, Options{Argv: []string{exe}})
+	if err == nil {
+		p.Kill()
+		t.Fatal("Start succeeded without a shell for the orphan reaper")
+	}
+	se := checkStartError(t, err, ErrSpawn, -1, []string{"orphan reaper", "/nonexistent/sh", "POSIX shell"})
+	if se.PID <= 0 {
+		t.Fatalf("StartError.PID = %d", se.PID)
+	}
+	assertGone(t, se.PID)
+}

@@ -12,8 +12,9 @@ import (
 )
 
 // reaperShell runs the orphan reaper. POSIX puts a shell there on every Unix;
-// a system without one gets an error from Start that names it.
-const reaperShell = "/bin/sh"
+// a system without one gets an error from Start that names it. A variable
+// only so that a test can point it at a missing file.
+var reaperShell = "/bin/sh"
 
 // reaperScript is the orphan reaper: $1 is node's process group id, the rest
 // are paths to remove. It ignores every signal a terminal or a stopping
