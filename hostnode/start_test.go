@@ -293,7 +293,7 @@ func releaseUntil(t *testing.T, ctx context.Context, s *cdpSession, stdout *line
 		cancel()
 		if ok {
 			if sent > 1 {
-				t.Logf("the script started after %d Runtime.runIfWaitingForDebugger", sent)
+				t.Logf("the script ran after %d Runtime.runIfWaitingForDebugger", sent)
 			}
 			return
 		}

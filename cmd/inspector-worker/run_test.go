@@ -180,7 +180,13 @@ func TestRunBrk(t *testing.T) {
 	c.MustCall("Debugger.enable", nil)
 	releaseUntilPaused(t, c)
 	c.ExpectEvent("Debugger.paused", nil)
-	c.MustCall("Debugger.resume", nil)
+	// The script ends right after the resume. Node's waitingForDisconnect on
+	// the worker's watcher session can then overtake the resume's answer on
+	// the window's session, and the worker answers the resume itself (1 run
+	// in 5 under -race): also a success for this test.
+	if m := c.Call("Debugger.resume", nil); m.Error != nil && !strings.Contains(m.Error.Message, "the host exited with code 0") {
+		t.Fatalf("Debugger.resume: %s", m.Raw)
+	}
 	if got := w.wait(); got != 0 {
 		t.Fatalf("exit %d", got)
 	}
@@ -194,7 +200,8 @@ func TestRunBrk(t *testing.T) {
 // 150 and the host then never starts; the worker re-sends only on its own
 // watcher session (not with --brk, where the window releases the host), so
 // the test re-sends like a user clicking again would. A re-send once the
-// script runs is a no-op.
+// script runs, or while it is paused on its first line, is a no-op (checked
+// with Node 20).
 func releaseUntilPaused(t *testing.T, c *cdptest.Client) {
 	t.Helper()
 	retry := 100 * time.Millisecond
@@ -204,7 +211,7 @@ func releaseUntilPaused(t *testing.T, c *cdptest.Client) {
 		for wait := time.Now().Add(retry); time.Now().Before(wait); time.Sleep(10 * time.Millisecond) {
 			if len(c.Events("Debugger.paused")) > 0 {
 				if sent > 1 {
-					t.Logf("the host started after %d Runtime.runIfWaitingForDebugger", sent)
+					t.Logf("Debugger.paused came after %d Runtime.runIfWaitingForDebugger", sent)
 				}
 				return
 			}
