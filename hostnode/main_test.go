@@ -88,7 +88,7 @@ func writeFile(t *testing.T, name, body string, mode os.FileMode) string {
 func writeScript(t *testing.T, js string) string { return writeFile(t, "app.js", js, 0o644) }
 
 // startNode starts node on script and registers a cleanup that kills it and
-// checks that the pid is gone.
+// checks that its pid and the orphan reaper's are gone.
 func startNode(t *testing.T, ctx context.Context, opts Options) *Process {
 	t.Helper()
 	p, err := Start(ctx, opts)
@@ -98,6 +98,7 @@ func startNode(t *testing.T, ctx context.Context, opts Options) *Process {
 	t.Cleanup(func() {
 		p.Kill()
 		assertGone(t, p.PID())
+		assertGone(t, p.reaper.pid())
 	})
 	return p
 }
