@@ -21,6 +21,7 @@ import (
 const (
 	helperEnv       = "HOSTNODE_TEST_HELPER"
 	helperScriptEnv = "HOSTNODE_TEST_SCRIPT"
+	helperRemoveEnv = "HOSTNODE_TEST_REMOVE" // Options.RemoveIfOrphaned, filepath.SplitList'd
 )
 
 func TestMain(m *testing.M) {
@@ -45,15 +46,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// orphanHelper starts node through Start, reports its pid and waits to be
-// SIGKILLed by TestOrphan.
+// orphanHelper starts node through Start, reports its pid and the orphan
+// reaper's, and waits to be SIGKILLed by TestOrphan or TestTreeDies. Node
+// writes to the helper's stdout too.
 func orphanHelper() {
-	p, err := Start(context.Background(), Options{Argv: []string{"node", os.Getenv(helperScriptEnv)}})
+	p, err := Start(context.Background(), Options{
+		Argv: []string{"node", os.Getenv(helperScriptEnv)}, Stdout: os.Stdout,
+		RemoveIfOrphaned: filepath.SplitList(os.Getenv(helperRemoveEnv)),
+	})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(2)
 	}
-	fmt.Printf("PID %d\n", p.PID())
+	fmt.Printf("PID %d\nREAPER %d\n", p.PID(), p.reaper.pid())
 	<-p.Done()
 	os.Exit(3)
 }
@@ -83,7 +88,7 @@ func writeFile(t *testing.T, name, body string, mode os.FileMode) string {
 func writeScript(t *testing.T, js string) string { return writeFile(t, "app.js", js, 0o644) }
 
 // startNode starts node on script and registers a cleanup that kills it and
-// checks that the pid is gone.
+// checks that its pid and the orphan reaper's are gone.
 func startNode(t *testing.T, ctx context.Context, opts Options) *Process {
 	t.Helper()
 	p, err := Start(ctx, opts)
@@ -93,6 +98,7 @@ func startNode(t *testing.T, ctx context.Context, opts Options) *Process {
 	t.Cleanup(func() {
 		p.Kill()
 		assertGone(t, p.PID())
+		assertGone(t, p.reaper.pid())
 	})
 	return p
 }
@@ -139,19 +145,29 @@ func (s *lineSink) String() string {
 // waitLine returns the first complete line starting with prefix.
 func (s *lineSink) waitLine(t *testing.T, ctx context.Context, prefix string) string {
 	t.Helper()
+	line, ok := s.findLine(ctx, prefix)
+	if !ok {
+		t.Fatalf("no line starting with %q; got:\n%s", prefix, s.String())
+	}
+	return line
+}
+
+// findLine returns the first complete line starting with prefix, or false
+// once ctx is done.
+func (s *lineSink) findLine(ctx context.Context, prefix string) (string, bool) {
 	for {
 		s.mu.Lock()
 		text, grown := s.buf.String(), s.grown
 		s.mu.Unlock()
 		for line := range strings.Lines(text) {
 			if strings.HasPrefix(line, prefix) && strings.HasSuffix(line, "\n") {
-				return strings.TrimSpace(line)
+				return strings.TrimSpace(line), true
 			}
 		}
 		select {
 		case <-grown:
 		case <-ctx.Done():
-			t.Fatalf("no line starting with %q; got:\n%s", prefix, text)
+			return "", false
 		}
 	}
 }

@@ -12,5 +12,6 @@ func sysProcAttr() *syscall.SysProcAttr {
 
 // waitExitedNoReap is not available here; the exited mark is then set right
 // after reaping, leaving a tiny window in which Kill could signal a reused
-// process group id.
+// process group id. For the same reason waitLoop does not kill the group
+// when node exits on its own: the host's children may outlive it here.
 func waitExitedNoReap(int) bool { return false }

@@ -44,15 +44,28 @@ type Options struct {
 	Stderr       io.Writer     // EVERY stderr line of the child, including Node's inspector banner lines, copied here unchanged; nil = discard
 	ExtraFiles   []*os.File    // passed to the child as fd 3, 4, ... (host channel later)
 	ReadyTimeout time.Duration // how long to wait for the inspector URL; 0 = 15s
+
+	// RemoveIfOrphaned lists paths (files, or directories removed with
+	// everything in them) that the orphan reaper deletes if the process that
+	// called Start dies before node was reaped (SIGKILL, a crash), e.g. a
+	// preload file node needs for as long as it runs. On every other path the
+	// caller removes them itself. Relative paths are resolved at Start.
+	RemoveIfOrphaned []string
 }
 
 // Process is a node child started by Start.
 //
-// Goroutines: waitLoop (waits for the exit, reaps, closes Done); inside
-// exec.Cmd one copier each for stdout and stderr (stderr goes through a
-// stderrScanner); stdinLoop when Options.Stdin is not an *os.File.
+// Goroutines: waitLoop (waits for the exit, kills the group, reaps node and
+// the orphan reaper, closes Done); inside exec.Cmd one copier each for stdout
+// and stderr (stderr goes through a stderrScanner); stdinLoop when
+// Options.Stdin is not an *os.File.
+//
+// Besides node, Start runs one more process, the orphan reaper (reaper.go):
+// it kills node's group and removes Options.RemoveIfOrphaned if this process
+// dies without reaping node. It is reaped before Done is closed.
 type Process struct {
 	cmd    *exec.Cmd      // Static after Start; cmd.Wait is called by waitLoop only.
+	reaper *orphanReaper  // Static after Start; owned by waitLoop.
 	argv   []string       // Static after construction.
 	url    string         // Static after Start returned it.
 	stderr *stderrScanner // Static after construction; see its field comments.
@@ -129,7 +142,13 @@ func spawn(ctx context.Context, opts Options) (*Process, error) {
 		}
 		return nil, &StartError{Kind: ErrSpawn, Argv: argv, ExitCode: -1, Err: err}
 	}
-	p := &Process{cmd: cmd, argv: argv, stderr: sc, done: make(chan struct{})}
+	reaper, err := startReaper(cmd.Process.Pid, opts.RemoveIfOrphaned)
+	if err != nil {
+		killGroup(cmd.Process.Pid) // node is alive and unreaped: its group id is still its own
+		_ = cmd.Wait()
+		return nil, &StartError{Kind: ErrSpawn, Argv: argv, PID: cmd.Process.Pid, ExitCode: -1, Err: err}
+	}
+	p := &Process{cmd: cmd, reaper: reaper, argv: argv, stderr: sc, done: make(chan struct{})}
 	p.exitCode.Store(-1)
 	go p.waitLoop()
 	return p, nil
@@ -169,26 +188,33 @@ func stdinLoop(pw *os.File, r io.Reader) {
 	pw.Close()
 }
 
-// waitLoop is the only caller of cmd.Wait. It marks the child exited BEFORE
-// reaping it so that Kill never signals a process group id that could have
-// been reused (see waitExitedNoReap).
+// waitLoop is the only caller of cmd.Wait. Once node exited, and BEFORE
+// reaping it, it SIGKILLs node's whole process group: whatever the host
+// started and left behind (children, grandchildren that ignore SIGTERM) dies
+// with it, whether the host ended on its own, was killed, or stopped on a
+// forwarded signal. Only processes that left the group (setsid, node's
+// spawn({detached: true})) survive. As long as node is an unreaped zombie its
+// pid, which is the group id, cannot be reused, so neither this kill nor a
+// later Kill can hit a stranger (see waitExitedNoReap). The orphan reaper is
+// released at the same point, for the same reason.
 func (p *Process) waitLoop() {
 	if waitExitedNoReap(p.cmd.Process.Pid) {
-		p.markExited()
+		p.mu.Lock()
+		killGroup(p.cmd.Process.Pid)
+		p.exited = true
+		p.mu.Unlock()
+		p.reaper.release()
 	}
 	// The error is either the exit status (read from ProcessState below) or
 	// ErrWaitDelay when an inherited pipe outlived the grace.
 	_ = p.cmd.Wait()
-	p.markExited()
+	p.mu.Lock()
+	p.exited = true // without waitExitedNoReap (not Linux) only now
+	p.mu.Unlock()
+	p.reaper.wait()
 	p.stderr.finish()
 	p.exitCode.Store(int64(exitCodeOf(p.cmd.ProcessState)))
 	close(p.done)
-}
-
-func (p *Process) markExited() {
-	p.mu.Lock()
-	p.exited = true
-	p.mu.Unlock()
 }
 
 // awaitURL waits for the inspector URL, a failure line, the child's exit, the
@@ -250,7 +276,8 @@ func (p *Process) PID() int { return p.cmd.Process.Pid }
 // NodeArgs is the full argv executed; element 0 is the resolved executable.
 func (p *Process) NodeArgs() []string { return append([]string(nil), p.argv...) }
 
-// Done is closed when the child has exited AND its stdout/stderr were fully
+// Done is closed when the child has exited, its process group was killed (on
+// Linux), the orphan reaper was reaped, AND its stdout/stderr were fully
 // copied to Options.Stdout/Stderr (or outputDrainGrace ran out).
 func (p *Process) Done() <-chan struct{} { return p.done }
 
@@ -272,8 +299,9 @@ func (p *Process) Signal(sig os.Signal) error {
 	return nil
 }
 
-// Kill SIGKILLs node's whole process group, unless node already exited, and
-// waits for Done. Idempotent and safe to call concurrently.
+// Kill SIGKILLs node's whole process group, unless node already exited (then
+// waitLoop killed the group already), and waits for Done. Idempotent and safe
+// to call concurrently.
 func (p *Process) Kill() {
 	p.mu.Lock()
 	if !p.exited {

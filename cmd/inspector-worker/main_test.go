@@ -72,9 +72,18 @@ type workerProc struct {
 
 func startCmd(t *testing.T, dir string, args ...string) *workerProc {
 	t.Helper()
+	return startCmdEnv(t, dir, nil, args...)
+}
+
+// startCmdEnv is startCmd with env added to the worker's environment.
+func startCmdEnv(t *testing.T, dir string, env []string, args ...string) *workerProc {
+	t.Helper()
 	w := &workerProc{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	w.cmd = exec.Command(workerBin, args...)
 	w.cmd.Dir = dir
+	if env != nil {
+		w.cmd.Env = append(os.Environ(), env...)
+	}
 	w.cmd.Stdout, w.cmd.Stderr = w.stdout, w.stderr
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -42,6 +42,9 @@ type hostRun struct {
 	argv []string
 	brk  bool
 	dir  string
+	// temp are paths the caller removes when runHost returns; if the worker
+	// is killed instead, hostnode's orphan reaper removes them.
+	temp []string
 }
 
 // maxForwardedSignals is how many SIGINT/SIGTERM are forwarded before the
@@ -82,6 +85,9 @@ func runHost(r hostRun, stderr io.Writer) int {
 		Stderr:     filter,
 		ExtraFiles: obs.extraFiles(),
 		ExtraFlags: obs.nodeFlags(),
+		// A SIGKILLed worker removes nothing itself: without this every
+		// such run would leave a preload file in the temp directory.
+		RemoveIfOrphaned: append([]string{obs.preload}, r.temp...),
 	}
 	proc, err := hostnode.Start(ctx, opts)
 	var se *hostnode.StartError

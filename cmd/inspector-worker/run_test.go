@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -65,17 +66,6 @@ func TestRunForwardsSignals(t *testing.T) {
 	if !strings.Contains(w.stdout.String(), "got SIGINT") {
 		t.Fatalf("the host never saw SIGINT; stdout:\n%s", w.stdout)
 	}
-	proctest.AssertGone(t, pid)
-}
-
-// Killing the worker outright still takes the host down.
-func TestRunKilledWorkerLeavesNoOrphan(t *testing.T) {
-	dir, script := writeScript(t, waitingScript)
-	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
-	pid := w.nodePID()
-	w.addr()
-	w.cmd.Process.Signal(syscall.SIGKILL)
-	w.wait()
 	proctest.AssertGone(t, pid)
 }
 
@@ -194,14 +184,48 @@ func TestRunBrk(t *testing.T) {
 	c := cdptest.Dial(t, "A", pageURL(t, addr), nil)
 	c.MustCall("Runtime.enable", nil)
 	c.MustCall("Debugger.enable", nil)
-	c.MustCall("Runtime.runIfWaitingForDebugger", nil)
+	releaseUntilPaused(t, c)
 	c.ExpectEvent("Debugger.paused", nil)
-	c.MustCall("Debugger.resume", nil)
+	// The script ends right after the resume. Node's waitingForDisconnect on
+	// the worker's watcher session can then overtake the resume's answer on
+	// the window's session, and the worker answers the resume itself (1 run
+	// in 5 under -race): also a success for this test.
+	if m := c.Call("Debugger.resume", nil); m.Error != nil && !strings.Contains(m.Error.Message, "the host exited with code 0") {
+		t.Fatalf("Debugger.resume: %s", m.Raw)
+	}
 	if got := w.wait(); got != 0 {
 		t.Fatalf("exit %d", got)
 	}
 	if !strings.Contains(w.stdout.String(), "started") {
 		t.Fatalf("stdout %q", w.stdout)
+	}
+}
+
+// releaseUntilPaused sends Runtime.runIfWaitingForDebugger until the
+// --inspect-brk pause arrives. Node 20 drops the first one about 1 time in
+// 150 and the host then never starts; the worker re-sends only on its own
+// watcher session (not with --brk, where the window releases the host), so
+// the test re-sends like a user clicking again would. A re-send once the
+// script runs, or while it is paused on its first line, is a no-op (checked
+// with Node 20).
+func releaseUntilPaused(t *testing.T, c *cdptest.Client) {
+	t.Helper()
+	retry := 100 * time.Millisecond
+	deadline := time.Now().Add(cdptest.Timeout)
+	for sent := 1; ; sent++ {
+		c.MustCall("Runtime.runIfWaitingForDebugger", nil)
+		for wait := time.Now().Add(retry); time.Now().Before(wait); time.Sleep(10 * time.Millisecond) {
+			if len(c.Events("Debugger.paused")) > 0 {
+				if sent > 1 {
+					t.Logf("Debugger.paused came after %d Runtime.runIfWaitingForDebugger", sent)
+				}
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Debugger.paused after %d Runtime.runIfWaitingForDebugger", sent)
+		}
+		retry = min(2*retry, 3*time.Second)
 	}
 }
 
