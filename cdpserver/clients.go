@@ -53,6 +53,7 @@ type clientHub struct {
 	nextScript int                                      // Guarded by mu.
 	reads      scriptReads                              // Guarded by mu.
 	nextRead   uint64                                   // Guarded by mu: last script read id.
+	lossTimer  *time.Timer                              // Guarded by mu: a pending reportLosses, nil when none.
 }
 
 type clientFrame struct {

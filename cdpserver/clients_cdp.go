@@ -82,7 +82,7 @@ func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent
 	msg := consoleMessage(params)
 	for _, s := range h.sessionsLocked() {
 		if s.client.runtimeEnabled {
-			s.enqueueObservation(msg)
+			h.observeLocked(s, msg)
 		}
 	}
 }
@@ -97,13 +97,18 @@ func (h *clientHub) sessionsLocked() []*Session {
 	return sessions
 }
 
-// enqueueObservation queues a client observation for one window, dropping it
-// (counted, then announced) when the window has fallen behind. Called with
-// clientHub.mu held.
-func (s *Session) enqueueObservation(msg []byte) {
+// lossReportDelay bounds how long a window waits to hear that client
+// observations were dropped for it when no later observation reaches it
+// (the page went quiet at the end of a flood): losses are never silent.
+const lossReportDelay = 250 * time.Millisecond
+
+// observeLocked queues a client observation for one window, dropping it
+// (counted, then announced) when the window has fallen behind. The
+// announcement goes before the next observation the window takes, so it
+// marks where the gap is, or at the latest after lossReportDelay.
+func (h *clientHub) observeLocked(s *Session, msg []byte) {
 	if s.client.dropped > 0 {
-		warn := logEntry("warning", fmt.Sprintf("[inspector-worker] %d client console messages were dropped for this window: it fell behind the pages' output", s.client.dropped), time.Now())
-		if !s.out.pushLossy(warn) {
+		if !s.out.pushLossy(droppedWarning(s.client.dropped)) {
 			s.client.dropped++
 			return
 		}
@@ -111,7 +116,31 @@ func (s *Session) enqueueObservation(msg []byte) {
 	}
 	if !s.out.pushLossy(msg) {
 		s.client.dropped++
+		if h.lossTimer == nil {
+			h.lossTimer = time.AfterFunc(lossReportDelay, h.reportLosses)
+		}
 	}
+}
+
+// reportLosses tells every window that still has unannounced drops how many.
+// The warning goes ahead of the window's backlog (pushFront): the window is
+// behind by definition, and up to half a queue of older messages would
+// otherwise keep the news from it for seconds. It is one small message
+// every lossReportDelay at most, so it does not count against the bounds.
+func (h *clientHub) reportLosses() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lossTimer = nil
+	for _, s := range h.sessionsLocked() {
+		if s.client.dropped > 0 && s.out.pushFront(droppedWarning(s.client.dropped)) == nil {
+			s.client.dropped = 0
+		}
+	}
+}
+
+func droppedWarning(n int) []byte {
+	return logEntry("warning", fmt.Sprintf("[inspector-worker] %d client console messages were dropped for this window: "+
+		"it fell behind the pages' output", n), time.Now())
 }
 
 // appendConsoleParams writes Runtime.consoleAPICalled params for a client

@@ -37,10 +37,22 @@ func (g *closeGate) Unwrap() http.ResponseWriter { return g.ResponseWriter }
 // had already read past the request headers go through the gate too: the
 // returned bufio.Reader is empty, so websocket.Accept's own carry-over of
 // buffered bytes (golang/go#32314) has nothing to bypass it with.
+// devToolsSendBuffer fixes the kernel send buffer of a DevTools socket
+// (Linux doubles it, and no longer autotunes it up to 4 MiB). What a window
+// has not read then waits in the worker's own queue, where its bounds, the
+// loss policy and the loss notices (which go ahead of that queue) apply,
+// instead of in megabytes of kernel buffer that hid a stuck window and held
+// a loss notice back by seconds behind ~13,000 older console messages.
+// 256 KiB still takes a large answer in a few writes.
+const devToolsSendBuffer = 256 << 10
+
 func (g *closeGate) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(g.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(devToolsSendBuffer)
 	}
 	buffered, _ := brw.Reader.Peek(brw.Reader.Buffered())
 	g.conn = &gatedConn{Conn: conn, pre: append([]byte(nil), buffered...), closed: make(chan struct{})}

@@ -82,6 +82,29 @@ func (q *sendQueue) pushLossy(msg []byte) bool {
 	return q.push(msg) == nil
 }
 
+// pushFront queues msg ahead of everything still queued: for a notice that
+// is about the queue's own backlog (losses), which must not wait behind it.
+// Unlike push it does not check the bounds: callers push one small message
+// at a time, rarely.
+func (q *sendQueue) pushFront(msg []byte) error {
+	q.mu.Lock()
+	if q.closed {
+		err := q.err
+		q.mu.Unlock()
+		return err
+	}
+	q.items = append(q.items, nil)
+	copy(q.items[1:], q.items)
+	q.items[0] = msg
+	q.bytes += len(msg)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
 // close stops the queue; messages already queued are still handed out by pop
 // unless the reason is an overflow.
 func (q *sendQueue) close(reason error) {
