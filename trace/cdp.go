@@ -52,8 +52,11 @@ type exceptionThrown struct {
 
 type contextCreated struct {
 	Context struct {
-		ID   int    `json:"id"`
-		Name string `json:"name"`
+		ID      int    `json:"id"`
+		Name    string `json:"name"`
+		AuxData struct {
+			IsDefault bool `json:"isDefault"`
+		} `json:"auxData"`
 	} `json:"context"`
 }
 
@@ -65,9 +68,10 @@ type contextDestroyed struct {
 type notice int
 
 const (
-	noticeNone    notice = iota
-	noticePaused         // Debugger.paused: the control loop resumes
-	noticeConsole        // a console event was stored (counts toward discardConsoleEntries)
+	noticeNone     notice = iota
+	noticePaused          // Debugger.paused: the control loop resumes
+	noticeConsole         // a console event was stored (counts toward discardConsoleEntries)
+	noticeMainGone        // the main (default) context was destroyed: the script has ended
 )
 
 // decodeMessage turns one inspector message into an event, a response or a
@@ -104,6 +108,9 @@ func decodeMessage(m *mapper, msg []byte) (ev *Event, resp *cdpResponse, n notic
 		if json.Unmarshal(env.Params, &p, cdpDecode) != nil {
 			return nil, nil, noticeNone
 		}
+		if p.Context.AuxData.IsDefault && m.mainContext == 0 {
+			m.mainContext = p.Context.ID
+		}
 		name, _ := capText(p.Context.Name, maxValueChars)
 		return &Event{Kind: KindContext, Subtype: "created", Detail: "context " + strconv.Itoa(p.Context.ID) + " created: " + name}, nil, noticeNone
 	case "Runtime.executionContextDestroyed":
@@ -111,7 +118,11 @@ func decodeMessage(m *mapper, msg []byte) (ev *Event, resp *cdpResponse, n notic
 		if json.Unmarshal(env.Params, &p, cdpDecode) != nil {
 			return nil, nil, noticeNone
 		}
-		return &Event{Kind: KindContext, Subtype: "destroyed", Detail: "context " + strconv.Itoa(p.ExecutionContextID) + " destroyed"}, nil, noticeNone
+		n := noticeNone
+		if p.ExecutionContextID != 0 && p.ExecutionContextID == m.mainContext {
+			n = noticeMainGone
+		}
+		return &Event{Kind: KindContext, Subtype: "destroyed", Detail: "context " + strconv.Itoa(p.ExecutionContextID) + " destroyed"}, nil, n
 	}
 	return nil, nil, noticeNone
 }

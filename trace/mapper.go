@@ -93,6 +93,11 @@ type mapper struct {
 	scripts map[string]*scriptInfo // by CDP scriptId; user scripts only
 	byPath  map[string]*scriptInfo
 	budget  int64 // source-map bytes this session may still read
+	// mainContext is the id of Node's default execution context (0 until
+	// Runtime.enable reported it). Its destruction is how the engine learns
+	// that the script ended: from the protocol, never from stderr text the
+	// target could print too.
+	mainContext int
 }
 
 func newMapper(root string) *mapper {
