@@ -200,11 +200,22 @@ func decodeException(m *mapper, params jsontext.Value) *Event {
 	// is only the fallback (a SyntaxError has no user frame), by line
 	// alone: Node 20 hands V8 a 0-based start column where V8 expects a
 	// 1-based one, so lineNumber is right but columnNumber is one short.
-	if len(ev.CallStack) > 0 {
+	var arrow syntaxArrow
+	var isArrow bool
+	if len(ev.CallStack) == 0 && d.Exception != nil && d.Exception.Subtype == "error" {
+		arrow, isArrow = parseSyntaxArrow(d.Exception.Description, d.Exception.ClassName)
+	}
+	switch {
+	case len(ev.CallStack) > 0:
 		top := ev.CallStack[0]
 		ev.Location, ev.Generated = &top.Location, top.Generated
-	} else {
+	case isArrow: // a CommonJS parse error: V8's position is Node's loader
+		ev.Location, ev.SourceLine = &arrow.loc, arrow.source
+	default:
 		ev.Location, ev.Generated = m.position(d.ScriptID, d.URL, d.LineNumber, -1)
+		if ev.Location != nil && ev.Generated == nil && d.Exception != nil && d.Exception.ClassName == "SyntaxError" {
+			ev.SourceLine = sourceLine(m.root, ev.Location.File, ev.Location.Line)
+		}
 	}
 	msg := d.Text
 	if d.Exception != nil {
@@ -212,11 +223,18 @@ func decodeException(m *mapper, params jsontext.Value) *Event {
 		ev.Values = []Value{v}
 		first, _, _ := strings.Cut(remoteText(*d.Exception), "\n")
 		msg = first
+		if isArrow {
+			msg = arrow.message
+		}
 		if d.Exception.Subtype == "error" {
 			ev.Stack = userStack(d.Exception.Description)
 		}
 	}
 	ev.ErrorMessage, _ = capText(msg, maxValueChars)
-	ev.Detail, ev.Truncated = capText(strings.TrimSpace(d.Text+" "+msg), maxValueChars)
+	text := d.Text
+	if isArrow {
+		text = "Uncaught" // V8's text is the arrow's "file:line", not the error
+	}
+	ev.Detail, ev.Truncated = capText(strings.TrimSpace(text+" "+msg), maxValueChars)
 	return ev
 }

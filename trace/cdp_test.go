@@ -90,3 +90,27 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 	})
 }
+
+func TestParseSyntaxArrow(t *testing.T) {
+	cases := []struct {
+		name, desc, class string
+		ok                bool
+		want              syntaxArrow
+	}{
+		{"cjs", "/ws/a.js:3\nlet b = = 2;\n        ^\n\nSyntaxError: Unexpected token '='\n    at wrapSafe (node:internal/x:1:1)", "SyntaxError", true,
+			syntaxArrow{Location{"/ws/a.js", 3, 9}, "let b = = 2;", "SyntaxError: Unexpected token '='"}},
+		{"tabs and many carets", "file:///ws/b.js:10\n\tfoo bar\n\t    ^^^\n\nSyntaxError: Unexpected identifier 'bar'", "SyntaxError", true,
+			syntaxArrow{Location{"/ws/b.js", 10, 6}, "\tfoo bar", "SyntaxError: Unexpected identifier 'bar'"}},
+		{"no caret", "/ws/c.js:1\nx\n\nSyntaxError: y", "SyntaxError", true, syntaxArrow{Location{"/ws/c.js", 1, 0}, "x", "SyntaxError: y"}},
+		{"not a file", "node:internal/x:3\na\n^\n\nSyntaxError: y", "SyntaxError", false, syntaxArrow{}},
+		{"ordinary error", "Error: a:1\n    at f (/ws/a.js:1:1)\n\n\n", "Error", false, syntaxArrow{}},
+		{"class mismatch", "/ws/a.js:3\nx\n^\n\nError: forged", "SyntaxError", false, syntaxArrow{}},
+		{"bad line", "/ws/a.js:x\nx\n^\n\nSyntaxError: y", "SyntaxError", false, syntaxArrow{}},
+	}
+	for _, tc := range cases {
+		got, ok := parseSyntaxArrow(tc.desc, tc.class)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("%s: %+v, %v; want %+v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}

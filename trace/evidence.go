@@ -56,7 +56,7 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 			Kind: FailureException, Message: ev.ErrorMessage, EventSeq: ev.Seq,
 			Location: clonePtr(ev.Location), Generated: clonePtr(ev.Generated),
 			SourceResolved: ev.Location != nil && ev.Location.Line > 0,
-			ExitCode:       clonePtr(s.ExitCode), Stack: ev.Stack,
+			ExitCode:       clonePtr(s.ExitCode), Stack: ev.Stack, SourceLine: ev.SourceLine,
 		}
 		if f.Message == "" {
 			f.Message = ev.Detail

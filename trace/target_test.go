@@ -54,3 +54,31 @@ func TestTargetCannotSteer(t *testing.T) {
 		t.Errorf("exit code = %v, want 1", d.Session.ExitCode)
 	}
 }
+
+// TestSyntaxErrorLocated: a parse error is located at its file, 1-based
+// line and column, with the offending line's text, in CommonJS (where V8
+// names only Node's loader) and in an ES module.
+func TestSyntaxErrorLocated(t *testing.T) {
+	const src = "const a = 1;\nconsole.log(a);\nlet b = = 2;\n"
+	ctx := testCtx(t)
+	ws := workspace(t, map[string]string{"bad.js": src, "bad.mjs": src})
+	e := newEngine(t, Options{Workspace: ws})
+	for _, tc := range []struct {
+		file   string
+		column int // 0: V8 gives ES modules no usable column (docs/trace.md)
+	}{{"bad.js", 9}, {"bad.mjs", 0}} {
+		d := run(t, ctx, e, StartRequest{Target: tc.file})
+		rep, err := e.Evidence(d.Session.ID)
+		if err != nil || rep.Evidence == nil {
+			t.Fatalf("%s: evidence %+v, %v", tc.file, rep, err)
+		}
+		f := rep.Evidence.Failure
+		want := Location{File: filepath.Join(ws, tc.file), Line: 3, Column: tc.column}
+		if f.Kind != FailureException || f.Location == nil || *f.Location != want || !f.SourceResolved {
+			t.Errorf("%s: failure %+v at %+v, want %+v", tc.file, f, f.Location, want)
+		}
+		if f.SourceLine != "let b = = 2;" || f.Message != "SyntaxError: Unexpected token '='" {
+			t.Errorf("%s: source line %q, message %q", tc.file, f.SourceLine, f.Message)
+		}
+	}
+}

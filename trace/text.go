@@ -117,6 +117,9 @@ func (t textWriter) evidence(rep Report) {
 		}
 	}
 	t.printf("  failure          %s: %s\n", failure, clean(f.Message))
+	if f.SourceLine != "" {
+		t.printf("  source line      %s\n", clean(f.SourceLine))
+	}
 	if f.Kind == FailureExit && f.StderrTail != "" {
 		t.printf("  stderr tail      %s\n", indentLines(clean2(lastLines(f.StderrTail, 5)), 19))
 	}

@@ -88,7 +88,8 @@ type Event struct {
 	CallStack    []Frame   `json:"callStack,omitempty"`
 	Values       []Value   `json:"values,omitempty"`
 	ErrorMessage string    `json:"errorMessage,omitempty"`
-	Stack        string    `json:"stack,omitempty"` // Error.stack as Node rendered it, user frames only
+	Stack        string    `json:"stack,omitempty"`      // Error.stack as Node rendered it, user frames only
+	SourceLine   string    `json:"sourceLine,omitempty"` // syntax errors: the text of the offending line
 	ExitCode     *int      `json:"exitCode,omitempty"`
 	Truncated    bool      `json:"truncated,omitzero"` // Detail (or the output line) was cut
 }
@@ -145,6 +146,7 @@ type Failure struct {
 	SourceResolved bool      `json:"sourceResolved"` // Location is known (through a source map when Generated is set)
 	ExitCode       *int      `json:"exitCode,omitempty"`
 	Stack          string    `json:"stack,omitempty"`
+	SourceLine     string    `json:"sourceLine,omitempty"` // syntax errors: the text of the offending line
 	StderrTail     string    `json:"stderrTail,omitempty"`
 }
 
