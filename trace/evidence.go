@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // maxTransitions bounds the previous state transitions of an evidence.
@@ -76,11 +77,8 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 	case s.Status == StatusStopped || s.ExitCode == nil || *s.ExitCode == 0:
 		return nil, 0, nil
 	}
-	f := &Failure{Kind: FailureExit, ExitCode: clonePtr(s.ExitCode), StderrTail: d.StderrTail,
-		Message: lastLine(d.StderrTail)}
-	if f.Message == "" {
-		f.Message = "exited with code " + strconv.Itoa(*s.ExitCode) + " without an exception and without output on stderr"
-	}
+	f := &Failure{Kind: FailureExit, ExitCode: clonePtr(s.ExitCode), StderrTail: d.StderrTail}
+	exitMessage(f, d)
 	cutoff := len(d.Events)
 	for i := len(d.Events) - 1; i >= 0; i-- {
 		if d.Events[i].Kind == KindExit {
@@ -91,16 +89,68 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 	return f, cutoff, nil
 }
 
-// lastLine is the last non-empty line of text, capped.
-func lastLine(text string) string {
-	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
+// Where an exit failure's message came from (Failure.MessageSource).
+const (
+	MessageFromConsole = "console"   // the last console.error or console.assert call (MessageSeq)
+	MessageFromStderr  = "stderr"    // the last informative line of the stderr tail
+	MessageFromNone    = "exit-code" // nothing better: the exit code alone
+)
+
+// exitMessage explains a nonzero exit with the most informative evidence
+// there is: the last error-level console call (for the common
+// `console.error(err); process.exit(1)` its first line is the error's own
+// message, where the stderr tail ends in a frame or a "}"); else the last
+// stderr line that says something; else the exit code.
+func exitMessage(f *Failure, d SessionDetail) {
+	for i := len(d.Events) - 1; i >= 0; i-- {
+		ev := d.Events[i]
+		if ev.Kind == KindConsole && (ev.Subtype == "error" || ev.Subtype == "assert") {
+			if msg := firstNonEmptyLine(ev.Detail); msg != "" {
+				f.Message, f.MessageSource, f.MessageSeq = msg, MessageFromConsole, ev.Seq
+				return
+			}
+		}
+	}
+	if msg := lastInformativeLine(d.StderrTail); msg != "" {
+		f.Message, f.MessageSource = msg, MessageFromStderr
+		return
+	}
+	f.Message, f.MessageSource = "exited with code "+strconv.Itoa(*f.ExitCode)+" without an error-level console call and without an informative line on stderr", MessageFromNone
+}
+
+func firstNonEmptyLine(text string) string {
+	for l := range strings.Lines(text) {
+		if l = strings.TrimSpace(l); l != "" {
 			l, _ = capText(l, maxValueChars)
 			return l
 		}
 	}
 	return ""
+}
+
+// lastInformativeLine is the last line of text that says something: not
+// blank, not a stack frame ("at …"), not punctuation alone ("}", "^^^",
+// "]"), not Node's "Node.js v20.1.0" footer.
+func lastInformativeLine(text string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "at ") || isNodeFooter(l) || !strings.ContainsFunc(l, isWordRune) {
+			continue
+		}
+		l, _ = capText(l, maxValueChars)
+		return l
+	}
+	return ""
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// isNodeFooter matches the "Node.js v20.20.2" line Node prints after an
+// uncaught error.
+func isNodeFooter(l string) bool {
+	v, ok := strings.CutPrefix(l, "Node.js v")
+	return ok && v != "" && strings.Trim(v, "0123456789.") == ""
 }
 
 // priorEvents picks the immediate cause and the transitions before it from

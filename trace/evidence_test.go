@@ -109,11 +109,27 @@ func TestEvidenceTransitionsCapped(t *testing.T) {
 func TestEvidenceExitMessage(t *testing.T) {
 	d := snapshot(StatusExited, intp(2))
 	d.StderrTail = "warming up\nfatal: no config\n\n"
-	if ev := buildEvidence(d); ev.Failure.Message != "fatal: no config" || ev.Failure.StderrTail != d.StderrTail {
+	if ev := buildEvidence(d); ev.Failure.Message != "fatal: no config" || ev.Failure.StderrTail != d.StderrTail || ev.Failure.MessageSource != MessageFromStderr {
 		t.Errorf("failure = %+v", ev.Failure)
 	}
-	d.StderrTail = ""
-	if ev := buildEvidence(d); !strings.Contains(ev.Failure.Message, "without output on stderr") {
+	// console.error({...}); process.exit(1): the tail ends in "}" and a
+	// footer; the informative line is above them.
+	d.StderrTail = "{\n  code: 'E_DB',\n  host: 'db'\n}\n  ^^^\n    at main (/ws/app.js:3:9)\n\nNode.js v20.20.2\n"
+	if ev := buildEvidence(d); ev.Failure.Message != "host: 'db'" {
+		t.Errorf("failure = %+v", ev.Failure)
+	}
+	d.StderrTail = "}\n\n"
+	if ev := buildEvidence(d); !strings.Contains(ev.Failure.Message, "without an error-level console call") || ev.Failure.MessageSource != MessageFromNone {
+		t.Errorf("failure = %+v", ev.Failure)
+	}
+	// An error-level console call beats the stderr tail; a later
+	// console.log does not.
+	d = snapshot(StatusExited, intp(1),
+		Event{Kind: KindConsole, Subtype: "error", Detail: "Error: db down\n    at main (/ws/app.js:2:9)"},
+		Event{Kind: KindConsole, Subtype: "log", Detail: "bye"},
+		Event{Kind: KindExit, ExitCode: intp(1)})
+	d.StderrTail = "Error: db down\n    at main (/ws/app.js:2:9)\n}\n"
+	if ev := buildEvidence(d); ev.Failure.Message != "Error: db down" || ev.Failure.MessageSource != MessageFromConsole || ev.Failure.MessageSeq != 1 {
 		t.Errorf("failure = %+v", ev.Failure)
 	}
 	d = snapshot(StatusExited, intp(1))

@@ -249,6 +249,8 @@ func remoteText(o cdpRemoteObject) string {
 		return o.UnserializableValue
 	case o.Type == "undefined":
 		return "undefined"
+	case o.Subtype == "null":
+		return "null"
 	case o.Type == "string" && len(o.Value) > 0:
 		var s string
 		if json.Unmarshal(o.Value, &s, jsontext.AllowInvalidUTF8(true)) == nil {

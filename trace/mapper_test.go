@@ -78,7 +78,7 @@ func TestValueOf(t *testing.T) {
 		{"bigint", cdpRemoteObject{Type: "bigint", UnserializableValue: "10n"}, "10n"},
 		{"boolean", cdpRemoteObject{Type: "boolean", Value: jsontext.Value(`true`)}, "true"},
 		{"undefined", cdpRemoteObject{Type: "undefined"}, "undefined"},
-		{"null", cdpRemoteObject{Type: "object", Subtype: "null", Value: jsontext.Value(`null`)}, "[object]"},
+		{"null", cdpRemoteObject{Type: "object", Subtype: "null", Value: jsontext.Value(`null`)}, "null"},
 		{"function", cdpRemoteObject{Type: "function", Description: "function f() {}"}, "function f() {}"},
 		{"error", cdpRemoteObject{Type: "object", Subtype: "error", Description: "Error: x\n    at y (/ws/a.js:1:1)\n    at Module._compile (node:internal/modules/cjs/loader:1:1)"}, "Error: x\n    at y (/ws/a.js:1:1)"},
 		{"object preview", cdpRemoteObject{Type: "object", ClassName: "Object", Description: "Object",

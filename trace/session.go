@@ -169,7 +169,7 @@ func (s *session) addOutput(stream, line string, cut bool) {
 	text, capped := capText(line, maxLineChars)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if stream == "stderr" {
+	if stream == "stderr" && !isInternalStackLine(text) { // the tail explains failures: user frames only
 		s.stderrTail = append(append(s.stderrTail, text...), '\n')
 		if len(s.stderrTail) > 2*stderrTailChars {
 			s.stderrTail = append(s.stderrTail[:0], s.stderrTail[len(s.stderrTail)-stderrTailChars:]...)

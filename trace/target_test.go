@@ -82,3 +82,50 @@ func TestSyntaxErrorLocated(t *testing.T) {
 		}
 	}
 }
+
+// TestExitMessageFromConsoleError: `console.error(err); process.exit(1)`
+// is explained by the error, not by the last stderr line; the stderr tail
+// keeps the user frame and no node:internal one.
+func TestExitMessageFromConsoleError(t *testing.T) {
+	ctx := testCtx(t)
+	ws := workspace(t, map[string]string{"exit.js": "console.log('connecting');\n" +
+		"console.error(new Error('db down'));\nconsole.error({ code: 'E_DB', retry: null });\nprocess.exit(1);\n"})
+	e := newEngine(t, Options{Workspace: ws})
+	d := run(t, ctx, e, StartRequest{Target: "exit.js"})
+	rep, err := e.Evidence(d.Session.ID)
+	if err != nil || rep.Evidence == nil {
+		t.Fatalf("evidence %+v, %v", rep, err)
+	}
+	f := rep.Evidence.Failure
+	if f.Kind != FailureExit || !strings.Contains(f.Message, "db down") && !strings.Contains(f.Message, "E_DB") || f.MessageSource != MessageFromConsole {
+		t.Errorf("failure = %+v", f)
+	}
+	last := findLastEvent(d.Events, KindConsole, "error")
+	if f.MessageSeq != last.Seq || last.Values[0].Text != "{code: \"E_DB\", retry: null}" {
+		t.Errorf("message from #%d, want #%d; last console.error values %+v", f.MessageSeq, last.Seq, last.Values)
+	}
+	if strings.Contains(d.StderrTail, "node:internal") || !strings.Contains(d.StderrTail, "exit.js:2:15") {
+		t.Errorf("stderr tail:\n%s", d.StderrTail)
+	}
+}
+
+// TestExitMessageDbDown is the acceptance case as the issue states it.
+func TestExitMessageDbDown(t *testing.T) {
+	ctx := testCtx(t)
+	ws := workspace(t, map[string]string{"exit.js": "console.error(new Error('db down')); process.exit(1)\n"})
+	e := newEngine(t, Options{Workspace: ws})
+	d := run(t, ctx, e, StartRequest{Target: "exit.js"})
+	rep, _ := e.Evidence(d.Session.ID)
+	if rep.Evidence == nil || rep.Evidence.Failure.Message != "Error: db down" {
+		t.Fatalf("evidence = %+v", rep.Evidence)
+	}
+}
+
+func findLastEvent(events []Event, kind, subtype string) *Event {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Kind == kind && (subtype == "" || events[i].Subtype == subtype) {
+			return &events[i]
+		}
+	}
+	return &Event{}
+}

@@ -116,7 +116,14 @@ func (t textWriter) evidence(rep Report) {
 			failure += " (compiled: " + t.where(f.Generated) + ")"
 		}
 	}
-	t.printf("  failure          %s: %s\n", failure, clean(f.Message))
+	msg := clean(f.Message)
+	switch f.MessageSource {
+	case MessageFromConsole:
+		msg += fmt.Sprintf("   (from the last error-level console call, #%d)", f.MessageSeq)
+	case MessageFromStderr:
+		msg += "   (from the last informative stderr line)"
+	}
+	t.printf("  failure          %s: %s\n", failure, msg)
 	if f.SourceLine != "" {
 		t.printf("  source line      %s\n", clean(f.SourceLine))
 	}

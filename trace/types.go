@@ -140,7 +140,9 @@ type Evidence struct {
 type Failure struct {
 	Kind           string    `json:"kind"` // exception, exit or start
 	Message        string    `json:"message"`
-	EventSeq       int64     `json:"eventSeq,omitzero"` // the exception or exit event
+	MessageSource  string    `json:"messageSource,omitempty"` // exit failures: console, stderr or exit-code
+	MessageSeq     int64     `json:"messageSeq,omitzero"`     // exit failures: the console event the message is from
+	EventSeq       int64     `json:"eventSeq,omitzero"`       // the exception or exit event
 	Location       *Location `json:"location,omitempty"`
 	Generated      *Location `json:"generated,omitempty"`
 	SourceResolved bool      `json:"sourceResolved"` // Location is known (through a source map when Generated is set)
