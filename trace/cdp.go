@@ -183,7 +183,7 @@ func decodeConsole(m *mapper, params jsontext.Value) *Event {
 	ev.Detail, ev.Truncated = capText(strings.Join(texts, " "), maxValueChars)
 	if len(ev.CallStack) > 0 {
 		top := ev.CallStack[0]
-		ev.Location, ev.Generated = &top.Location, top.Generated
+		ev.Location, ev.Generated, ev.SourceMapNote = &top.Location, top.Generated, top.mapNote
 	}
 	return ev
 }
@@ -208,11 +208,11 @@ func decodeException(m *mapper, params jsontext.Value) *Event {
 	switch {
 	case len(ev.CallStack) > 0:
 		top := ev.CallStack[0]
-		ev.Location, ev.Generated = &top.Location, top.Generated
+		ev.Location, ev.Generated, ev.SourceMapNote = &top.Location, top.Generated, top.mapNote
 	case isArrow: // a CommonJS parse error: V8's position is Node's loader
 		ev.Location, ev.SourceLine = &arrow.loc, arrow.source
 	default:
-		ev.Location, ev.Generated = m.position(d.ScriptID, d.URL, d.LineNumber, -1)
+		ev.Location, ev.Generated, ev.SourceMapNote = m.position(d.ScriptID, d.URL, d.LineNumber, -1)
 		if ev.Location != nil && ev.Generated == nil && d.Exception != nil && d.Exception.ClassName == "SyntaxError" {
 			ev.SourceLine = sourceLine(m.root, ev.Location.File, ev.Location.Line)
 		}

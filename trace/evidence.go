@@ -57,7 +57,7 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 			Kind: FailureException, Message: ev.ErrorMessage, EventSeq: ev.Seq,
 			Location: clonePtr(ev.Location), Generated: clonePtr(ev.Generated),
 			SourceResolved: ev.Location != nil && ev.Location.Line > 0,
-			ExitCode:       clonePtr(s.ExitCode), Stack: ev.Stack, SourceLine: ev.SourceLine,
+			ExitCode:       clonePtr(s.ExitCode), Stack: ev.Stack, SourceLine: ev.SourceLine, SourceMapNote: ev.SourceMapNote,
 		}
 		if f.Message == "" {
 			f.Message = ev.Detail
@@ -177,7 +177,21 @@ func priorEvents(events []Event) (*Event, []Event) {
 	return cause, transitions
 }
 
-// confidence applies the rule of docs/trace.md, and nothing else.
+// confidence applies the rule of docs/trace.md, and nothing else:
+//
+//	high   the failure resolved to an original source location (through
+//	       its source map when the script declares one) AND the immediate
+//	       cause is a console call or an exception in that same original
+//	       file, itself placed in original coordinates;
+//	medium the failure resolved, but one of the above does not hold: no
+//	       cause, the cause is only a script being loaded, the cause is
+//	       elsewhere, or a declared source map could not be used (for the
+//	       failure, or for the cause);
+//	low    the failure has no source location (every exit and start).
+//
+// A trace is read by people and agents that trust it: it must never rate
+// its evidence higher than that. A one-file bundle whose map is unusable
+// would otherwise be "the same file" for every event.
 func confidence(f *Failure, cause *Event) (string, string) {
 	if !f.SourceResolved {
 		return ConfidenceLow, "low: the failure has no source location (" + f.Kind + "), so nothing can be placed in a file"
@@ -186,14 +200,24 @@ func confidence(f *Failure, cause *Event) (string, string) {
 	if f.Generated != nil {
 		where += " (through a source map, compiled " + locString(f.Generated) + ")"
 	}
-	switch {
-	case cause == nil:
-		return ConfidenceMedium, "medium: the failure resolved to " + where + ", but no event was captured before it"
-	case cause.Location != nil && cause.Location.File == f.Location.File:
-		return ConfidenceHigh, fmt.Sprintf("high: the failure resolved to %s and the closest prior event (#%d %s) is in the same file",
-			where, cause.Seq, kindLabel(*cause))
+	medium := func(why string) (string, string) {
+		return ConfidenceMedium, "medium: the failure resolved to " + where + ", but " + why
 	}
-	return ConfidenceMedium, fmt.Sprintf("medium: the failure resolved to %s, but the closest prior event (#%d %s) is not in that file",
+	switch {
+	case f.SourceMapNote != "":
+		return medium("that is the compiled position, not the original source: " + f.SourceMapNote)
+	case cause == nil:
+		return medium("no event was captured before it")
+	case cause.Kind == KindScript:
+		return medium(fmt.Sprintf("the closest prior event (#%d) is only a script being loaded, which places nothing", cause.Seq))
+	case cause.Kind != KindConsole && cause.Kind != KindException:
+		return medium(fmt.Sprintf("the closest prior event (#%d %s) is not a console call or an exception", cause.Seq, kindLabel(*cause)))
+	case cause.Location == nil || cause.Location.File != f.Location.File:
+		return medium(fmt.Sprintf("the closest prior event (#%d %s) is not in that file", cause.Seq, kindLabel(*cause)))
+	case cause.SourceMapNote != "":
+		return medium(fmt.Sprintf("the closest prior event (#%d %s) is placed only at its compiled position: %s", cause.Seq, kindLabel(*cause), cause.SourceMapNote))
+	}
+	return ConfidenceHigh, fmt.Sprintf("high: the failure resolved to %s and the closest prior event (#%d %s) is in the same file",
 		where, cause.Seq, kindLabel(*cause))
 }
 

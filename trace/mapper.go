@@ -141,13 +141,16 @@ func (m *mapper) loadMap(scriptPath, ref string) (*sourceMap, string) {
 
 // position resolves a 0-based CDP position. It returns nil for non-user code.
 // When the script has a usable source map and the position maps, loc is the
-// original position and gen the compiled one.
-func (m *mapper) position(scriptID, rawURL string, line0, col0 int) (loc, gen *Location) {
+// original position and gen the compiled one. When the script declares a
+// source map that cannot be used for this position, loc is the compiled
+// position and note says why: the evidence then never treats loc as the
+// original source (see confidence).
+func (m *mapper) position(scriptID, rawURL string, line0, col0 int) (loc, gen *Location, note string) {
 	path := mapFile(rawURL)
 	info := m.scripts[scriptID]
 	if path == "" {
 		if rawURL != "" || info == nil {
-			return nil, nil
+			return nil, nil, ""
 		}
 		path = info.path // V8 sometimes leaves url empty but names a known user script
 	}
@@ -155,13 +158,21 @@ func (m *mapper) position(scriptID, rawURL string, line0, col0 int) (loc, gen *L
 		info = m.byPath[path]
 	}
 	here := &Location{File: path, Line: oneBased(line0), Column: oneBased(col0)}
-	if info == nil || info.smap == nil || line0 < 0 {
-		return here, nil
+	switch {
+	case info == nil:
+		return here, nil, ""
+	case info.note != "":
+		return here, nil, "declared source map not used: " + info.note
+	case info.smap == nil:
+		return here, nil, ""
+	case line0 < 0:
+		return here, nil, "no line to look up in the declared source map"
 	}
-	if orig, ok := info.smap.lookup(line0, max(col0, 0)); ok {
-		return &orig, here
+	orig, why := info.smap.lookupWhy(line0, max(col0, 0))
+	if why != "" {
+		return here, nil, why
 	}
-	return here, nil
+	return &orig, here, ""
 }
 
 // cdpStackTrace is Runtime.StackTrace; parents (async chains) are not read.
@@ -184,12 +195,12 @@ func (m *mapper) frames(st *cdpStackTrace) []Frame {
 	}
 	var out []Frame
 	for _, cf := range st.CallFrames {
-		loc, gen := m.position(cf.ScriptID, cf.URL, cf.LineNumber, cf.ColumnNumber)
+		loc, gen, note := m.position(cf.ScriptID, cf.URL, cf.LineNumber, cf.ColumnNumber)
 		if loc == nil {
 			continue
 		}
 		fn, _ := capText(cf.FunctionName, maxValueChars)
-		out = append(out, Frame{Function: fn, Location: *loc, Generated: gen})
+		out = append(out, Frame{Function: fn, Location: *loc, Generated: gen, mapNote: note})
 		if len(out) == maxFrames {
 			break
 		}

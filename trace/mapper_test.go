@@ -130,17 +130,17 @@ func TestMapperPositions(t *testing.T) {
 	if info := m.addScript("3", "file:///ws/app.js", ""); info == nil || info.path != "/ws/app.js" {
 		t.Fatalf("user script: %+v", info)
 	}
-	loc, gen := m.position("3", "file:///ws/app.js", 2, 4)
-	if loc == nil || *loc != (Location{File: "/ws/app.js", Line: 3, Column: 5}) || gen != nil {
-		t.Errorf("position = %+v, %+v", loc, gen)
+	loc, gen, note := m.position("3", "file:///ws/app.js", 2, 4)
+	if loc == nil || *loc != (Location{File: "/ws/app.js", Line: 3, Column: 5}) || gen != nil || note != "" {
+		t.Errorf("position = %+v, %+v, %q", loc, gen, note)
 	}
-	if loc, _ := m.position("3", "", 0, 0); loc == nil || loc.File != "/ws/app.js" {
+	if loc, _, _ := m.position("3", "", 0, 0); loc == nil || loc.File != "/ws/app.js" {
 		t.Errorf("empty url of a known user script: %+v", loc)
 	}
-	if loc, _ := m.position("2", "", 0, 0); loc != nil {
+	if loc, _, _ := m.position("2", "", 0, 0); loc != nil {
 		t.Errorf("eval position: %+v", loc)
 	}
-	if loc, _ := m.position("1", "node:internal/main", 0, 0); loc != nil {
+	if loc, _, _ := m.position("1", "node:internal/main", 0, 0); loc != nil {
 		t.Errorf("internal position: %+v", loc)
 	}
 	frames := m.frames(&cdpStackTrace{CallFrames: []cdpCallFrame{
@@ -152,5 +152,8 @@ func TestMapperPositions(t *testing.T) {
 	}
 	if info := m.addScript("4", "file:///ws/out.js", "missing.js.map"); info.smap != nil || info.note == "" {
 		t.Errorf("a missing map: %+v", info)
+	}
+	if loc, gen, note := m.position("4", "file:///ws/out.js", 0, 0); loc == nil || loc.File != "/ws/out.js" || gen != nil || !strings.Contains(note, "not used") {
+		t.Errorf("position in a script whose map is unusable: %+v, %+v, %q", loc, gen, note)
 	}
 }

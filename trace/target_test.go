@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -128,4 +129,80 @@ func findLastEvent(events []Event, kind, subtype string) *Event {
 		}
 	}
 	return &Event{}
+}
+
+// A webpack-style bundle: dist/wp.js, compiled from src/same.ts, whose
+// lines are the bundle's plus three (the map says so).
+const (
+	wpBundle = `"use strict";
+function check(x) {
+  console.log("checking", x);
+  if (x > 1) {
+    throw new Error("too big: " + x);
+  }
+}
+check(2);
+//# sourceMappingURL=wp.js.map
+`
+	wpSource = "// same.ts\n// three lines longer\n// than the bundle\n\"use strict\";\nfunction check(x: number) {\n  console.log(\"checking\", x);\n  if (x > 1) {\n    throw new Error(\"too big: \" + x);\n  }\n}\ncheck(2);\n"
+	// One segment per generated line: line 1 → source line 4, then +1.
+	wpMappings = "AAGA;AACA;AACA;AACA;AACA;AACA;AACA;AACA"
+)
+
+// TestBundleConfidence: with a map the engine cannot use (webpack://
+// sources, an index map, a map outside the workspace) the failure stays at
+// the compiled position and confidence is medium with the reason; with a
+// usable map it is high at the original .ts position.
+func TestBundleConfidence(t *testing.T) {
+	ctx := testCtx(t)
+	outside := t.TempDir()
+	outsideMap := filepath.Join(outside, "wp.js.map")
+	mustWrite(t, outsideMap, `{"version":3,"sources":["../src/same.ts"],"mappings":"`+wpMappings+`"}`)
+	cases := []struct {
+		name, mapJSON, bundle, wantFile, wantNote string
+		wantLine                                  int
+		want                                      string
+	}{
+		{"usable map", `{"version":3,"sources":["../src/same.ts"],"mappings":"` + wpMappings + `"}`, wpBundle,
+			"src/same.ts", "", 8, ConfidenceHigh},
+		{"webpack sources", `{"version":3,"sources":["webpack://app/src/same.ts"],"mappings":"` + wpMappings + `"}`, wpBundle,
+			"dist/wp.js", "webpack://app/src/same.ts", 5, ConfidenceMedium},
+		{"index map", `{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,"sources":["../src/same.ts"],"mappings":"` + wpMappings + `"}}]}`, wpBundle,
+			"dist/wp.js", "index maps", 5, ConfidenceMedium},
+		{"map outside the workspace", "", strings.Replace(wpBundle, "wp.js.map", "file://"+outsideMap, 1),
+			"dist/wp.js", "outside the workspace", 5, ConfidenceMedium},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"dist/wp.js": tc.bundle, "src/same.ts": wpSource}
+			if tc.mapJSON != "" {
+				files["dist/wp.js.map"] = tc.mapJSON
+			}
+			ws := workspace(t, files)
+			e := newEngine(t, Options{Workspace: ws})
+			d := run(t, ctx, e, StartRequest{Target: "dist/wp.js"})
+			rep, err := e.Evidence(d.Session.ID)
+			if err != nil || rep.Evidence == nil {
+				t.Fatalf("evidence %+v, %v", rep, err)
+			}
+			ev := rep.Evidence
+			f := ev.Failure
+			if f.Location == nil || f.Location.File != filepath.Join(ws, tc.wantFile) || f.Location.Line != tc.wantLine {
+				t.Errorf("failure at %+v, want %s:%d", f.Location, tc.wantFile, tc.wantLine)
+			}
+			if ev.Confidence != tc.want || !strings.Contains(ev.ConfidenceReason, tc.wantNote) || !strings.Contains(f.SourceMapNote, tc.wantNote) {
+				t.Errorf("confidence %s (%s), note %q; want %s mentioning %q", ev.Confidence, ev.ConfidenceReason, f.SourceMapNote, tc.want, tc.wantNote)
+			}
+			if tc.want == ConfidenceHigh && (ev.ImmediateCause == nil || ev.ImmediateCause.Location.File != filepath.Join(ws, "src/same.ts")) {
+				t.Errorf("immediate cause = %+v, want the console.log in src/same.ts", ev.ImmediateCause)
+			}
+		})
+	}
+}
+
+func mustWrite(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -65,6 +65,7 @@ type Frame struct {
 	Function  string    `json:"function,omitempty"`
 	Location  Location  `json:"location"`
 	Generated *Location `json:"generated,omitempty"`
+	mapNote   string    // why a declared source map did not map Location (copied to Event.SourceMapNote)
 }
 
 // Value is a shallow, capped preview of a JavaScript value. The engine never
@@ -78,20 +79,23 @@ type Value struct {
 
 // Event is one captured event. Events are immutable once stored.
 type Event struct {
-	Seq          int64     `json:"seq"` // 1-based, in capture order, per session
-	Time         time.Time `json:"time"`
-	Kind         string    `json:"kind"`
-	Subtype      string    `json:"subtype,omitempty"` // console type, output stream, created/destroyed
-	Detail       string    `json:"detail"`
-	Location     *Location `json:"location,omitempty"`
-	Generated    *Location `json:"generated,omitempty"` // the compiled position when Location is source-mapped
-	CallStack    []Frame   `json:"callStack,omitempty"`
-	Values       []Value   `json:"values,omitempty"`
-	ErrorMessage string    `json:"errorMessage,omitempty"`
-	Stack        string    `json:"stack,omitempty"`      // Error.stack as Node rendered it, user frames only
-	SourceLine   string    `json:"sourceLine,omitempty"` // syntax errors: the text of the offending line
-	ExitCode     *int      `json:"exitCode,omitempty"`
-	Truncated    bool      `json:"truncated,omitzero"` // Detail (or the output line) was cut
+	Seq       int64     `json:"seq"` // 1-based, in capture order, per session
+	Time      time.Time `json:"time"`
+	Kind      string    `json:"kind"`
+	Subtype   string    `json:"subtype,omitempty"` // console type, output stream, created/destroyed
+	Detail    string    `json:"detail"`
+	Location  *Location `json:"location,omitempty"`
+	Generated *Location `json:"generated,omitempty"` // the compiled position when Location is source-mapped
+	// SourceMapNote says why Location is a COMPILED position although the
+	// script declares a source map (unusable map, unmapped range, webpack://).
+	SourceMapNote string  `json:"sourceMapNote,omitempty"`
+	CallStack     []Frame `json:"callStack,omitempty"`
+	Values        []Value `json:"values,omitempty"`
+	ErrorMessage  string  `json:"errorMessage,omitempty"`
+	Stack         string  `json:"stack,omitempty"`      // Error.stack as Node rendered it, user frames only
+	SourceLine    string  `json:"sourceLine,omitempty"` // syntax errors: the text of the offending line
+	ExitCode      *int    `json:"exitCode,omitempty"`
+	Truncated     bool    `json:"truncated,omitzero"` // Detail (or the output line) was cut
 }
 
 // Session is a summary of one trace.
@@ -145,7 +149,8 @@ type Failure struct {
 	EventSeq       int64     `json:"eventSeq,omitzero"`       // the exception or exit event
 	Location       *Location `json:"location,omitempty"`
 	Generated      *Location `json:"generated,omitempty"`
-	SourceResolved bool      `json:"sourceResolved"` // Location is known (through a source map when Generated is set)
+	SourceMapNote  string    `json:"sourceMapNote,omitempty"` // the script's declared source map could not place the failure
+	SourceResolved bool      `json:"sourceResolved"`          // Location is known (through a source map when Generated is set)
 	ExitCode       *int      `json:"exitCode,omitempty"`
 	Stack          string    `json:"stack,omitempty"`
 	SourceLine     string    `json:"sourceLine,omitempty"` // syntax errors: the text of the offending line
