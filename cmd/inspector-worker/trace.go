@@ -149,6 +149,11 @@ func writeTraceReport(rep trace.Report, root string, asJSON bool, outFile string
 // traceExitCode is the target's exit code (128+signal when it was killed),
 // or 1 when it never ran.
 func traceExitCode(s trace.Session) int {
+	if s.Status == trace.StatusFailed {
+		// Even when the program named as node exited 0 (say --node
+		// /bin/true): the script never ran, and the docs promise 1.
+		return 1
+	}
 	if s.ExitCode != nil {
 		return *s.ExitCode
 	}

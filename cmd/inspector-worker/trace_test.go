@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -153,6 +154,8 @@ func TestTraceCLIRefuses(t *testing.T) {
 		{[]string{"trace", "--", filepath.Join(outside, "evil.js")}, 1, "outside the workspace"},
 		{[]string{"trace", "--workspace", filepath.Join(dir, "missing"), "--", "app.js"}, 1, "workspace root unavailable"},
 		{[]string{"trace", "--node", filepath.Join(dir, "no-node"), "--", "app.js"}, 1, "node executable unavailable"},
+		// A program that is not node and exits 0: the start failed, so 1.
+		{[]string{"trace", "--node", "true", "--", "app.js"}, 1, "exited before"},
 	} {
 		w := startCmd(t, dir, tc.args...)
 		if got := w.wait(); got != tc.want || !strings.Contains(w.stderr.String(), tc.msg) {
@@ -186,11 +189,21 @@ func TestRunServesTraceAPI(t *testing.T) {
 		"host.js": `console.log("pid " + process.pid); setInterval(() => {}, 1000);`,
 		"wait.js": `setInterval(() => {}, 1000);`,
 	})
-	w := startCmd(t, dir, "run", "--port", "0", "--", "node", "host.js")
+	// The host runs a node that is not the one on PATH; traces must use it too.
+	nodePath, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherNode := filepath.Join(dir, "other-node")
+	if err := os.Symlink(nodePath, otherNode); err != nil {
+		t.Fatal(err)
+	}
+	w := startCmd(t, dir, "run", "--port", "0", "--", otherNode, "host.js")
 	w.nodePID()
 	base := "http://" + w.addr()
-	if code, body := httpDo(t, "GET", base+"/api/trace/status", "", ""); code != 200 || !strings.Contains(body, `"replay":"timeline"`) {
-		t.Fatalf("status: %d %s", code, body)
+	if code, body := httpDo(t, "GET", base+"/api/trace/status", "", ""); code != 200 || !strings.Contains(body, `"replay":"timeline"`) ||
+		!strings.Contains(body, `"path":"`+otherNode+`"`) {
+		t.Fatalf("status (want node %s): %d %s", otherNode, code, body)
 	}
 	if code, _ := httpDo(t, "GET", base+"/api/trace/status", "evil.example", ""); code != http.StatusBadRequest {
 		t.Errorf("foreign Host header: %d, want 400", code)
