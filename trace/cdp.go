@@ -97,8 +97,8 @@ func decodeMessage(m *mapper, msg []byte) (ev *Event, resp *cdpResponse, n notic
 		return decodeScript(m, env.Params), nil, noticeNone
 	case "Runtime.consoleAPICalled":
 		ev := decodeConsole(m, env.Params)
-		if ev == nil {
-			return nil, nil, noticeNone
+		if ev == nil || ev.child != nil {
+			return ev, nil, noticeNone
 		}
 		return ev, nil, noticeConsole
 	case "Runtime.exceptionThrown":
@@ -168,6 +168,9 @@ func decodeConsole(m *mapper, params jsontext.Value) *Event {
 	var p consoleAPICalled
 	if json.Unmarshal(params, &p, cdpDecode) != nil {
 		return nil
+	}
+	if rep := m.childReport(p); rep != nil {
+		return &Event{child: rep}
 	}
 	ev := &Event{Kind: KindConsole, Subtype: p.Type, CallStack: m.frames(p.StackTrace)}
 	texts := make([]string, 0, min(len(p.Args), maxValues))

@@ -31,7 +31,7 @@ var cdpConversation = []struct {
 }
 
 func TestDecodeConversation(t *testing.T) {
-	m := newMapper("/ws")
+	m := newMapper("/ws", "")
 	var events []*Event
 	for _, step := range cdpConversation {
 		ev, resp, n := decodeMessage(m, []byte(step.msg))
@@ -70,7 +70,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(step.msg))
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		m := newMapper("/nonexistent-workspace")
+		m := newMapper("/nonexistent-workspace", "")
 		ev, _, _ := decodeMessage(m, msg)
 		if ev == nil {
 			return

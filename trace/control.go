@@ -66,7 +66,7 @@ func (s *session) launch(ctx context.Context) error {
 	proc, err := hostnode.Start(startCtx, hostnode.Options{
 		Argv:         append([]string{s.node, s.target}, s.args...),
 		Brk:          true,
-		ExtraFlags:   []string{"--enable-source-maps"},
+		ExtraFlags:   nodeFlags(s.preload),
 		Dir:          s.cwd,
 		Env:          targetEnv(s.id),
 		Stdin:        nil, // closed (/dev/null): a trace is not interactive
@@ -92,7 +92,7 @@ func (s *session) launch(ctx context.Context) error {
 		s.finish(-1, err)
 		return fmt.Errorf("%w: %w", ErrStart, err)
 	}
-	c := &control{s: s, conn: conn, proc: proc, m: newMapper(s.eng.root),
+	c := &control{s: s, conn: conn, proc: proc, m: newMapper(s.eng.root, s.preload),
 		responses: make(chan cdpResponse, responseQueue),
 		pauses:    make(chan struct{}, 1), discards: make(chan struct{}, 1), ended: make(chan struct{}, 1),
 		readDone: make(chan struct{}), nextID: cmdNext}
@@ -163,7 +163,10 @@ func (c *control) readLoop() {
 		case n == noticeMainGone:
 			signal(c.ended)
 		}
-		if ev != nil {
+		switch {
+		case ev != nil && ev.child != nil:
+			c.s.addChild(*ev.child)
+		case ev != nil:
 			c.s.add(*ev)
 		}
 		if n == noticeConsole {

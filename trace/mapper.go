@@ -93,6 +93,9 @@ type mapper struct {
 	scripts map[string]*scriptInfo // by CDP scriptId; user scripts only
 	byPath  map[string]*scriptInfo
 	budget  int64 // source-map bytes this session may still read
+	// preload is the path of the engine's preload (preload.go): never a
+	// user script, and the only source of child reports.
+	preload string
 	// mainContext is the id of Node's default execution context (0 until
 	// Runtime.enable reported it). Its destruction is how the engine learns
 	// that the script ended: from the protocol, never from stderr text the
@@ -100,9 +103,10 @@ type mapper struct {
 	mainContext int
 }
 
-func newMapper(root string) *mapper {
+func newMapper(root, preload string) *mapper {
 	return &mapper{
 		root:    root,
+		preload: preload,
 		scripts: map[string]*scriptInfo{},
 		byPath:  map[string]*scriptInfo{},
 		budget:  maxSessionMapBytes,
@@ -113,7 +117,7 @@ func newMapper(root string) *mapper {
 // user files (node:internal, eval, wasm, data: …).
 func (m *mapper) addScript(id, rawURL, sourceMapURL string) *scriptInfo {
 	path := mapFile(rawURL)
-	if path == "" {
+	if path == "" || (m.preload != "" && path == m.preload) {
 		return nil
 	}
 	info := &scriptInfo{path: path}
@@ -148,6 +152,9 @@ func (m *mapper) loadMap(scriptPath, ref string) (*sourceMap, string) {
 func (m *mapper) position(scriptID, rawURL string, line0, col0 int) (loc, gen *Location, note string) {
 	path := mapFile(rawURL)
 	info := m.scripts[scriptID]
+	if m.preload != "" && path == m.preload {
+		return nil, nil, "" // the engine's own preload is not user code
+	}
 	if path == "" {
 		if rawURL != "" || info == nil {
 			return nil, nil, ""

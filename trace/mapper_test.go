@@ -120,7 +120,7 @@ func TestUserStack(t *testing.T) {
 }
 
 func TestMapperPositions(t *testing.T) {
-	m := newMapper("/ws")
+	m := newMapper("/ws", "")
 	if m.addScript("1", "node:internal/main", "") != nil {
 		t.Error("node:internal script was recorded")
 	}

@@ -96,6 +96,8 @@ type Event struct {
 	SourceLine    string  `json:"sourceLine,omitempty"` // syntax errors: the text of the offending line
 	ExitCode      *int    `json:"exitCode,omitempty"`
 	Truncated     bool    `json:"truncated,omitzero"` // Detail (or the output line) was cut
+
+	child *childReport // the preload's report of a child process: never stored as an event
 }
 
 // Session is a summary of one trace.
@@ -118,6 +120,20 @@ type Session struct {
 	Truncated      bool       `json:"truncated"`     // DroppedEvents > 0
 	ExceptionCount int        `json:"exceptionCount"`
 	HasFailure     bool       `json:"hasFailure"`
+	// Children are the processes the target started (spawn, fork, exec,
+	// cluster), in start order. They run free: not traced (docs/trace.md).
+	Children        []Child `json:"children,omitempty"`
+	ChildrenDropped int     `json:"childrenDropped,omitzero"` // beyond the cap of 100
+}
+
+// Child is a process the traced program started. Its events are not
+// captured: the engine attaches only to the traced program itself.
+type Child struct {
+	PID      int      `json:"pid"`
+	Command  []string `json:"command"`            // the child's argv as the program passed it (capped)
+	ExitCode *int     `json:"exitCode,omitempty"` // as the program saw it; absent until the program saw the exit
+	Signal   string   `json:"signal,omitempty"`   // the signal that ended it, if any
+	Followed bool     `json:"followed"`           // always false in schema version 1: children are not traced
 }
 
 // SessionDetail is a session with its stored events, oldest first.
