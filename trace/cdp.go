@@ -170,6 +170,9 @@ func decodeConsole(m *mapper, params jsontext.Value) *Event {
 		return nil
 	}
 	if rep := m.childReport(p); rep != nil {
+		if rep.Event == "test-fail" {
+			return m.testEvent(rep)
+		}
 		return &Event{child: rep}
 	}
 	ev := &Event{Kind: KindConsole, Subtype: p.Type, CallStack: m.frames(p.StackTrace)}

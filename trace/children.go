@@ -2,6 +2,7 @@ package trace
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/go-json-experiment/json"
 )
@@ -16,14 +17,23 @@ const (
 	maxChildReportBytes = 64 << 10
 )
 
-// childReport is one message of the preload (preload.cjs).
+// childReport is one message of the preload (preload.cjs): a child's
+// spawn or exit, or a failed node:test test.
 type childReport struct {
-	Event  string   `json:"event"` // "spawn" or "exit"
+	Event  string   `json:"event"` // "spawn", "exit" or "test-fail"
 	PID    int      `json:"pid"`
 	File   string   `json:"file"`
 	Args   []string `json:"args"`
 	Code   *int     `json:"code"`
 	Signal *string  `json:"signal"`
+	// test-fail only: the test's name and where Node says it is (1-based),
+	// and the error that failed it.
+	Name      string `json:"name"`
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	Message   string `json:"message"`
+	ErrorName string `json:"errorName"`
+	Stack     string `json:"stack"`
 }
 
 // childReport recognises the preload's console.debug(childMark, json):
@@ -40,10 +50,37 @@ func (m *mapper) childReport(p consoleAPICalled) *childReport {
 		return nil
 	}
 	var rep childReport
-	if json.Unmarshal([]byte(body), &rep, cdpDecode) != nil || rep.PID <= 0 || (rep.Event != "spawn" && rep.Event != "exit") {
+	if json.Unmarshal([]byte(body), &rep, cdpDecode) != nil {
+		return nil
+	}
+	switch {
+	case rep.Event == "test-fail" && rep.File != "":
+	case (rep.Event == "spawn" || rep.Event == "exit") && rep.PID > 0:
+	default:
 		return nil
 	}
 	return &rep
+}
+
+// testEvent turns a failed-test report into an event. The position is
+// Node's own for the test (1-based; mapped through the file's source map
+// like any other position); the stack is the failing error's, user frames
+// only.
+func (m *mapper) testEvent(rep *childReport) *Event {
+	name, _ := capText(rep.Name, maxValueChars)
+	msg := rep.Message
+	if rep.ErrorName != "" && rep.ErrorName != "undefined" {
+		msg = rep.ErrorName + ": " + msg
+	}
+	msg, _ = capText(firstLine(msg), maxValueChars)
+	ev := &Event{Kind: KindTest, Subtype: "fail", ErrorMessage: msg, Stack: userStack(rep.Stack)}
+	ev.Detail, ev.Truncated = capText("test \""+name+"\" failed: "+msg, maxValueChars)
+	url := rep.File
+	if !strings.HasPrefix(url, "file://") {
+		url = "file://" + url
+	}
+	ev.Location, ev.Generated, ev.SourceMapNote = m.position("", url, rep.Line-1, rep.Column-1)
+	return ev
 }
 
 // addChild records a child's start or exit.

@@ -66,7 +66,7 @@ func (s *session) launch(ctx context.Context) error {
 	proc, err := hostnode.Start(startCtx, hostnode.Options{
 		Argv:         append([]string{s.node, s.target}, s.args...),
 		Brk:          true,
-		ExtraFlags:   nodeFlags(s.preload),
+		ExtraFlags:   nodeFlags(s.preload, s.test),
 		Dir:          s.cwd,
 		Env:          targetEnv(s.id),
 		Stdin:        nil, // closed (/dev/null): a trace is not interactive

@@ -131,7 +131,7 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (Session, error) {
 	if e.preloadErr != nil {
 		return Session{}, fmt.Errorf("%w: %w", ErrStart, e.preloadErr)
 	}
-	s := newSession(e, newID(), target, cwd, e.nodePath, e.preload, req.Args)
+	s := newSession(e, newID(), target, cwd, e.nodePath, e.preload, req.Test, req.Args)
 	if err := e.register(s); err != nil {
 		s.cancel()
 		return Session{}, err

@@ -68,6 +68,18 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 		}
 		return f, i, thrown
 	}
+	// No uncaught exception: the last failed node:test test, if any.
+	for i := len(d.Events) - 1; i >= 0; i-- {
+		ev := d.Events[i]
+		if ev.Kind != KindTest {
+			continue
+		}
+		return &Failure{
+			Kind: FailureTest, Message: ev.ErrorMessage, EventSeq: ev.Seq,
+			Location: clonePtr(ev.Location), Generated: clonePtr(ev.Generated), SourceMapNote: ev.SourceMapNote,
+			SourceResolved: ev.Location != nil && ev.Location.Line > 0, ExitCode: clonePtr(s.ExitCode), Stack: ev.Stack,
+		}, i, nil
+	}
 	switch {
 	case s.ExceptionCount > 0:
 		return &Failure{Kind: FailureException, ExitCode: clonePtr(s.ExitCode),

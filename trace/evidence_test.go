@@ -63,6 +63,8 @@ func TestEvidenceRules(t *testing.T) {
 		{"bundle, webpack:// source", snapshot(StatusExited, intp(1), unmapped(logBundle, `the source map names "webpack://app/src/same.ts", which is not a file the engine can resolve`), unmapped(exc(loc("/ws/dist/app.js", 5)), `the source map names "webpack://app/src/same.ts", which is not a file the engine can resolve`)), FailureException, ConfidenceMedium, 1},
 		{"bundle, map outside the workspace", snapshot(StatusExited, intp(1), logBundle, unmapped(exc(loc("/ws/dist/app.js", 5)), "declared source map not used: source map /etc/x.map is outside the workspace and is not read")), FailureException, ConfidenceMedium, 1},
 		{"failure mapped, cause unmapped in the same compiled file", snapshot(StatusExited, intp(1), unmapped(Event{Kind: KindConsole, Subtype: "log", Location: loc("/ws/app.js", 2)}, "the source map leaves this compiled position unmapped"), mapped(exc(loc("/ws/app.js", 4)), "/ws/dist/app.js")), FailureException, ConfidenceMedium, 1},
+		{"failed test", snapshot(StatusExited, intp(1), script, logApp, Event{Kind: KindTest, Subtype: "fail", ErrorMessage: "AssertionError: x", Location: loc("/ws/app.js", 4)}, exit), FailureTest, ConfidenceHigh, 2},
+		{"an exception beats a failed test", snapshot(StatusExited, intp(1), exc(loc("/ws/lib.js", 1)), Event{Kind: KindTest, Subtype: "fail", Location: loc("/ws/app.js", 4)}), FailureException, ConfidenceMedium, 0},
 		{"bundle without a map", snapshot(StatusExited, intp(1), logBundle, exc(loc("/ws/dist/app.js", 5))), FailureException, ConfidenceHigh, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

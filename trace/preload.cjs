@@ -43,3 +43,22 @@ if (inspector.url() !== undefined) {
     return result;
   };
 }
+
+// 3. As a node:test reporter (the engine adds --test-reporter=<this file>
+//    for `trace -- node --test file.js`), it reports each failed test with
+//    the position Node gives for it. A test failure is not an uncaught
+//    exception: node:test catches it, so the inspector never sees it.
+module.exports = async function* testFailures(source) {
+  for await (const ev of source) {
+    if (ev.type !== 'test:fail' || inspector.url() === undefined) continue;
+    const d = ev.data;
+    const err = d.details && d.details.error;
+    if (err && err.failureType === 'subtestsFailed') continue; // a suite failing because of a test: reported once, by the test
+    const cause = err && err.cause instanceof Error ? err.cause : err;
+    inspector.console.debug('inspector-worker:trace-child', JSON.stringify({
+      event: 'test-fail', name: String(d.name).slice(0, 500), file: d.file, line: d.line, column: d.column,
+      message: cause ? String(cause.message).slice(0, 2000) : '', errorName: cause ? String(cause.name) : '',
+      stack: cause && typeof cause.stack === 'string' ? cause.stack.slice(0, 8000) : '',
+    }));
+  }
+};

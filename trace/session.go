@@ -85,6 +85,7 @@ type session struct {
 	cwd       string             // Static after construction: resolved real path.
 	node      string             // Static after construction.
 	preload   string             // Static after construction: the engine's preload file.
+	test      bool               // Static after construction: run as a node:test file.
 	startedAt time.Time          // Static after construction.
 	ctx       context.Context    // Static; canceled by stop, by the engine's shutdown and at the end.
 	cancel    context.CancelFunc // Static after construction.
@@ -106,16 +107,17 @@ type session struct {
 	stderrTail      []byte            // Guarded by mu; up to 2*stderrTailChars, trimmed on read.
 	children        []Child           // Guarded by mu; at most maxChildren.
 	childrenDropped int               // Guarded by mu.
+	testFailures    int               // Guarded by mu: failed node:test tests reported.
 }
 
-func newSession(eng *Engine, id, target, cwd, node, preload string, args []string) *session {
+func newSession(eng *Engine, id, target, cwd, node, preload string, test bool, args []string) *session {
 	ctx, cancel := context.WithCancel(eng.ctx)
 	s := &session{
-		id: id, eng: eng, target: target, args: slices.Clone(args), cwd: cwd, node: node, preload: preload,
+		id: id, eng: eng, target: target, args: slices.Clone(args), cwd: cwd, node: node, preload: preload, test: test,
 		startedAt: time.Now(), ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		status:   StatusStarting,
 		ring:     eventRing{max: eng.opts.MaxEvents},
-		nodeArgs: append([]string{node, "--inspect-brk=127.0.0.1:0"}, append(nodeFlags(preload), append([]string{target}, args...)...)...),
+		nodeArgs: append([]string{node, "--inspect-brk=127.0.0.1:0"}, append(nodeFlags(preload, test), append([]string{target}, args...)...)...),
 	}
 	s.stdout = &outputWriter{s: s, stream: "stdout"}
 	s.stderr = &outputWriter{s: s, stream: "stderr"}
@@ -123,11 +125,18 @@ func newSession(eng *Engine, id, target, cwd, node, preload string, args []strin
 }
 
 // nodeFlags are the flags after the inspect flag: source-mapped stack text,
-// and the preload (preload.go) unless there is none (unit tests).
-func nodeFlags(preload string) []string {
+// and the preload (preload.go) unless there is none (unit tests). A test
+// file also gets the preload as a second node:test reporter; Node's TAP
+// reporter is named explicitly because naming any reporter replaces the
+// default one (TAP, as the target's stdout is a pipe).
+func nodeFlags(preload string, test bool) []string {
 	flags := []string{"--enable-source-maps"}
 	if preload != "" {
 		flags = append(flags, "--require", preload)
+		if test {
+			flags = append(flags, "--test-reporter=tap", "--test-reporter-destination=stdout",
+				"--test-reporter="+preload, "--test-reporter-destination=stdout")
+		}
 	}
 	return flags
 }
@@ -171,8 +180,11 @@ func (s *session) addLocked(ev Event) {
 		ev.Time = time.Now()
 	}
 	ev = s.ring.add(ev)
-	if ev.Kind == KindException {
+	switch ev.Kind {
+	case KindException:
 		s.exceptions++
+	case KindTest:
+		s.testFailures++
 	}
 	s.eng.hub.publish(s.id, ev)
 }
@@ -286,7 +298,7 @@ func (s *session) summaryLocked() Session {
 		t := s.endedAt
 		out.EndedAt = &t
 	}
-	out.HasFailure = s.exceptions > 0 || s.status == StatusFailed ||
+	out.HasFailure = s.exceptions > 0 || s.testFailures > 0 || s.status == StatusFailed ||
 		(s.exitCode != nil && *s.exitCode != 0 && s.stopReason == "")
 	return out
 }

@@ -17,6 +17,7 @@ const (
 	KindException = "exception" // an uncaught exception was reported
 	KindOutput    = "output"    // one line the target wrote on stdout or stderr
 	KindExit      = "exit"      // the target process ended
+	KindTest      = "test"      // a node:test test failed (subtype "fail"; `trace -- node --test`)
 )
 
 // Session statuses. Terminal ones never change again; a stop by the user
@@ -41,6 +42,7 @@ const (
 	FailureException = "exception" // the last uncaught exception
 	FailureExit      = "exit"      // nonzero exit without an exception; message from stderr
 	FailureStart     = "start"     // the target never ran
+	FailureTest      = "test"      // the last failed node:test test, without an uncaught exception
 )
 
 // Caveat is part of every evidence answer (the honesty rule): the chain is
@@ -209,6 +211,10 @@ type StartRequest struct {
 	Target string   `json:"target"`
 	Args   []string `json:"args,omitempty"`
 	Cwd    string   `json:"cwd,omitempty"`
+	// Test runs Target as a node:test file (`trace -- node --test file`):
+	// in the traced process itself, with the engine's test reporter beside
+	// Node's TAP one. Not part of the HTTP API.
+	Test bool `json:"-"`
 }
 
 // StopRequest is the body of POST /api/trace/stop.
