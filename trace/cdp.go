@@ -52,8 +52,11 @@ type exceptionThrown struct {
 
 type contextCreated struct {
 	Context struct {
-		ID   int    `json:"id"`
-		Name string `json:"name"`
+		ID      int    `json:"id"`
+		Name    string `json:"name"`
+		AuxData struct {
+			IsDefault bool `json:"isDefault"`
+		} `json:"auxData"`
 	} `json:"context"`
 }
 
@@ -65,9 +68,10 @@ type contextDestroyed struct {
 type notice int
 
 const (
-	noticeNone    notice = iota
-	noticePaused         // Debugger.paused: the control loop resumes
-	noticeConsole        // a console event was stored (counts toward discardConsoleEntries)
+	noticeNone     notice = iota
+	noticePaused          // Debugger.paused: the control loop resumes
+	noticeConsole         // a console event was stored (counts toward discardConsoleEntries)
+	noticeMainGone        // the main (default) context was destroyed: the script has ended
 )
 
 // decodeMessage turns one inspector message into an event, a response or a
@@ -93,8 +97,8 @@ func decodeMessage(m *mapper, msg []byte) (ev *Event, resp *cdpResponse, n notic
 		return decodeScript(m, env.Params), nil, noticeNone
 	case "Runtime.consoleAPICalled":
 		ev := decodeConsole(m, env.Params)
-		if ev == nil {
-			return nil, nil, noticeNone
+		if ev == nil || ev.child != nil {
+			return ev, nil, noticeNone
 		}
 		return ev, nil, noticeConsole
 	case "Runtime.exceptionThrown":
@@ -104,6 +108,9 @@ func decodeMessage(m *mapper, msg []byte) (ev *Event, resp *cdpResponse, n notic
 		if json.Unmarshal(env.Params, &p, cdpDecode) != nil {
 			return nil, nil, noticeNone
 		}
+		if p.Context.AuxData.IsDefault && m.mainContext == 0 {
+			m.mainContext = p.Context.ID
+		}
 		name, _ := capText(p.Context.Name, maxValueChars)
 		return &Event{Kind: KindContext, Subtype: "created", Detail: "context " + strconv.Itoa(p.Context.ID) + " created: " + name}, nil, noticeNone
 	case "Runtime.executionContextDestroyed":
@@ -111,7 +118,11 @@ func decodeMessage(m *mapper, msg []byte) (ev *Event, resp *cdpResponse, n notic
 		if json.Unmarshal(env.Params, &p, cdpDecode) != nil {
 			return nil, nil, noticeNone
 		}
-		return &Event{Kind: KindContext, Subtype: "destroyed", Detail: "context " + strconv.Itoa(p.ExecutionContextID) + " destroyed"}, nil, noticeNone
+		n := noticeNone
+		if p.ExecutionContextID != 0 && p.ExecutionContextID == m.mainContext {
+			n = noticeMainGone
+		}
+		return &Event{Kind: KindContext, Subtype: "destroyed", Detail: "context " + strconv.Itoa(p.ExecutionContextID) + " destroyed"}, nil, n
 	}
 	return nil, nil, noticeNone
 }
@@ -158,6 +169,12 @@ func decodeConsole(m *mapper, params jsontext.Value) *Event {
 	if json.Unmarshal(params, &p, cdpDecode) != nil {
 		return nil
 	}
+	if rep := m.childReport(p); rep != nil {
+		if rep.Event == "test-fail" {
+			return m.testEvent(rep)
+		}
+		return &Event{child: rep}
+	}
 	ev := &Event{Kind: KindConsole, Subtype: p.Type, CallStack: m.frames(p.StackTrace)}
 	texts := make([]string, 0, min(len(p.Args), maxValues))
 	for i, a := range p.Args {
@@ -172,7 +189,7 @@ func decodeConsole(m *mapper, params jsontext.Value) *Event {
 	ev.Detail, ev.Truncated = capText(strings.Join(texts, " "), maxValueChars)
 	if len(ev.CallStack) > 0 {
 		top := ev.CallStack[0]
-		ev.Location, ev.Generated = &top.Location, top.Generated
+		ev.Location, ev.Generated, ev.SourceMapNote = &top.Location, top.Generated, top.mapNote
 	}
 	return ev
 }
@@ -189,11 +206,22 @@ func decodeException(m *mapper, params jsontext.Value) *Event {
 	// is only the fallback (a SyntaxError has no user frame), by line
 	// alone: Node 20 hands V8 a 0-based start column where V8 expects a
 	// 1-based one, so lineNumber is right but columnNumber is one short.
-	if len(ev.CallStack) > 0 {
+	var arrow syntaxArrow
+	var isArrow bool
+	if len(ev.CallStack) == 0 && d.Exception != nil && d.Exception.Subtype == "error" {
+		arrow, isArrow = parseSyntaxArrow(d.Exception.Description, d.Exception.ClassName)
+	}
+	switch {
+	case len(ev.CallStack) > 0:
 		top := ev.CallStack[0]
-		ev.Location, ev.Generated = &top.Location, top.Generated
-	} else {
-		ev.Location, ev.Generated = m.position(d.ScriptID, d.URL, d.LineNumber, -1)
+		ev.Location, ev.Generated, ev.SourceMapNote = &top.Location, top.Generated, top.mapNote
+	case isArrow: // a CommonJS parse error: V8's position is Node's loader
+		ev.Location, ev.SourceLine = &arrow.loc, arrow.source
+	default:
+		ev.Location, ev.Generated, ev.SourceMapNote = m.position(d.ScriptID, d.URL, d.LineNumber, -1)
+		if ev.Location != nil && ev.Generated == nil && d.Exception != nil && d.Exception.ClassName == "SyntaxError" {
+			ev.SourceLine = sourceLine(m.root, ev.Location.File, ev.Location.Line)
+		}
 	}
 	msg := d.Text
 	if d.Exception != nil {
@@ -201,11 +229,18 @@ func decodeException(m *mapper, params jsontext.Value) *Event {
 		ev.Values = []Value{v}
 		first, _, _ := strings.Cut(remoteText(*d.Exception), "\n")
 		msg = first
+		if isArrow {
+			msg = arrow.message
+		}
 		if d.Exception.Subtype == "error" {
 			ev.Stack = userStack(d.Exception.Description)
 		}
 	}
 	ev.ErrorMessage, _ = capText(msg, maxValueChars)
-	ev.Detail, ev.Truncated = capText(strings.TrimSpace(d.Text+" "+msg), maxValueChars)
+	text := d.Text
+	if isArrow {
+		text = "Uncaught" // V8's text is the arrow's "file:line", not the error
+	}
+	ev.Detail, ev.Truncated = capText(strings.TrimSpace(text+" "+msg), maxValueChars)
 	return ev
 }

@@ -22,14 +22,16 @@ var cdpConversation = []struct {
 	{"console", `{"method":"Runtime.consoleAPICalled","params":{"type":"log","args":[{"type":"string","value":"one \ud800"},{"type":"number","value":1,"description":"1"}],"executionContextId":1,"timestamp":1,"stackTrace":{"callFrames":[{"functionName":"","scriptId":"82","url":"file:///ws/app.js","lineNumber":0,"columnNumber":8},{"functionName":"Module._compile","scriptId":"65","url":"node:internal/modules/cjs/loader","lineNumber":1517,"columnNumber":13}]}}}`, KindConsole, 0, noticeConsole},
 	{"exception", `{"method":"Runtime.exceptionThrown","params":{"timestamp":1,"exceptionDetails":{"exceptionId":1,"text":"Uncaught","lineNumber":2,"columnNumber":18,"url":"/ws/app.js","stackTrace":{"callFrames":[{"functionName":"boom","scriptId":"82","url":"file:///ws/app.js","lineNumber":2,"columnNumber":25},{"functionName":"Module._compile","scriptId":"65","url":"node:internal/modules/cjs/loader","lineNumber":1517,"columnNumber":13}]},"exception":{"type":"object","subtype":"error","className":"Error","description":"Error: bad\n    at boom (/ws/app.js:3:26)\n    at Module._compile (node:internal/modules/cjs/loader:1518:14)","objectId":"1.1.1"}}}}`, KindException, 0, noticeNone},
 	{"thrown primitive", `{"method":"Runtime.exceptionThrown","params":{"exceptionDetails":{"text":"Uncaught","lineNumber":0,"columnNumber":16,"url":"","scriptId":"99","exception":{"type":"number","value":42,"description":"42"}}}}`, KindException, 0, noticeNone},
-	{"destroyed", `{"method":"Runtime.executionContextDestroyed","params":{"executionContextId":1}}`, KindContext, 0, noticeNone},
+	{"other context", `{"method":"Runtime.executionContextCreated","params":{"context":{"id":2,"name":"vm","auxData":{"isDefault":false}}}}`, KindContext, 0, noticeNone},
+	{"other destroyed", `{"method":"Runtime.executionContextDestroyed","params":{"executionContextId":2}}`, KindContext, 0, noticeNone},
+	{"destroyed", `{"method":"Runtime.executionContextDestroyed","params":{"executionContextId":1}}`, KindContext, 0, noticeMainGone},
 	{"other", `{"method":"Debugger.resumed","params":{}}`, "", 0, noticeNone},
 	{"garbage", `{"method":`, "", 0, noticeNone},
 	{"bad params", `{"method":"Runtime.consoleAPICalled","params":{"args":"x"}}`, "", 0, noticeNone},
 }
 
 func TestDecodeConversation(t *testing.T) {
-	m := newMapper("/ws")
+	m := newMapper("/ws", "")
 	var events []*Event
 	for _, step := range cdpConversation {
 		ev, resp, n := decodeMessage(m, []byte(step.msg))
@@ -68,7 +70,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add([]byte(step.msg))
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		m := newMapper("/nonexistent-workspace")
+		m := newMapper("/nonexistent-workspace", "")
 		ev, _, _ := decodeMessage(m, msg)
 		if ev == nil {
 			return
@@ -87,4 +89,28 @@ func FuzzDecodeMessage(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestParseSyntaxArrow(t *testing.T) {
+	cases := []struct {
+		name, desc, class string
+		ok                bool
+		want              syntaxArrow
+	}{
+		{"cjs", "/ws/a.js:3\nlet b = = 2;\n        ^\n\nSyntaxError: Unexpected token '='\n    at wrapSafe (node:internal/x:1:1)", "SyntaxError", true,
+			syntaxArrow{Location{"/ws/a.js", 3, 9}, "let b = = 2;", "SyntaxError: Unexpected token '='"}},
+		{"tabs and many carets", "file:///ws/b.js:10\n\tfoo bar\n\t    ^^^\n\nSyntaxError: Unexpected identifier 'bar'", "SyntaxError", true,
+			syntaxArrow{Location{"/ws/b.js", 10, 6}, "\tfoo bar", "SyntaxError: Unexpected identifier 'bar'"}},
+		{"no caret", "/ws/c.js:1\nx\n\nSyntaxError: y", "SyntaxError", true, syntaxArrow{Location{"/ws/c.js", 1, 0}, "x", "SyntaxError: y"}},
+		{"not a file", "node:internal/x:3\na\n^\n\nSyntaxError: y", "SyntaxError", false, syntaxArrow{}},
+		{"ordinary error", "Error: a:1\n    at f (/ws/a.js:1:1)\n\n\n", "Error", false, syntaxArrow{}},
+		{"class mismatch", "/ws/a.js:3\nx\n^\n\nError: forged", "SyntaxError", false, syntaxArrow{}},
+		{"bad line", "/ws/a.js:x\nx\n^\n\nSyntaxError: y", "SyntaxError", false, syntaxArrow{}},
+	}
+	for _, tc := range cases {
+		got, ok := parseSyntaxArrow(tc.desc, tc.class)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("%s: %+v, %v; want %+v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
 }

@@ -25,9 +25,9 @@ const (
 	attachTimeout = 15 * time.Second
 	// writeTimeout bounds one command written to the inspector.
 	writeTimeout = 5 * time.Second
-	// drainIdle bounds the wait for the probe's answer once Node says
-	// "Waiting for the debugger to disconnect" (every event sent before that
-	// answer has then been read): the wait gives up only after this long
+	// drainIdle bounds the wait for the probe's answer once the main
+	// context was destroyed (every event sent before that answer has then
+	// been read): the wait gives up only after this long
 	// WITHOUT any message, so a backlog of a console flood is never cut.
 	drainIdle = 3 * time.Second
 	// releaseRetryFirst and releaseRetryMax space the re-sends of
@@ -66,7 +66,7 @@ func (s *session) launch(ctx context.Context) error {
 	proc, err := hostnode.Start(startCtx, hostnode.Options{
 		Argv:         append([]string{s.node, s.target}, s.args...),
 		Brk:          true,
-		ExtraFlags:   []string{"--enable-source-maps"},
+		ExtraFlags:   nodeFlags(s.preload, s.test),
 		Dir:          s.cwd,
 		Env:          targetEnv(s.id),
 		Stdin:        nil, // closed (/dev/null): a trace is not interactive
@@ -92,9 +92,9 @@ func (s *session) launch(ctx context.Context) error {
 		s.finish(-1, err)
 		return fmt.Errorf("%w: %w", ErrStart, err)
 	}
-	c := &control{s: s, conn: conn, proc: proc, m: newMapper(s.eng.root),
+	c := &control{s: s, conn: conn, proc: proc, m: newMapper(s.eng.root, s.preload),
 		responses: make(chan cdpResponse, responseQueue),
-		pauses:    make(chan struct{}, 1), discards: make(chan struct{}, 1),
+		pauses:    make(chan struct{}, 1), discards: make(chan struct{}, 1), ended: make(chan struct{}, 1),
 		readDone: make(chan struct{}), nextID: cmdNext}
 	if !s.eng.track(2) { // the engine shut down while node was starting
 		proc.Kill()
@@ -132,6 +132,7 @@ type control struct {
 
 	responses chan cdpResponse // readLoop → controlLoop
 	pauses    chan struct{}    // readLoop → controlLoop, coalesced: resume
+	ended     chan struct{}    // readLoop → controlLoop, once: the main context is gone
 	discards  chan struct{}    // readLoop → controlLoop, coalesced: discard console entries
 	readDone  chan struct{}    // closed when readLoop ended
 	consoles  int              // Owned by readLoop.
@@ -159,8 +160,13 @@ func (c *control) readLoop() {
 			}
 		case n == noticePaused:
 			signal(c.pauses)
+		case n == noticeMainGone:
+			signal(c.ended)
 		}
-		if ev != nil {
+		switch {
+		case ev != nil && ev.child != nil:
+			c.s.addChild(*ev.child)
+		case ev != nil:
 			c.s.add(*ev)
 		}
 		if n == noticeConsole {
@@ -245,8 +251,14 @@ func (c *control) attach(ctx context.Context) error {
 // script's start always ends in a "Break on start" pause, so until the first
 // Debugger.paused the command is re-sent with a growing delay; when the
 // target is already running it is a no-op.
+//
+// The end of the script is learned from the protocol: Node destroys the
+// main context (Runtime.executionContextDestroyed) and then waits for the
+// engine to disconnect. Node also prints "Waiting for the debugger to
+// disconnect..." on stderr, but the target can print that text too, so the
+// engine never reacts to stderr after the start.
 func (c *control) supervise() {
-	waiting := c.proc.WaitingForDisconnect()
+	ended := c.ended
 	readDone := c.readDone
 	retry := releaseRetryFirst
 	release := time.NewTimer(retry)
@@ -258,8 +270,8 @@ func (c *control) supervise() {
 			return
 		case <-c.s.ctx.Done():
 			c.proc.Kill() // returns after Done; the next round returns
-		case <-waiting:
-			waiting, releaseC = nil, nil
+		case <-ended:
+			ended, releaseC = nil, nil
 			c.drain()
 			c.closeSocket() // Node exits once no session is attached
 		case <-releaseC:

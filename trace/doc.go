@@ -12,7 +12,8 @@
 //     session is evicted), the workspace containment check, the node
 //     executable (resolved once), and the stream hub.
 //   - Per session: the node child (through hostnode.Start, always with
-//     --inspect-brk=127.0.0.1:0 --enable-source-maps, stdin closed), ONE
+//     --inspect-brk=127.0.0.1:0 --enable-source-maps --require PRELOAD,
+//     stdin closed), ONE
 //     inspector WebSocket (through hostnode.Dial), a ring of at most
 //     MaxEvents events, the stderr tail, and the lifecycle
 //     starting → running → exited | failed | stopped.
@@ -20,6 +21,12 @@
 //     becomes a path (file:// and absolute paths only; node:internal, eval
 //     and every other scheme are filtered) and a 0-based CDP position becomes
 //     a 1-based Location, through a source map when the script has one.
+//   - The preload (preload.cjs, preload.go, children.go): one temporary
+//     file per engine. It strips --inspect* from process.execArgv so the
+//     target's children run free instead of waiting for a debugger, reports
+//     the children (and, with node --test, failed tests) through the
+//     inspector console; the engine accepts such reports only from the
+//     preload's own script. Children are listed, never followed.
 //   - The evidence builder (evidence.go) and the HTTP API (http.go,
 //     hub.go) with its text and JSON renderings (text.go, types.go).
 //
@@ -33,7 +40,11 @@
 // trace never lets the target stay paused), Runtime.discardConsoleEntries
 // (so Node's own console store does not keep logged objects alive) and
 // Runtime.getIsolateId (a harmless probe whose answer proves that every
-// earlier event has been read). It never reads files outside the workspace
+// earlier event has been read). It never interprets the target's stderr
+// after the start: the end of the script comes from the protocol (the main
+// context's destruction), and Node's banners are dropped by position only
+// (output.go), so text a target prints can neither steer the engine nor be
+// lost. It never reads files outside the workspace
 // (source maps included) and never starts a target outside it. It does not
 // own the HTTP listener: the routes are mounted on the worker's endpoint
 // (cdpserver.Options.Mount), which provides the loopback bind and the

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,10 @@ type Engine struct {
 	cancel   context.CancelFunc // Static after New.
 	hub      *hub               // Static after New.
 	wg       sync.WaitGroup     // session goroutines; Add only through track
+
+	preloadOnce sync.Once
+	preload     string // written once by preloadOnce: the preload file, "" if it could not be written
+	preloadErr  error  // written once by preloadOnce
 
 	versionOnce sync.Once
 	version     string // written once by versionOnce
@@ -122,7 +127,11 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (Session, error) {
 	if e.nodeErr != nil {
 		return Session{}, e.nodeErr
 	}
-	s := newSession(e, newID(), target, cwd, e.nodePath, req.Args)
+	e.preloadOnce.Do(func() { e.preload, e.preloadErr = writePreload() })
+	if e.preloadErr != nil {
+		return Session{}, fmt.Errorf("%w: %w", ErrStart, e.preloadErr)
+	}
+	s := newSession(e, newID(), target, cwd, e.nodePath, e.preload, req.Test, req.Args)
 	if err := e.register(s); err != nil {
 		s.cancel()
 		return Session{}, err
@@ -372,8 +381,19 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		e.removePreload()
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("trace: shutdown: %w", ctx.Err())
+	}
+}
+
+// removePreload deletes the preload file once no session can start (the
+// engine is closed) and none runs. Children the targets left running lose
+// it, which only matters to their own children.
+func (e *Engine) removePreload() {
+	e.preloadOnce.Do(func() {}) // no start can write it any more
+	if e.preload != "" {
+		os.Remove(e.preload)
 	}
 }

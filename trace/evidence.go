@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // maxTransitions bounds the previous state transitions of an evidence.
@@ -56,7 +57,7 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 			Kind: FailureException, Message: ev.ErrorMessage, EventSeq: ev.Seq,
 			Location: clonePtr(ev.Location), Generated: clonePtr(ev.Generated),
 			SourceResolved: ev.Location != nil && ev.Location.Line > 0,
-			ExitCode:       clonePtr(s.ExitCode), Stack: ev.Stack,
+			ExitCode:       clonePtr(s.ExitCode), Stack: ev.Stack, SourceLine: ev.SourceLine, SourceMapNote: ev.SourceMapNote,
 		}
 		if f.Message == "" {
 			f.Message = ev.Detail
@@ -67,6 +68,18 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 		}
 		return f, i, thrown
 	}
+	// No uncaught exception: the last failed node:test test, if any.
+	for i := len(d.Events) - 1; i >= 0; i-- {
+		ev := d.Events[i]
+		if ev.Kind != KindTest {
+			continue
+		}
+		return &Failure{
+			Kind: FailureTest, Message: ev.ErrorMessage, EventSeq: ev.Seq,
+			Location: clonePtr(ev.Location), Generated: clonePtr(ev.Generated), SourceMapNote: ev.SourceMapNote,
+			SourceResolved: ev.Location != nil && ev.Location.Line > 0, ExitCode: clonePtr(s.ExitCode), Stack: ev.Stack,
+		}, i, nil
+	}
 	switch {
 	case s.ExceptionCount > 0:
 		return &Failure{Kind: FailureException, ExitCode: clonePtr(s.ExitCode),
@@ -76,11 +89,8 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 	case s.Status == StatusStopped || s.ExitCode == nil || *s.ExitCode == 0:
 		return nil, 0, nil
 	}
-	f := &Failure{Kind: FailureExit, ExitCode: clonePtr(s.ExitCode), StderrTail: d.StderrTail,
-		Message: lastLine(d.StderrTail)}
-	if f.Message == "" {
-		f.Message = "exited with code " + strconv.Itoa(*s.ExitCode) + " without an exception and without output on stderr"
-	}
+	f := &Failure{Kind: FailureExit, ExitCode: clonePtr(s.ExitCode), StderrTail: d.StderrTail}
+	exitMessage(f, d)
 	cutoff := len(d.Events)
 	for i := len(d.Events) - 1; i >= 0; i-- {
 		if d.Events[i].Kind == KindExit {
@@ -91,16 +101,68 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 	return f, cutoff, nil
 }
 
-// lastLine is the last non-empty line of text, capped.
-func lastLine(text string) string {
-	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
+// Where an exit failure's message came from (Failure.MessageSource).
+const (
+	MessageFromConsole = "console"   // the last console.error or console.assert call (MessageSeq)
+	MessageFromStderr  = "stderr"    // the last informative line of the stderr tail
+	MessageFromNone    = "exit-code" // nothing better: the exit code alone
+)
+
+// exitMessage explains a nonzero exit with the most informative evidence
+// there is: the last error-level console call (for the common
+// `console.error(err); process.exit(1)` its first line is the error's own
+// message, where the stderr tail ends in a frame or a "}"); else the last
+// stderr line that says something; else the exit code.
+func exitMessage(f *Failure, d SessionDetail) {
+	for i := len(d.Events) - 1; i >= 0; i-- {
+		ev := d.Events[i]
+		if ev.Kind == KindConsole && (ev.Subtype == "error" || ev.Subtype == "assert") {
+			if msg := firstNonEmptyLine(ev.Detail); msg != "" {
+				f.Message, f.MessageSource, f.MessageSeq = msg, MessageFromConsole, ev.Seq
+				return
+			}
+		}
+	}
+	if msg := lastInformativeLine(d.StderrTail); msg != "" {
+		f.Message, f.MessageSource = msg, MessageFromStderr
+		return
+	}
+	f.Message, f.MessageSource = "exited with code "+strconv.Itoa(*f.ExitCode)+" without an error-level console call and without an informative line on stderr", MessageFromNone
+}
+
+func firstNonEmptyLine(text string) string {
+	for l := range strings.Lines(text) {
+		if l = strings.TrimSpace(l); l != "" {
 			l, _ = capText(l, maxValueChars)
 			return l
 		}
 	}
 	return ""
+}
+
+// lastInformativeLine is the last line of text that says something: not
+// blank, not a stack frame ("at …"), not punctuation alone ("}", "^^^",
+// "]"), not Node's "Node.js v20.1.0" footer.
+func lastInformativeLine(text string) string {
+	lines := strings.Split(text, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "at ") || isNodeFooter(l) || !strings.ContainsFunc(l, isWordRune) {
+			continue
+		}
+		l, _ = capText(l, maxValueChars)
+		return l
+	}
+	return ""
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// isNodeFooter matches the "Node.js v20.20.2" line Node prints after an
+// uncaught error.
+func isNodeFooter(l string) bool {
+	v, ok := strings.CutPrefix(l, "Node.js v")
+	return ok && v != "" && strings.Trim(v, "0123456789.") == ""
 }
 
 // priorEvents picks the immediate cause and the transitions before it from
@@ -127,7 +189,21 @@ func priorEvents(events []Event) (*Event, []Event) {
 	return cause, transitions
 }
 
-// confidence applies the rule of docs/trace.md, and nothing else.
+// confidence applies the rule of docs/trace.md, and nothing else:
+//
+//	high   the failure resolved to an original source location (through
+//	       its source map when the script declares one) AND the immediate
+//	       cause is a console call or an exception in that same original
+//	       file, itself placed in original coordinates;
+//	medium the failure resolved, but one of the above does not hold: no
+//	       cause, the cause is only a script being loaded, the cause is
+//	       elsewhere, or a declared source map could not be used (for the
+//	       failure, or for the cause);
+//	low    the failure has no source location (every exit and start).
+//
+// A trace is read by people and agents that trust it: it must never rate
+// its evidence higher than that. A one-file bundle whose map is unusable
+// would otherwise be "the same file" for every event.
 func confidence(f *Failure, cause *Event) (string, string) {
 	if !f.SourceResolved {
 		return ConfidenceLow, "low: the failure has no source location (" + f.Kind + "), so nothing can be placed in a file"
@@ -136,14 +212,24 @@ func confidence(f *Failure, cause *Event) (string, string) {
 	if f.Generated != nil {
 		where += " (through a source map, compiled " + locString(f.Generated) + ")"
 	}
-	switch {
-	case cause == nil:
-		return ConfidenceMedium, "medium: the failure resolved to " + where + ", but no event was captured before it"
-	case cause.Location != nil && cause.Location.File == f.Location.File:
-		return ConfidenceHigh, fmt.Sprintf("high: the failure resolved to %s and the closest prior event (#%d %s) is in the same file",
-			where, cause.Seq, kindLabel(*cause))
+	medium := func(why string) (string, string) {
+		return ConfidenceMedium, "medium: the failure resolved to " + where + ", but " + why
 	}
-	return ConfidenceMedium, fmt.Sprintf("medium: the failure resolved to %s, but the closest prior event (#%d %s) is not in that file",
+	switch {
+	case f.SourceMapNote != "":
+		return medium("that is the compiled position, not the original source: " + f.SourceMapNote)
+	case cause == nil:
+		return medium("no event was captured before it")
+	case cause.Kind == KindScript:
+		return medium(fmt.Sprintf("the closest prior event (#%d) is only a script being loaded, which places nothing", cause.Seq))
+	case cause.Kind != KindConsole && cause.Kind != KindException:
+		return medium(fmt.Sprintf("the closest prior event (#%d %s) is not a console call or an exception", cause.Seq, kindLabel(*cause)))
+	case cause.Location == nil || cause.Location.File != f.Location.File:
+		return medium(fmt.Sprintf("the closest prior event (#%d %s) is not in that file", cause.Seq, kindLabel(*cause)))
+	case cause.SourceMapNote != "":
+		return medium(fmt.Sprintf("the closest prior event (#%d %s) is placed only at its compiled position: %s", cause.Seq, kindLabel(*cause), cause.SourceMapNote))
+	}
+	return ConfidenceHigh, fmt.Sprintf("high: the failure resolved to %s and the closest prior event (#%d %s) is in the same file",
 		where, cause.Seq, kindLabel(*cause))
 }
 

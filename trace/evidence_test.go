@@ -33,6 +33,7 @@ func TestEvidenceRules(t *testing.T) {
 		return Event{Kind: KindException, ErrorMessage: "Error: boom", Location: l, Values: []Value{{Type: "object", Text: "Error: boom"}}}
 	}
 	exit := Event{Kind: KindExit}
+	logBundle := Event{Kind: KindConsole, Subtype: "log", Location: loc("/ws/dist/app.js", 5)}
 	for _, tc := range []struct {
 		name       string
 		d          SessionDetail
@@ -43,7 +44,8 @@ func TestEvidenceRules(t *testing.T) {
 		{"same file", snapshot(StatusExited, intp(1), ctx, script, logApp, out, exc(loc("/ws/app.js", 4)), exit), FailureException, ConfidenceHigh, 3},
 		{"cause elsewhere", snapshot(StatusExited, intp(1), ctx, script, logLib, exc(loc("/ws/app.js", 4)), exit), FailureException, ConfidenceMedium, 3},
 		{"no cause", snapshot(StatusExited, intp(1), ctx, exc(loc("/ws/app.js", 1)), exit), FailureException, ConfidenceMedium, 0},
-		{"script is the cause", snapshot(StatusExited, intp(1), ctx, script, exc(loc("/ws/app.js", 1)), exit), FailureException, ConfidenceHigh, 2},
+		{"script is the cause", snapshot(StatusExited, intp(1), ctx, script, exc(loc("/ws/app.js", 1)), exit), FailureException, ConfidenceMedium, 2},
+		{"exception is the cause", snapshot(StatusExited, intp(1), exc(loc("/ws/app.js", 1)), exc(loc("/ws/app.js", 4))), FailureException, ConfidenceHigh, 1},
 		{"unresolved", snapshot(StatusExited, intp(1), ctx, logApp, exc(nil), exit), FailureException, ConfidenceLow, 2},
 		{"file without line", snapshot(StatusExited, intp(1), logApp, exc(&Location{File: "/ws/app.js"})), FailureException, ConfidenceLow, 1},
 		{"last exception wins", snapshot(StatusExited, intp(1), logApp, exc(loc("/ws/lib.js", 9)), logLib, exc(loc("/ws/app.js", 4))), FailureException, ConfidenceMedium, 3},
@@ -53,6 +55,17 @@ func TestEvidenceRules(t *testing.T) {
 		{"running", snapshot(StatusRunning, nil, ctx, script, logApp), "", "", 0},
 		{"running with exception", snapshot(StatusRunning, nil, logApp, exc(loc("/ws/app.js", 4))), FailureException, ConfidenceHigh, 1},
 		{"start failed", snapshot(StatusFailed, nil), FailureStart, ConfidenceLow, 0},
+		// Bundles and source maps: "the same file" counts only in original
+		// coordinates.
+		{"bundle, usable map", snapshot(StatusExited, intp(1), mapped(logApp, "/ws/dist/app.js"), mapped(exc(loc("/ws/app.js", 4)), "/ws/dist/app.js")), FailureException, ConfidenceHigh, 1},
+		{"bundle, unusable map", snapshot(StatusExited, intp(1), unmapped(logBundle, "declared source map not used: x"), unmapped(exc(loc("/ws/dist/app.js", 5)), "declared source map not used: x")), FailureException, ConfidenceMedium, 1},
+		{"bundle, index map", snapshot(StatusExited, intp(1), unmapped(logBundle, "declared source map not used: index maps (sections) are not supported"), unmapped(exc(loc("/ws/dist/app.js", 5)), "declared source map not used: index maps (sections) are not supported")), FailureException, ConfidenceMedium, 1},
+		{"bundle, webpack:// source", snapshot(StatusExited, intp(1), unmapped(logBundle, `the source map names "webpack://app/src/same.ts", which is not a file the engine can resolve`), unmapped(exc(loc("/ws/dist/app.js", 5)), `the source map names "webpack://app/src/same.ts", which is not a file the engine can resolve`)), FailureException, ConfidenceMedium, 1},
+		{"bundle, map outside the workspace", snapshot(StatusExited, intp(1), logBundle, unmapped(exc(loc("/ws/dist/app.js", 5)), "declared source map not used: source map /etc/x.map is outside the workspace and is not read")), FailureException, ConfidenceMedium, 1},
+		{"failure mapped, cause unmapped in the same compiled file", snapshot(StatusExited, intp(1), unmapped(Event{Kind: KindConsole, Subtype: "log", Location: loc("/ws/app.js", 2)}, "the source map leaves this compiled position unmapped"), mapped(exc(loc("/ws/app.js", 4)), "/ws/dist/app.js")), FailureException, ConfidenceMedium, 1},
+		{"failed test", snapshot(StatusExited, intp(1), script, logApp, Event{Kind: KindTest, Subtype: "fail", ErrorMessage: "AssertionError: x", Location: loc("/ws/app.js", 4)}, exit), FailureTest, ConfidenceHigh, 2},
+		{"an exception beats a failed test", snapshot(StatusExited, intp(1), exc(loc("/ws/lib.js", 1)), Event{Kind: KindTest, Subtype: "fail", Location: loc("/ws/app.js", 4)}), FailureException, ConfidenceMedium, 0},
+		{"bundle without a map", snapshot(StatusExited, intp(1), logBundle, exc(loc("/ws/dist/app.js", 5))), FailureException, ConfidenceHigh, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ev := buildEvidence(tc.d)
@@ -67,6 +80,9 @@ func TestEvidenceRules(t *testing.T) {
 			}
 			if ev.Failure.Kind != tc.kind || ev.Confidence != tc.confidence {
 				t.Errorf("failure %s, confidence %s (%s); want %s, %s", ev.Failure.Kind, ev.Confidence, ev.ConfidenceReason, tc.kind, tc.confidence)
+			}
+			if n := ev.Failure.SourceMapNote; n != "" && !strings.Contains(ev.ConfidenceReason, n) {
+				t.Errorf("reason %q does not say why the map was not used (%q)", ev.ConfidenceReason, n)
 			}
 			if !strings.HasPrefix(ev.ConfidenceReason, ev.Confidence+":") || ev.Caveat != Caveat {
 				t.Errorf("reason %q, caveat %q", ev.ConfidenceReason, ev.Caveat)
@@ -93,6 +109,19 @@ func TestEvidenceRules(t *testing.T) {
 	}
 }
 
+// mapped marks ev as placed through a source map from the compiled file gen.
+func mapped(ev Event, gen string) Event {
+	ev.Generated = &Location{File: gen, Line: 1, Column: 100}
+	return ev
+}
+
+// unmapped marks ev as placed at its compiled position although its script
+// declares a source map.
+func unmapped(ev Event, note string) Event {
+	ev.SourceMapNote = note
+	return ev
+}
+
 func TestEvidenceTransitionsCapped(t *testing.T) {
 	var events []Event
 	for range 30 {
@@ -109,11 +138,27 @@ func TestEvidenceTransitionsCapped(t *testing.T) {
 func TestEvidenceExitMessage(t *testing.T) {
 	d := snapshot(StatusExited, intp(2))
 	d.StderrTail = "warming up\nfatal: no config\n\n"
-	if ev := buildEvidence(d); ev.Failure.Message != "fatal: no config" || ev.Failure.StderrTail != d.StderrTail {
+	if ev := buildEvidence(d); ev.Failure.Message != "fatal: no config" || ev.Failure.StderrTail != d.StderrTail || ev.Failure.MessageSource != MessageFromStderr {
 		t.Errorf("failure = %+v", ev.Failure)
 	}
-	d.StderrTail = ""
-	if ev := buildEvidence(d); !strings.Contains(ev.Failure.Message, "without output on stderr") {
+	// console.error({...}); process.exit(1): the tail ends in "}" and a
+	// footer; the informative line is above them.
+	d.StderrTail = "{\n  code: 'E_DB',\n  host: 'db'\n}\n  ^^^\n    at main (/ws/app.js:3:9)\n\nNode.js v20.20.2\n"
+	if ev := buildEvidence(d); ev.Failure.Message != "host: 'db'" {
+		t.Errorf("failure = %+v", ev.Failure)
+	}
+	d.StderrTail = "}\n\n"
+	if ev := buildEvidence(d); !strings.Contains(ev.Failure.Message, "without an error-level console call") || ev.Failure.MessageSource != MessageFromNone {
+		t.Errorf("failure = %+v", ev.Failure)
+	}
+	// An error-level console call beats the stderr tail; a later
+	// console.log does not.
+	d = snapshot(StatusExited, intp(1),
+		Event{Kind: KindConsole, Subtype: "error", Detail: "Error: db down\n    at main (/ws/app.js:2:9)"},
+		Event{Kind: KindConsole, Subtype: "log", Detail: "bye"},
+		Event{Kind: KindExit, ExitCode: intp(1)})
+	d.StderrTail = "Error: db down\n    at main (/ws/app.js:2:9)\n}\n"
+	if ev := buildEvidence(d); ev.Failure.Message != "Error: db down" || ev.Failure.MessageSource != MessageFromConsole || ev.Failure.MessageSeq != 1 {
 		t.Errorf("failure = %+v", ev.Failure)
 	}
 	d = snapshot(StatusExited, intp(1))

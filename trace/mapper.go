@@ -93,11 +93,20 @@ type mapper struct {
 	scripts map[string]*scriptInfo // by CDP scriptId; user scripts only
 	byPath  map[string]*scriptInfo
 	budget  int64 // source-map bytes this session may still read
+	// preload is the path of the engine's preload (preload.go): never a
+	// user script, and the only source of child reports.
+	preload string
+	// mainContext is the id of Node's default execution context (0 until
+	// Runtime.enable reported it). Its destruction is how the engine learns
+	// that the script ended: from the protocol, never from stderr text the
+	// target could print too.
+	mainContext int
 }
 
-func newMapper(root string) *mapper {
+func newMapper(root, preload string) *mapper {
 	return &mapper{
 		root:    root,
+		preload: preload,
 		scripts: map[string]*scriptInfo{},
 		byPath:  map[string]*scriptInfo{},
 		budget:  maxSessionMapBytes,
@@ -108,7 +117,7 @@ func newMapper(root string) *mapper {
 // user files (node:internal, eval, wasm, data: …).
 func (m *mapper) addScript(id, rawURL, sourceMapURL string) *scriptInfo {
 	path := mapFile(rawURL)
-	if path == "" {
+	if path == "" || (m.preload != "" && path == m.preload) {
 		return nil
 	}
 	info := &scriptInfo{path: path}
@@ -136,13 +145,19 @@ func (m *mapper) loadMap(scriptPath, ref string) (*sourceMap, string) {
 
 // position resolves a 0-based CDP position. It returns nil for non-user code.
 // When the script has a usable source map and the position maps, loc is the
-// original position and gen the compiled one.
-func (m *mapper) position(scriptID, rawURL string, line0, col0 int) (loc, gen *Location) {
+// original position and gen the compiled one. When the script declares a
+// source map that cannot be used for this position, loc is the compiled
+// position and note says why: the evidence then never treats loc as the
+// original source (see confidence).
+func (m *mapper) position(scriptID, rawURL string, line0, col0 int) (loc, gen *Location, note string) {
 	path := mapFile(rawURL)
 	info := m.scripts[scriptID]
+	if m.preload != "" && path == m.preload {
+		return nil, nil, "" // the engine's own preload is not user code
+	}
 	if path == "" {
 		if rawURL != "" || info == nil {
-			return nil, nil
+			return nil, nil, ""
 		}
 		path = info.path // V8 sometimes leaves url empty but names a known user script
 	}
@@ -150,13 +165,21 @@ func (m *mapper) position(scriptID, rawURL string, line0, col0 int) (loc, gen *L
 		info = m.byPath[path]
 	}
 	here := &Location{File: path, Line: oneBased(line0), Column: oneBased(col0)}
-	if info == nil || info.smap == nil || line0 < 0 {
-		return here, nil
+	switch {
+	case info == nil:
+		return here, nil, ""
+	case info.note != "":
+		return here, nil, "declared source map not used: " + info.note
+	case info.smap == nil:
+		return here, nil, ""
+	case line0 < 0:
+		return here, nil, "no line to look up in the declared source map"
 	}
-	if orig, ok := info.smap.lookup(line0, max(col0, 0)); ok {
-		return &orig, here
+	orig, why := info.smap.lookupWhy(line0, max(col0, 0))
+	if why != "" {
+		return here, nil, why
 	}
-	return here, nil
+	return &orig, here, ""
 }
 
 // cdpStackTrace is Runtime.StackTrace; parents (async chains) are not read.
@@ -179,12 +202,12 @@ func (m *mapper) frames(st *cdpStackTrace) []Frame {
 	}
 	var out []Frame
 	for _, cf := range st.CallFrames {
-		loc, gen := m.position(cf.ScriptID, cf.URL, cf.LineNumber, cf.ColumnNumber)
+		loc, gen, note := m.position(cf.ScriptID, cf.URL, cf.LineNumber, cf.ColumnNumber)
 		if loc == nil {
 			continue
 		}
 		fn, _ := capText(cf.FunctionName, maxValueChars)
-		out = append(out, Frame{Function: fn, Location: *loc, Generated: gen})
+		out = append(out, Frame{Function: fn, Location: *loc, Generated: gen, mapNote: note})
 		if len(out) == maxFrames {
 			break
 		}
@@ -244,6 +267,8 @@ func remoteText(o cdpRemoteObject) string {
 		return o.UnserializableValue
 	case o.Type == "undefined":
 		return "undefined"
+	case o.Subtype == "null":
+		return "null"
 	case o.Type == "string" && len(o.Value) > 0:
 		var s string
 		if json.Unmarshal(o.Value, &s, jsontext.AllowInvalidUTF8(true)) == nil {

@@ -78,7 +78,7 @@ func TestValueOf(t *testing.T) {
 		{"bigint", cdpRemoteObject{Type: "bigint", UnserializableValue: "10n"}, "10n"},
 		{"boolean", cdpRemoteObject{Type: "boolean", Value: jsontext.Value(`true`)}, "true"},
 		{"undefined", cdpRemoteObject{Type: "undefined"}, "undefined"},
-		{"null", cdpRemoteObject{Type: "object", Subtype: "null", Value: jsontext.Value(`null`)}, "[object]"},
+		{"null", cdpRemoteObject{Type: "object", Subtype: "null", Value: jsontext.Value(`null`)}, "null"},
 		{"function", cdpRemoteObject{Type: "function", Description: "function f() {}"}, "function f() {}"},
 		{"error", cdpRemoteObject{Type: "object", Subtype: "error", Description: "Error: x\n    at y (/ws/a.js:1:1)\n    at Module._compile (node:internal/modules/cjs/loader:1:1)"}, "Error: x\n    at y (/ws/a.js:1:1)"},
 		{"object preview", cdpRemoteObject{Type: "object", ClassName: "Object", Description: "Object",
@@ -120,7 +120,7 @@ func TestUserStack(t *testing.T) {
 }
 
 func TestMapperPositions(t *testing.T) {
-	m := newMapper("/ws")
+	m := newMapper("/ws", "")
 	if m.addScript("1", "node:internal/main", "") != nil {
 		t.Error("node:internal script was recorded")
 	}
@@ -130,17 +130,17 @@ func TestMapperPositions(t *testing.T) {
 	if info := m.addScript("3", "file:///ws/app.js", ""); info == nil || info.path != "/ws/app.js" {
 		t.Fatalf("user script: %+v", info)
 	}
-	loc, gen := m.position("3", "file:///ws/app.js", 2, 4)
-	if loc == nil || *loc != (Location{File: "/ws/app.js", Line: 3, Column: 5}) || gen != nil {
-		t.Errorf("position = %+v, %+v", loc, gen)
+	loc, gen, note := m.position("3", "file:///ws/app.js", 2, 4)
+	if loc == nil || *loc != (Location{File: "/ws/app.js", Line: 3, Column: 5}) || gen != nil || note != "" {
+		t.Errorf("position = %+v, %+v, %q", loc, gen, note)
 	}
-	if loc, _ := m.position("3", "", 0, 0); loc == nil || loc.File != "/ws/app.js" {
+	if loc, _, _ := m.position("3", "", 0, 0); loc == nil || loc.File != "/ws/app.js" {
 		t.Errorf("empty url of a known user script: %+v", loc)
 	}
-	if loc, _ := m.position("2", "", 0, 0); loc != nil {
+	if loc, _, _ := m.position("2", "", 0, 0); loc != nil {
 		t.Errorf("eval position: %+v", loc)
 	}
-	if loc, _ := m.position("1", "node:internal/main", 0, 0); loc != nil {
+	if loc, _, _ := m.position("1", "node:internal/main", 0, 0); loc != nil {
 		t.Errorf("internal position: %+v", loc)
 	}
 	frames := m.frames(&cdpStackTrace{CallFrames: []cdpCallFrame{
@@ -152,5 +152,8 @@ func TestMapperPositions(t *testing.T) {
 	}
 	if info := m.addScript("4", "file:///ws/out.js", "missing.js.map"); info.smap != nil || info.note == "" {
 		t.Errorf("a missing map: %+v", info)
+	}
+	if loc, gen, note := m.position("4", "file:///ws/out.js", 0, 0); loc == nil || loc.File != "/ws/out.js" || gen != nil || !strings.Contains(note, "not used") {
+		t.Errorf("position in a script whose map is unusable: %+v, %+v, %q", loc, gen, note)
 	}
 }

@@ -84,6 +84,8 @@ type session struct {
 	args      []string           // Static after construction.
 	cwd       string             // Static after construction: resolved real path.
 	node      string             // Static after construction.
+	preload   string             // Static after construction: the engine's preload file.
+	test      bool               // Static after construction: run as a node:test file.
 	startedAt time.Time          // Static after construction.
 	ctx       context.Context    // Static; canceled by stop, by the engine's shutdown and at the end.
 	cancel    context.CancelFunc // Static after construction.
@@ -91,32 +93,52 @@ type session struct {
 	stdout    *outputWriter      // Static after construction.
 	stderr    *outputWriter      // Static after construction.
 
-	mu         sync.Mutex
-	status     string            // Guarded by mu; changed only by setStatusLocked.
-	stopReason string            // Guarded by mu; set by stop, makes the final status "stopped".
-	errText    string            // Guarded by mu; why the start or attach failed.
-	proc       *hostnode.Process // Guarded by mu; set once after the spawn.
-	pid        int               // Guarded by mu.
-	nodeArgs   []string          // Guarded by mu.
-	exitCode   *int              // Guarded by mu.
-	endedAt    time.Time         // Guarded by mu.
-	ring       eventRing         // Guarded by mu.
-	exceptions int               // Guarded by mu.
-	stderrTail []byte            // Guarded by mu; up to 2*stderrTailChars, trimmed on read.
+	mu              sync.Mutex
+	status          string            // Guarded by mu; changed only by setStatusLocked.
+	stopReason      string            // Guarded by mu; set by stop, makes the final status "stopped".
+	errText         string            // Guarded by mu; why the start or attach failed.
+	proc            *hostnode.Process // Guarded by mu; set once after the spawn.
+	pid             int               // Guarded by mu.
+	nodeArgs        []string          // Guarded by mu.
+	exitCode        *int              // Guarded by mu.
+	endedAt         time.Time         // Guarded by mu.
+	ring            eventRing         // Guarded by mu.
+	exceptions      int               // Guarded by mu.
+	stderrTail      []byte            // Guarded by mu; up to 2*stderrTailChars, trimmed on read.
+	children        []Child           // Guarded by mu; at most maxChildren.
+	childrenDropped int               // Guarded by mu.
+	testFailures    int               // Guarded by mu: failed node:test tests reported.
 }
 
-func newSession(eng *Engine, id, target, cwd, node string, args []string) *session {
+func newSession(eng *Engine, id, target, cwd, node, preload string, test bool, args []string) *session {
 	ctx, cancel := context.WithCancel(eng.ctx)
 	s := &session{
-		id: id, eng: eng, target: target, args: slices.Clone(args), cwd: cwd, node: node,
+		id: id, eng: eng, target: target, args: slices.Clone(args), cwd: cwd, node: node, preload: preload, test: test,
 		startedAt: time.Now(), ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		status:   StatusStarting,
 		ring:     eventRing{max: eng.opts.MaxEvents},
-		nodeArgs: append([]string{node}, append([]string{"--inspect-brk=127.0.0.1:0", "--enable-source-maps", target}, args...)...),
+		nodeArgs: append([]string{node, "--inspect-brk=127.0.0.1:0"}, append(nodeFlags(preload, test), append([]string{target}, args...)...)...),
 	}
 	s.stdout = &outputWriter{s: s, stream: "stdout"}
 	s.stderr = &outputWriter{s: s, stream: "stderr"}
 	return s
+}
+
+// nodeFlags are the flags after the inspect flag: source-mapped stack text,
+// and the preload (preload.go) unless there is none (unit tests). A test
+// file also gets the preload as a second node:test reporter; Node's TAP
+// reporter is named explicitly because naming any reporter replaces the
+// default one (TAP, as the target's stdout is a pipe).
+func nodeFlags(preload string, test bool) []string {
+	flags := []string{"--enable-source-maps"}
+	if preload != "" {
+		flags = append(flags, "--require", preload)
+		if test {
+			flags = append(flags, "--test-reporter=tap", "--test-reporter-destination=stdout",
+				"--test-reporter="+preload, "--test-reporter-destination=stdout")
+		}
+	}
+	return flags
 }
 
 // setStatusLocked is the one place a status changes. Terminal statuses are
@@ -158,8 +180,11 @@ func (s *session) addLocked(ev Event) {
 		ev.Time = time.Now()
 	}
 	ev = s.ring.add(ev)
-	if ev.Kind == KindException {
+	switch ev.Kind {
+	case KindException:
 		s.exceptions++
+	case KindTest:
+		s.testFailures++
 	}
 	s.eng.hub.publish(s.id, ev)
 }
@@ -169,7 +194,7 @@ func (s *session) addOutput(stream, line string, cut bool) {
 	text, capped := capText(line, maxLineChars)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if stream == "stderr" {
+	if stream == "stderr" && !isInternalStackLine(text) { // the tail explains failures: user frames only
 		s.stderrTail = append(append(s.stderrTail, text...), '\n')
 		if len(s.stderrTail) > 2*stderrTailChars {
 			s.stderrTail = append(s.stderrTail[:0], s.stderrTail[len(s.stderrTail)-stderrTailChars:]...)
@@ -259,7 +284,12 @@ func (s *session) summaryLocked() Session {
 		Node: s.node, NodeArgs: slices.Clone(s.nodeArgs), PID: s.pid, StartedAt: s.startedAt,
 		ExitCode: clonePtr(s.exitCode), Error: s.errText, StopReason: s.stopReason,
 		Events: len(s.ring.buf), DroppedEvents: s.ring.dropped, Truncated: s.ring.dropped > 0,
-		ExceptionCount: s.exceptions,
+		ExceptionCount: s.exceptions, ChildrenDropped: s.childrenDropped,
+	}
+	for _, c := range s.children {
+		c.Command = slices.Clone(c.Command)
+		c.ExitCode = clonePtr(c.ExitCode)
+		out.Children = append(out.Children, c)
 	}
 	if out.Args == nil {
 		out.Args = []string{}
@@ -268,7 +298,7 @@ func (s *session) summaryLocked() Session {
 		t := s.endedAt
 		out.EndedAt = &t
 	}
-	out.HasFailure = s.exceptions > 0 || s.status == StatusFailed ||
+	out.HasFailure = s.exceptions > 0 || s.testFailures > 0 || s.status == StatusFailed ||
 		(s.exitCode != nil && *s.exitCode != 0 && s.stopReason == "")
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json"
@@ -49,6 +50,7 @@ type mapping struct {
 // sourceMap is a decoded Source Map v3 (no index maps).
 type sourceMap struct {
 	sources []string    // absolute paths; "" for a source that is not a file
+	raw     []string    // the sources as the map names them (capped), for notes
 	lines   [][]mapping // per generated line, sorted by genCol
 }
 
@@ -152,9 +154,10 @@ func parseSourceMap(data []byte, base string) (*sourceMap, error) {
 	case len(raw.Sources) > maxMapSources:
 		return nil, fmt.Errorf("%w: %d sources (cap %d)", errSourceMap, len(raw.Sources), maxMapSources)
 	}
-	sm := &sourceMap{sources: make([]string, len(raw.Sources))}
+	sm := &sourceMap{sources: make([]string, len(raw.Sources)), raw: make([]string, len(raw.Sources))}
 	for i, s := range raw.Sources {
 		sm.sources[i] = sourcePath(base, raw.SourceRoot, s)
+		sm.raw[i], _ = capText(s, 200)
 	}
 	lines, err := decodeMappings(raw.Mappings, len(raw.Sources))
 	if err != nil {
@@ -271,8 +274,14 @@ const base64Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123
 // segment when col lies in its leading indentation. Positions in unmapped
 // ranges or lines report false.
 func (sm *sourceMap) lookup(line0, col0 int) (Location, bool) {
+	loc, why := sm.lookupWhy(line0, col0)
+	return loc, why == ""
+}
+
+// lookupWhy is lookup that says why a position does not map.
+func (sm *sourceMap) lookupWhy(line0, col0 int) (Location, string) {
 	if line0 < 0 || line0 >= len(sm.lines) || len(sm.lines[line0]) == 0 {
-		return Location{}, false
+		return Location{}, "the source map has no mapping for compiled line " + strconv.Itoa(line0+1)
 	}
 	segs := sm.lines[line0]
 	i, _ := slices.BinarySearchFunc(segs, col0, func(m mapping, c int) int {
@@ -283,8 +292,11 @@ func (sm *sourceMap) lookup(line0, col0 int) (Location, bool) {
 	})
 	i = max(i-1, 0)
 	m := segs[i]
-	if m.src < 0 || sm.sources[m.src] == "" {
-		return Location{}, false
+	switch {
+	case m.src < 0:
+		return Location{}, "the source map leaves this compiled position unmapped"
+	case sm.sources[m.src] == "":
+		return Location{}, fmt.Sprintf("the source map names %q, which is not a file the engine can resolve", sm.raw[m.src])
 	}
-	return Location{File: sm.sources[m.src], Line: oneBased(int(m.line)), Column: oneBased(int(m.col))}, true
+	return Location{File: sm.sources[m.src], Line: oneBased(int(m.line)), Column: oneBased(int(m.col))}, ""
 }

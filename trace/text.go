@@ -47,7 +47,18 @@ func (t textWriter) header(rep Report) {
 	if s.DroppedEvents > 0 {
 		events += fmt.Sprintf(", %d older ones dropped by the %d-event cap", s.DroppedEvents, s.Events)
 	}
-	t.printf("  events   %s\n\n", events)
+	t.printf("  events   %s\n", events)
+	if len(s.Children) > 0 {
+		t.printf("  children %d started, NOT traced (their events are not captured; see docs/trace.md)\n", len(s.Children)+s.ChildrenDropped)
+		for _, c := range s.Children {
+			cmd, _ := capText(clean(strings.Join(withoutEngineFlags(c.Command), " ")), textDetailChars)
+			t.printf("           %s: %s\n", childLine(c), cmd)
+		}
+		if s.ChildrenDropped > 0 {
+			t.printf("           … %d more not listed (cap %d)\n", s.ChildrenDropped, maxChildren)
+		}
+	}
+	t.printf("\n")
 }
 
 func resultLine(s Session) string {
@@ -93,6 +104,22 @@ func (t textWriter) timeline(rep Report) {
 	t.printf("\n")
 }
 
+// withoutEngineFlags drops, for display, the flags the engine itself put
+// into a child's argv (inherited through process.execArgv).
+func withoutEngineFlags(argv []string) []string {
+	out := make([]string, 0, len(argv))
+	for i := 0; i < len(argv); i++ {
+		switch {
+		case argv[i] == "--enable-source-maps":
+		case argv[i] == "--require" && i+1 < len(argv) && strings.HasPrefix(filepath.Base(argv[i+1]), "inspector-worker-trace-"):
+			i++
+		default:
+			out = append(out, argv[i])
+		}
+	}
+	return out
+}
+
 // isInternalStackLine matches "    at f (node:internal/…)" and
 // "    at node:internal/…".
 func isInternalStackLine(line string) bool {
@@ -104,6 +131,11 @@ func (t textWriter) evidence(rep Report) {
 	ev := rep.Evidence
 	if ev == nil {
 		t.printf("Evidence: no failure (no uncaught exception, no nonzero exit).\n")
+		for _, c := range rep.Session.Children {
+			if c.Signal != "" || c.ExitCode != nil && *c.ExitCode != 0 {
+				t.printf("  but              child %s; children are not traced\n", childLine(c))
+			}
+		}
 		t.printf("  caveat           %s\n", rep.Caveat)
 		return
 	}
@@ -116,7 +148,17 @@ func (t textWriter) evidence(rep Report) {
 			failure += " (compiled: " + t.where(f.Generated) + ")"
 		}
 	}
-	t.printf("  failure          %s: %s\n", failure, clean(f.Message))
+	msg := clean(f.Message)
+	switch f.MessageSource {
+	case MessageFromConsole:
+		msg += fmt.Sprintf("   (from the last error-level console call, #%d)", f.MessageSeq)
+	case MessageFromStderr:
+		msg += "   (from the last informative stderr line)"
+	}
+	t.printf("  failure          %s: %s\n", failure, msg)
+	if f.SourceLine != "" {
+		t.printf("  source line      %s\n", clean(f.SourceLine))
+	}
 	if f.Kind == FailureExit && f.StderrTail != "" {
 		t.printf("  stderr tail      %s\n", indentLines(clean2(lastLines(f.StderrTail, 5)), 19))
 	}

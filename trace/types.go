@@ -17,6 +17,7 @@ const (
 	KindException = "exception" // an uncaught exception was reported
 	KindOutput    = "output"    // one line the target wrote on stdout or stderr
 	KindExit      = "exit"      // the target process ended
+	KindTest      = "test"      // a node:test test failed (subtype "fail"; `trace -- node --test`)
 )
 
 // Session statuses. Terminal ones never change again; a stop by the user
@@ -41,6 +42,7 @@ const (
 	FailureException = "exception" // the last uncaught exception
 	FailureExit      = "exit"      // nonzero exit without an exception; message from stderr
 	FailureStart     = "start"     // the target never ran
+	FailureTest      = "test"      // the last failed node:test test, without an uncaught exception
 )
 
 // Caveat is part of every evidence answer (the honesty rule): the chain is
@@ -65,6 +67,7 @@ type Frame struct {
 	Function  string    `json:"function,omitempty"`
 	Location  Location  `json:"location"`
 	Generated *Location `json:"generated,omitempty"`
+	mapNote   string    // why a declared source map did not map Location (copied to Event.SourceMapNote)
 }
 
 // Value is a shallow, capped preview of a JavaScript value. The engine never
@@ -78,19 +81,25 @@ type Value struct {
 
 // Event is one captured event. Events are immutable once stored.
 type Event struct {
-	Seq          int64     `json:"seq"` // 1-based, in capture order, per session
-	Time         time.Time `json:"time"`
-	Kind         string    `json:"kind"`
-	Subtype      string    `json:"subtype,omitempty"` // console type, output stream, created/destroyed
-	Detail       string    `json:"detail"`
-	Location     *Location `json:"location,omitempty"`
-	Generated    *Location `json:"generated,omitempty"` // the compiled position when Location is source-mapped
-	CallStack    []Frame   `json:"callStack,omitempty"`
-	Values       []Value   `json:"values,omitempty"`
-	ErrorMessage string    `json:"errorMessage,omitempty"`
-	Stack        string    `json:"stack,omitempty"` // Error.stack as Node rendered it, user frames only
-	ExitCode     *int      `json:"exitCode,omitempty"`
-	Truncated    bool      `json:"truncated,omitzero"` // Detail (or the output line) was cut
+	Seq       int64     `json:"seq"` // 1-based, in capture order, per session
+	Time      time.Time `json:"time"`
+	Kind      string    `json:"kind"`
+	Subtype   string    `json:"subtype,omitempty"` // console type, output stream, created/destroyed
+	Detail    string    `json:"detail"`
+	Location  *Location `json:"location,omitempty"`
+	Generated *Location `json:"generated,omitempty"` // the compiled position when Location is source-mapped
+	// SourceMapNote says why Location is a COMPILED position although the
+	// script declares a source map (unusable map, unmapped range, webpack://).
+	SourceMapNote string  `json:"sourceMapNote,omitempty"`
+	CallStack     []Frame `json:"callStack,omitempty"`
+	Values        []Value `json:"values,omitempty"`
+	ErrorMessage  string  `json:"errorMessage,omitempty"`
+	Stack         string  `json:"stack,omitempty"`      // Error.stack as Node rendered it, user frames only
+	SourceLine    string  `json:"sourceLine,omitempty"` // syntax errors: the text of the offending line
+	ExitCode      *int    `json:"exitCode,omitempty"`
+	Truncated     bool    `json:"truncated,omitzero"` // Detail (or the output line) was cut
+
+	child *childReport // the preload's report of a child process: never stored as an event
 }
 
 // Session is a summary of one trace.
@@ -113,6 +122,20 @@ type Session struct {
 	Truncated      bool       `json:"truncated"`     // DroppedEvents > 0
 	ExceptionCount int        `json:"exceptionCount"`
 	HasFailure     bool       `json:"hasFailure"`
+	// Children are the processes the target started (spawn, fork, exec,
+	// cluster), in start order. They run free: not traced (docs/trace.md).
+	Children        []Child `json:"children,omitempty"`
+	ChildrenDropped int     `json:"childrenDropped,omitzero"` // beyond the cap of 100
+}
+
+// Child is a process the traced program started. Its events are not
+// captured: the engine attaches only to the traced program itself.
+type Child struct {
+	PID      int      `json:"pid"`
+	Command  []string `json:"command"`            // the child's argv as the program passed it (capped)
+	ExitCode *int     `json:"exitCode,omitempty"` // as the program saw it; absent until the program saw the exit
+	Signal   string   `json:"signal,omitempty"`   // the signal that ended it, if any
+	Followed bool     `json:"followed"`           // always false in schema version 1: children are not traced
 }
 
 // SessionDetail is a session with its stored events, oldest first.
@@ -139,12 +162,16 @@ type Evidence struct {
 type Failure struct {
 	Kind           string    `json:"kind"` // exception, exit or start
 	Message        string    `json:"message"`
-	EventSeq       int64     `json:"eventSeq,omitzero"` // the exception or exit event
+	MessageSource  string    `json:"messageSource,omitempty"` // exit failures: console, stderr or exit-code
+	MessageSeq     int64     `json:"messageSeq,omitzero"`     // exit failures: the console event the message is from
+	EventSeq       int64     `json:"eventSeq,omitzero"`       // the exception or exit event
 	Location       *Location `json:"location,omitempty"`
 	Generated      *Location `json:"generated,omitempty"`
-	SourceResolved bool      `json:"sourceResolved"` // Location is known (through a source map when Generated is set)
+	SourceMapNote  string    `json:"sourceMapNote,omitempty"` // the script's declared source map could not place the failure
+	SourceResolved bool      `json:"sourceResolved"`          // Location is known (through a source map when Generated is set)
 	ExitCode       *int      `json:"exitCode,omitempty"`
 	Stack          string    `json:"stack,omitempty"`
+	SourceLine     string    `json:"sourceLine,omitempty"` // syntax errors: the text of the offending line
 	StderrTail     string    `json:"stderrTail,omitempty"`
 }
 
@@ -184,6 +211,10 @@ type StartRequest struct {
 	Target string   `json:"target"`
 	Args   []string `json:"args,omitempty"`
 	Cwd    string   `json:"cwd,omitempty"`
+	// Test runs Target as a node:test file (`trace -- node --test file`):
+	// in the traced process itself, with the engine's test reporter beside
+	// Node's TAP one. Not part of the HTTP API.
+	Test bool `json:"-"`
 }
 
 // StopRequest is the body of POST /api/trace/stop.

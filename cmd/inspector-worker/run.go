@@ -24,6 +24,7 @@ func cmdRun(args []string, stderr io.Writer) int {
 	var ep endpointFlags
 	ep.register(fs)
 	brk := fs.Bool("brk", false, "start the host paused on its first line (--inspect-brk)")
+	traceNode := fs.String("node", "", "the Node.js executable for /api/trace sessions (default: the host's own, the command's first word)")
 	if err := parseFlags(fs, args, &ep); err != nil {
 		return 2
 	}
@@ -33,7 +34,7 @@ func cmdRun(args []string, stderr io.Writer) int {
 			"  inspector-worker run -- node app.js\n")
 		return 2
 	}
-	return runHost(hostRun{ep: ep, argv: argv, brk: *brk}, stderr)
+	return runHost(hostRun{ep: ep, argv: argv, brk: *brk, traceNode: *traceNode}, stderr)
 }
 
 // hostRun is one `run` (or `demo`) of a host under the worker.
@@ -45,6 +46,9 @@ type hostRun struct {
 	// temp are paths the caller removes when runHost returns; if the worker
 	// is killed instead, hostnode's orphan reaper removes them.
 	temp []string
+	// traceNode runs the /api/trace sessions; "" = the host's node, so a
+	// trace runs the same binary as the program it sits beside.
+	traceNode string
 }
 
 // maxForwardedSignals is how many SIGINT/SIGTERM are forwarded before the
@@ -123,7 +127,10 @@ func runHost(r hostRun, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
-	traceEngine := trace.New(trace.Options{}) // workspace: the current directory
+	if r.traceNode == "" {
+		r.traceNode = proc.NodeArgs()[0] // resolved by hostnode: the binary that runs the host
+	}
+	traceEngine := trace.New(trace.Options{Node: r.traceNode}) // workspace: the current directory
 	defer traceEngine.Shutdown(ctx)
 	srv := cdpserver.New(host, ln, r.ep.serverOptions(cdpserver.Options{
 		Logf: logTo(stderr), Mount: trace.Routes(traceEngine), HideScripts: []string{obs.preload},

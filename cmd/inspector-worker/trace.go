@@ -19,10 +19,13 @@ import (
 )
 
 const traceUsage = `usage: inspector-worker trace [--json] [--out FILE] [--workspace DIR] [--node PATH] -- script.js [args]
+       inspector-worker trace [flags] -- node [--test] script.js [args]
 
 Runs script.js under Node's inspector, captures scripts, console calls,
 exceptions, output and the exit, then prints the timeline and the evidence
 chain of the failure (docs/trace.md). Exits with the script's exit code.
+With "node --test", script.js is one node:test file; its failed tests are
+captured too.
 `
 
 func cmdTrace(args []string, stderr io.Writer) int {
@@ -41,9 +44,15 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprint(stderr, "inspector-worker trace: give the script after --\n\n"+traceUsage)
+	nodeSet := false
+	fs.Visit(func(f *flag.Flag) { nodeSet = nodeSet || f.Name == "node" })
+	cmdline, err := parseTraceCommand(fs.Args(), *node)
+	if err != nil {
+		fmt.Fprintf(stderr, "inspector-worker trace: %v\n\n%s", err, traceUsage)
 		return 2
+	}
+	if cmdline.node != "" && !nodeSet {
+		*node = cmdline.node // `trace -- /opt/node22/bin/node app.js` runs that node
 	}
 	eng := trace.New(trace.Options{Workspace: *workspace, Node: *node})
 	defer eng.Shutdown(context.Background())
@@ -51,7 +60,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker trace: %v\n", eng.Status(context.Background()).WorkspaceError)
 		return 1
 	}
-	rep, err := traceOnce(eng, fs.Arg(0), fs.Args()[1:], stderr)
+	rep, err := traceOnce(eng, cmdline, stderr)
 	if err != nil && rep.Session.ID == "" {
 		fmt.Fprintf(stderr, "inspector-worker trace: %v\n", err)
 		return 1
@@ -69,7 +78,8 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 // traceOnce starts the script, waits for its end (Ctrl-C or SIGTERM stops
 // it) and returns the report. A failed start still yields the report of the
 // failed session when there is one.
-func traceOnce(eng *trace.Engine, script string, args []string, stderr io.Writer) (trace.Report, error) {
+func traceOnce(eng *trace.Engine, cmdline traceCommand, stderr io.Writer) (trace.Report, error) {
+	script := cmdline.script
 	// The script is relative to where the user typed the command; the
 	// target runs there too when that is inside the workspace.
 	target, err := filepath.Abs(script)
@@ -84,7 +94,7 @@ func traceOnce(eng *trace.Engine, script string, args []string, stderr io.Writer
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	ctx := context.Background()
-	s, startErr := eng.Start(ctx, trace.StartRequest{Target: target, Args: args, Cwd: cwd})
+	s, startErr := eng.Start(ctx, trace.StartRequest{Target: target, Args: cmdline.args, Cwd: cwd, Test: cmdline.test})
 	if startErr == nil {
 		fmt.Fprintf(stderr, "inspector-worker trace: %s runs as pid %d (session %s); Ctrl-C stops it\n",
 			script, s.PID, s.ID)
@@ -109,6 +119,38 @@ func traceOnce(eng *trace.Engine, script string, args []string, stderr io.Writer
 		return trace.Report{}, err
 	}
 	return rep, startErr
+}
+
+// traceCommand is what follows `--`.
+type traceCommand struct {
+	node   string // the node named before the script ("" when none was)
+	test   bool   // node --test
+	script string
+	args   []string
+}
+
+// parseTraceCommand accepts `script.js [args]` and `node [--test]
+// script.js [args]`. The engine chooses every other node flag itself (the
+// inspector's above all); others belong in NODE_OPTIONS.
+func parseTraceCommand(argv []string, nodeFlag string) (traceCommand, error) {
+	var c traceCommand
+	if len(argv) > 0 && (argv[0] == nodeFlag || filepath.Base(argv[0]) == "node") {
+		c.node, argv = argv[0], argv[1:]
+		for len(argv) > 0 && strings.HasPrefix(argv[0], "-") {
+			if argv[0] != "--test" {
+				return c, fmt.Errorf("node flag %q is not supported here (only --test); put other flags in NODE_OPTIONS", argv[0])
+			}
+			c.test, argv = true, argv[1:]
+		}
+	}
+	if len(argv) == 0 {
+		return c, errors.New("give the script after --")
+	}
+	if c.test && len(argv) > 1 {
+		return c, errors.New("node --test: give exactly one test file (the trace follows one process)")
+	}
+	c.script, c.args = argv[0], argv[1:]
+	return c, nil
 }
 
 // insideDir reports whether dir (symlinks resolved) lies in root.
@@ -149,6 +191,11 @@ func writeTraceReport(rep trace.Report, root string, asJSON bool, outFile string
 // traceExitCode is the target's exit code (128+signal when it was killed),
 // or 1 when it never ran.
 func traceExitCode(s trace.Session) int {
+	if s.Status == trace.StatusFailed {
+		// Even when the program named as node exited 0 (say --node
+		// /bin/true): the script never ran, and the docs promise 1.
+		return 1
+	}
 	if s.ExitCode != nil {
 		return *s.ExitCode
 	}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -140,6 +141,44 @@ func TestTraceCLIExitCodes(t *testing.T) {
 	}
 }
 
+// TestTraceCLINodeTest: `trace -- node --test file` ends, and its failure
+// is the failed test, located in the test file, with Node's TAP output
+// unchanged.
+func TestTraceCLINodeTest(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"math.test.js": `const test = require("node:test");
+const assert = require("node:assert");
+test("adds", () => { assert.equal(1 + 1, 2); });
+test("subtracts", () => { assert.equal(3 - 1, 1); });
+`})
+	w := startCmd(t, dir, "trace", "--json", "--", "node", "--test", "math.test.js")
+	pid := tracePID(t, w)
+	if got := w.wait(); got != 1 {
+		t.Fatalf("exit code %d, want 1\n%s", got, w.stderr)
+	}
+	proctest.AssertGone(t, pid)
+	var rep trace.Report
+	if err := json.Unmarshal([]byte(w.stdout.String()), &rep); err != nil {
+		t.Fatal(err)
+	}
+	ev := rep.Evidence
+	if ev == nil || ev.Failure.Kind != trace.FailureTest || ev.Failure.Location == nil ||
+		ev.Failure.Location.File != filepath.Join(dir, "math.test.js") || ev.Failure.Location.Line != 4 {
+		t.Fatalf("evidence = %+v", ev)
+	}
+	if !strings.Contains(ev.Failure.Message, "2 == 1") || !strings.Contains(ev.Failure.Stack, "math.test.js:4:") {
+		t.Errorf("failure = %+v", ev.Failure)
+	}
+	var tap []string
+	for _, e := range rep.Events {
+		if e.Kind == trace.KindOutput && e.Subtype == "stdout" {
+			tap = append(tap, e.Detail)
+		}
+	}
+	if out := strings.Join(tap, "\n"); !strings.Contains(out, "not ok 2 - subtracts") || !strings.Contains(out, "# fail 1") {
+		t.Errorf("TAP output:\n%s", out)
+	}
+}
+
 func TestTraceCLIRefuses(t *testing.T) {
 	outside := writeFiles(t, map[string]string{"evil.js": `0;`})
 	dir := writeFiles(t, map[string]string{"app.js": `0;`})
@@ -153,6 +192,11 @@ func TestTraceCLIRefuses(t *testing.T) {
 		{[]string{"trace", "--", filepath.Join(outside, "evil.js")}, 1, "outside the workspace"},
 		{[]string{"trace", "--workspace", filepath.Join(dir, "missing"), "--", "app.js"}, 1, "workspace root unavailable"},
 		{[]string{"trace", "--node", filepath.Join(dir, "no-node"), "--", "app.js"}, 1, "node executable unavailable"},
+		{[]string{"trace", "--", "node", "--inspect", "app.js"}, 2, `node flag "--inspect" is not supported`},
+		{[]string{"trace", "--", "node", "--test", "app.js", "b.js"}, 2, "exactly one test file"},
+		{[]string{"trace", "--", "node"}, 2, "give the script"},
+		// A program that is not node and exits 0: the start failed, so 1.
+		{[]string{"trace", "--node", "true", "--", "app.js"}, 1, "exited before"},
 	} {
 		w := startCmd(t, dir, tc.args...)
 		if got := w.wait(); got != tc.want || !strings.Contains(w.stderr.String(), tc.msg) {
@@ -186,11 +230,21 @@ func TestRunServesTraceAPI(t *testing.T) {
 		"host.js": `console.log("pid " + process.pid); setInterval(() => {}, 1000);`,
 		"wait.js": `setInterval(() => {}, 1000);`,
 	})
-	w := startCmd(t, dir, "run", "--port", "0", "--", "node", "host.js")
+	// The host runs a node that is not the one on PATH; traces must use it too.
+	nodePath, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherNode := filepath.Join(dir, "other-node")
+	if err := os.Symlink(nodePath, otherNode); err != nil {
+		t.Fatal(err)
+	}
+	w := startCmd(t, dir, "run", "--port", "0", "--", otherNode, "host.js")
 	w.nodePID()
 	base := "http://" + w.addr()
-	if code, body := httpDo(t, "GET", base+"/api/trace/status", "", ""); code != 200 || !strings.Contains(body, `"replay":"timeline"`) {
-		t.Fatalf("status: %d %s", code, body)
+	if code, body := httpDo(t, "GET", base+"/api/trace/status", "", ""); code != 200 || !strings.Contains(body, `"replay":"timeline"`) ||
+		!strings.Contains(body, `"path":"`+otherNode+`"`) {
+		t.Fatalf("status (want node %s): %d %s", otherNode, code, body)
 	}
 	if code, _ := httpDo(t, "GET", base+"/api/trace/status", "evil.example", ""); code != http.StatusBadRequest {
 		t.Errorf("foreign Host header: %d, want 400", code)
