@@ -1428,6 +1428,23 @@ const fs = require('node:fs');
 const net = require('node:net');
 
 const FD_ENV = 'INSPECTOR_WORKER_FD';
+
+// The host's children must not inherit the worker's --inspect-wait (or
+// --inspect-brk) through process.execArgv: a child started with fork(),
+// cluster or process.execPath + execArgv would wait forever for a debugger
+// nobody attaches, and the host with it. Children therefore run free (not
+// debugged through this worker; see README).
+(function stripInspectFlags() {
+  const inspectFlag = /^--(inspect|inspect-brk|inspect-wait|inspect-port|inspect-publish-uid|debug-port)(=.*)?$/;
+  const takesValue = new Set(['inspect-port', 'inspect-publish-uid', 'debug-port']);
+  const argv = process.execArgv;
+  for (let i = argv.length - 1; i >= 0; i--) {
+    const m = inspectFlag.exec(argv[i]);
+    if (m === null) continue;
+    const pair = m[2] === undefined && takesValue.has(m[1]) && i + 1 < argv.length;
+    argv.splice(i, pair ? 2 : 1);
+  }
+})();
 const HOST_SOURCE = 'host';
 
 /** @type {InstanceType<typeof IWCore.Producer> | null} */

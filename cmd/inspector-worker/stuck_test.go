@@ -52,3 +52,27 @@ func TestRunExitFromEvaluate(t *testing.T) {
 	}
 	t.Logf("%d runs: all exited 3; slowest %v; %d stuck hosts ended by the worker", stuckRuns, worst.Round(time.Millisecond), ended)
 }
+
+// A host that forks children (cluster, worker pools) must not hang: the
+// children would inherit the worker's --inspect-wait through
+// process.execArgv and wait for a debugger forever. They run free.
+func TestRunHostForkDoesNotHang(t *testing.T) {
+	dir, script := writeScript(t, `
+const { fork } = require('child_process');
+if (process.argv[2] === 'child') {
+  console.log('child ran with execArgv ' + JSON.stringify(process.execArgv.filter((a) => a.startsWith('--inspect'))));
+  process.exit(0);
+}
+console.log('pid ' + process.pid);
+fork(__filename, ['child']).on('exit', (code) => { console.log('child exited ' + code); process.exitCode = 4; });
+`)
+	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
+	pid := w.nodePID()
+	if got := w.wait(); got != 4 {
+		t.Fatalf("exit code %d, want the host's 4", got)
+	}
+	if out := w.stdout.String(); !strings.Contains(out, "child ran with execArgv []") || !strings.Contains(out, "child exited 0") {
+		t.Fatalf("the child did not run free; stdout:\n%s", out)
+	}
+	proctest.AssertGone(t, pid)
+}
