@@ -220,7 +220,7 @@ func (s *Server) Serve() error {
 func (s *Server) hostWatch() {
 	<-s.host.Done()
 	for _, sess := range s.stopAccepting("the Node host is gone") {
-		sess.closeHost()
+		go sess.closeHostAfterAnswers()
 	}
 }
 

@@ -453,6 +453,26 @@ func (sess *Session) finish(code websocket.StatusCode, reason string) {
 	sess.out.close(&closeState{code, reason})
 }
 
+// hostFinishDrain bounds how long a window's Node session stays open after
+// the host finished, for answers Node sent before it finished to reach the
+// window. The answer to the Debugger.resume that let the script end is sent
+// just before Node says the script finished (to the watcher session); closing
+// the window's session at once let coder/websocket's close handshake discard
+// it unread, and the window got "not answered: the host exited" (1 run in 5).
+// Node, waiting for its sessions to disconnect, flushes them within
+// milliseconds; a host that died answers nothing, and then this is the wait.
+const hostFinishDrain = 250 * time.Millisecond
+
+// closeHostAfterAnswers closes the Node session once no relayed request is
+// waiting for Node (or after hostFinishDrain).
+func (sess *Session) closeHostAfterAnswers() {
+	deadline := time.Now().Add(hostFinishDrain)
+	for !sess.answersQueued() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	sess.closeHost()
+}
+
 // closeHost ends the Node session with a close handshake (see
 // hostnode.CloseSession). It does not block. A retiring session is closed by
 // its own idle timer instead (see retire).
