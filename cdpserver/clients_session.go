@@ -7,53 +7,35 @@ import (
 	"github.com/inspector-worker/inspector-worker/realm"
 )
 
-// pageMethods are the Page methods clientRequest answers.
-var pageMethods = []string{"Page.enable", "Page.disable", "Page.getResourceTree"}
+// The entry points the method table (methods.go) calls for answers that
+// involve client realms. The hub does the work under its own lock.
 
-// clientRequest intercepts the requests whose answer involves client realms.
-// It reports whether it answered.
-func (sess *Session) clientRequest(req request) bool {
-	h := sess.srv.clients
-	switch req.Method {
-	case "Page.enable", "Page.getResourceTree":
-		h.pageRequest(sess, req)
-		return true
-	case "Page.disable":
-		h.setFlag(sess, req.Method)
-		sess.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
-		return true
-	case "Runtime.discardConsoleEntries":
-		h.discardConsole()
-		return false // the host discards its own too
-	}
-	if strings.HasPrefix(req.Method, "Debugger.") {
-		return h.clientScriptRequest(sess, req)
-	}
-	return false
+// pageEnable and pageResourceTree answer under the hub's lock, so frame
+// events and the tree agree.
+func pageEnable(s *Session, req request) { s.srv.clients.pageRequest(s, req) }
+
+func pageResourceTree(s *Session, req request) { s.srv.clients.pageRequest(s, req) }
+
+// pageDisable stops the window's frame events.
+func pageDisable(s *Session, req request) {
+	s.srv.clients.setFlag(s, req.Method)
+	s.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
 }
 
-// hostAnswered runs on the host's answer to a relayed request, before that
-// answer is queued: enabling Runtime or the Debugger brings the client
-// contexts, console replay and scripts first, as V8 does for its own.
-func (sess *Session) hostAnswered(method string, answer []byte) {
-	switch method {
-	case "Runtime.enable", "Debugger.enable", "Runtime.disable", "Debugger.disable":
-	default:
-		return
-	}
-	if _, _, isError := findMember(answer, "error"); isError {
-		return
-	}
-	h := sess.srv.clients
-	switch method {
-	case "Runtime.enable":
-		h.runtimeEnabling(sess)
-	case "Debugger.enable":
-		h.debuggerEnabling(sess)
-	default:
-		h.setFlag(sess, method)
-	}
-}
+// runtimeEnabled and debuggerEnabled run on the host's successful answer,
+// before it is queued: the client contexts, console replay and scripts come
+// first, as V8 does for its own.
+func runtimeEnabled(s *Session, _ string) { s.srv.clients.runtimeEnabling(s) }
+
+func debuggerEnabled(s *Session, _ string) { s.srv.clients.debuggerEnabling(s) }
+
+// clientFlagOff runs on the host's successful answer to Runtime.disable or
+// Debugger.disable.
+func clientFlagOff(s *Session, method string) { s.srv.clients.setFlag(s, method) }
+
+// discardClientConsole forgets the client replay buffers; the request is
+// then relayed so the host discards its own.
+func discardClientConsole(s *Session) { s.srv.clients.discardConsole() }
 
 // evalSideEffectRefusal is what DevTools' eager evaluation expects when an
 // expression cannot be evaluated without side effects; a CDP error instead

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 )
 
@@ -147,66 +146,6 @@ func (s *Server) handleVersion(w http.ResponseWriter, r *http.Request) {
 		"User-Agent":       "inspector-worker/" + Version + " (" + s.hostInfo.NodeVersion + ")",
 		"V8-Version":       "",
 	})
-}
-
-// handleProtocol serves Node's own protocol description with the domains the
-// worker answers itself merged in (commands only: the worker's answers are
-// fixed shapes, listed in noops.go and page.go).
-func (s *Server) handleProtocol(w http.ResponseWriter, r *http.Request) {
-	var doc struct {
-		Version json.RawMessage   `json:"version"`
-		Domains []json.RawMessage `json:"domains"`
-	}
-	if raw, err := s.host.Protocol(r.Context()); err == nil {
-		_ = json.Unmarshal(raw, &doc)
-	}
-	if doc.Version == nil {
-		doc.Version = json.RawMessage(`{"major":"1","minor":"3"}`)
-	}
-	for _, d := range workerDomains() {
-		b, _ := json.Marshal(d)
-		doc.Domains = append(doc.Domains, b)
-	}
-	writeJSON(w, doc)
-}
-
-type protocolDomain struct {
-	Domain      string            `json:"domain"`
-	Description string            `json:"description"`
-	Commands    []protocolCommand `json:"commands"`
-}
-
-type protocolCommand struct {
-	Name        string `json:"name"`
-	Description string `json:"description,omitempty"`
-}
-
-// workerDomains lists the methods the worker answers itself, per domain.
-func workerDomains() []protocolDomain {
-	byDomain := map[string][]protocolCommand{}
-	add := func(method, desc string) {
-		d, name, _ := strings.Cut(method, ".")
-		if hostDomains[d] {
-			return // Node describes its own domains
-		}
-		byDomain[d] = append(byDomain[d], protocolCommand{Name: name, Description: desc})
-	}
-	for m := range localMethods {
-		add(m, "answered by inspector-worker")
-	}
-	for _, m := range pageMethods {
-		add(m, "answered by inspector-worker (the host's frame and one child frame per client page)")
-	}
-	for m := range namedNoops {
-		add(m, "accepted; no effect on a Node.js host target")
-	}
-	var out []protocolDomain
-	for d, cmds := range byDomain {
-		sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
-		out = append(out, protocolDomain{Domain: d, Description: "served by inspector-worker", Commands: cmds})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Domain < out[j].Domain })
-	return out
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
-	"strings"
 
 	"github.com/coder/websocket"
 	"github.com/go-json-experiment/json/jsontext"
@@ -16,9 +15,10 @@ import (
 	"github.com/inspector-worker/inspector-worker/realm"
 )
 
-// handle answers or relays one DevTools request. Every path ends in exactly
-// one answer: a local result, a local error, or a relay whose answer comes
-// from the host (or from endHost when the host goes away first).
+// handle answers or routes one DevTools request by its entry in the method
+// table (methods.go): one lookup, one switch. Every path ends in exactly one
+// answer: a local result, a local error, or a relay whose answer comes from
+// the host (or from endHost when the host goes away first).
 func (sess *Session) handle(msg []byte) {
 	var req request
 	defer func() {
@@ -37,32 +37,34 @@ func (sess *Session) handle(msg []byte) {
 		sess.refuse(req, &wireError{codeSessionUnknown, "Session with given id not found."})
 		return
 	}
-	if sess.clientRequest(req) {
-		return
-	}
-	if f, ok := localMethods[req.Method]; ok {
-		sess.enqueue(appendResult(nil, req.ID, f(sess.srv)))
-		return
-	}
-	if answer, ok := namedNoops[req.Method]; ok {
-		sess.enqueue(appendResult(nil, req.ID, []byte(answer)))
-		return
-	}
-	if reason, ok := deliberateRefusals[req.Method]; ok {
-		sess.refuse(req, &wireError{codeServerError, reason})
-		return
-	}
-	domain, _, _ := strings.Cut(req.Method, ".")
-	if !hostDomains[domain] {
+	e, ok := lookupMethod(req.Method)
+	if !ok {
 		sess.refuse(req, notFound(req.Method))
 		return
 	}
-	sess.route(req, msg)
+	switch e.kind {
+	case answerLocal:
+		e.local(sess, req)
+	case answerNoop:
+		sess.enqueue(appendResult(nil, req.ID, []byte(e.result)))
+	case answerRefusal:
+		sess.refuse(req, &wireError{codeServerError, e.reason})
+	case answerRouted:
+		sess.route(req, msg, e)
+	default:
+		panic(fmt.Sprintf("method table entry for %q has no kind", req.Method)) // answered -32603 above
+	}
 }
 
-// route sends a request for a realm's domain to the realm that owns it.
-func (sess *Session) route(req request, msg []byte) {
-	r, err := sess.realmFor(req)
+// route sends a request to the realm that owns it (methods.go, routeKind).
+func (sess *Session) route(req request, msg []byte, e methodEntry) {
+	if e.before != nil {
+		e.before(sess)
+	}
+	if e.route == routeByScript && sess.srv.clients.clientScriptRequest(sess, req) {
+		return
+	}
+	r, err := sess.realmFor(req, e.route)
 	if err != nil {
 		sess.refuse(req, &wireError{codeServerError, err.Error()})
 		return
@@ -75,18 +77,32 @@ func (sess *Session) route(req request, msg []byte) {
 		sess.clientRuntime(req, r)
 		return
 	}
-	if req.Method == "Debugger.setBreakpointByUrl" && req.Params != nil {
-		msg = replaceParams(msg, mapBreakpointURL(req.Params))
+	if e.hostParams != nil && req.Params != nil {
+		msg = replaceParams(msg, e.hostParams(req.Params))
 	}
 	sess.relay(req, msg)
 }
 
-// realmFor finds the realm a Runtime request addresses: by objectId (table
-// ids belong to client realms; V8 ids to the host), by uniqueContextId, or by
-// executionContextId/contextId. Requests naming none go to the host.
-func (sess *Session) realmFor(req request) (*realm.Realm, error) {
+// hostAnswered runs the table's hook for a relayed request on the host's
+// answer, before that answer is queued. Error answers run no hook.
+func (sess *Session) hostAnswered(method string, answer []byte) {
+	e, ok := methods[method]
+	if !ok || e.hook == nil {
+		return
+	}
+	if _, _, isError := findMember(answer, "error"); isError {
+		return
+	}
+	e.hook(sess, method)
+}
+
+// realmFor finds the realm a request addresses. With routeByContext
+// (Runtime): by objectId (table ids belong to client realms; V8 ids to the
+// host), by uniqueContextId, or by executionContextId/contextId. Requests
+// naming none, and other routes, go to the host.
+func (sess *Session) realmFor(req request, route routeKind) (*realm.Realm, error) {
 	reg := sess.srv.registry
-	if !strings.HasPrefix(req.Method, "Runtime.") || req.Params == nil {
+	if route != routeByContext || req.Params == nil {
 		return reg.Host(), nil
 	}
 	p := scanRoutingParams(req.Params)

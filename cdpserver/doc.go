@@ -3,11 +3,12 @@
 // It owns HTTP discovery (/json/version, /json, /json/list, /json/protocol), the
 // Host/Origin checks that guard every request, the DevTools WebSocket route
 // /devtools/page/<id>, and one Session per DevTools connection. A Session
-// dispatches each request by method: methods the worker answers itself (the
-// page-target scaffold in page.go and target.go, the named no-ops in noops.go)
-// are answered locally; Runtime, Debugger, Profiler and HeapProfiler requests are
-// routed through the realm registry to the realm that owns them (today: the
-// Node host, reached through the session's own Node inspector connection).
+// answers each request by its entry in the method table (methods.go): local
+// answers (the page-target scaffold in page.go and clients_session.go), named
+// no-ops, deliberate refusals, or routing through the realm registry to the
+// realm that owns the request's context, object or script id (the Node host,
+// reached through the session's own Node inspector connection, or a client
+// page). /json/protocol (protocol.go) is generated from the same table.
 //
 // It never evaluates anything in the host on its own initiative and never
 // re-marshals a relayed message through typed structs: relayed bytes stay

@@ -132,8 +132,8 @@ func TestHostDeathAnswersPendingRequests(t *testing.T) {
 // A panic while handling one request answers it with -32603; the session
 // goes on.
 func TestPanicIsContained(t *testing.T) {
-	localMethods["Test.panic"] = func(*Server) []byte { panic("boom") }
-	t.Cleanup(func() { delete(localMethods, "Test.panic") })
+	methods["Test.panic"] = local(func(*Session, request) { panic("boom") })
+	t.Cleanup(func() { delete(methods, "Test.panic") })
 	w := startWorker(t, hostScript, Options{})
 	c := w.dial("A")
 	m := c.Call("Test.panic", nil)

@@ -87,8 +87,11 @@ func (s *Server) targetInfo() []byte {
 	return b
 }
 
-// localMethods are implemented by the worker itself (not no-ops).
-var localMethods = map[string]func(*Server) []byte{
-	"Page.getFrameTree":    (*Server).frameTreeAnswer,
-	"Target.getTargetInfo": (*Server).targetInfo,
+// pageFrameTree answers Page.getFrameTree: the host's frame alone (client
+// frames are in Page.getResourceTree).
+func pageFrameTree(s *Session, req request) {
+	s.enqueue(appendResult(nil, req.ID, s.srv.frameTreeAnswer()))
 }
+
+// targetGetInfo answers Target.getTargetInfo.
+func targetGetInfo(s *Session, req request) { s.enqueue(appendResult(nil, req.ID, s.srv.targetInfo())) }

@@ -30,27 +30,51 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// Every named no-op answers exactly its documented shape; every deliberate
-// refusal answers -32000 with its reason; anything else is -32601.
-func TestScaffoldAnswers(t *testing.T) {
+// Every entry of the method table is reachable and answers as the entry
+// says: a local answer its exact shape, a named no-op its literal, a
+// refusal -32000 with its reason, a routed method Node's answer (not
+// -32601); anything else is -32601. The cases come from the table itself.
+func TestMethodTableAnswers(t *testing.T) {
 	w := startWorker(t, hostScript, Options{})
 	c := w.dial("A")
-	for _, method := range sortedKeys(namedNoops) {
-		t.Run("noop/"+method, func(t *testing.T) {
-			m := c.Call(method, map[string]any{})
-			if m.Error != nil {
-				t.Fatalf("error %d %q", m.Error.Code, m.Error.Message)
-			}
-			if got, want := compact(t, m.Result), compact(t, []byte(namedNoops[method])); got != want {
-				t.Fatalf("answer %s, want %s", got, want)
-			}
-		})
+	srv := w.srv
+	// Local answers depend on the worker's state; with no client page:
+	wantLocal := map[string]func() []byte{
+		"Page.enable":          func() []byte { return []byte(`{}`) },
+		"Page.disable":         func() []byte { return []byte(`{}`) },
+		"Page.getResourceTree": func() []byte { return srv.resourceTree(nil) },
+		"Page.getFrameTree":    srv.frameTreeAnswer,
+		"Target.getTargetInfo": srv.targetInfo,
 	}
-	for _, method := range sortedKeys(deliberateRefusals) {
-		t.Run("refusal/"+method, func(t *testing.T) {
+	for _, method := range sortedKeys(methods) {
+		e := methods[method]
+		t.Run(method, func(t *testing.T) {
 			m := c.Call(method, map[string]any{})
-			if m.Error == nil || m.Error.Code != codeServerError || m.Error.Message != deliberateRefusals[method] {
-				t.Fatalf("answer %s, want -32000 %q", m.Raw, deliberateRefusals[method])
+			switch e.kind {
+			case answerLocal:
+				want, ok := wantLocal[method]
+				if !ok {
+					t.Fatalf("local entry %s has no expected answer in wantLocal", method)
+				}
+				if m.Error != nil || compact(t, m.Result) != compact(t, want()) {
+					t.Fatalf("answer %s, want result %s", m.Raw, want())
+				}
+			case answerNoop:
+				if m.Error != nil || compact(t, m.Result) != compact(t, []byte(e.result)) {
+					t.Fatalf("answer %s, want result %s", m.Raw, e.result)
+				}
+			case answerRefusal:
+				if m.Error == nil || m.Error.Code != codeServerError || m.Error.Message != e.reason {
+					t.Fatalf("answer %s, want -32000 %q", m.Raw, e.reason)
+				}
+			case answerRouted:
+				// Relayed to Node, which knows the method: its answer is a
+				// result or a parameter error, never "wasn't found".
+				if m.Error != nil && m.Error.Code == codeMethodNotFound {
+					t.Fatalf("answer %s: routed to no one who knows it", m.Raw)
+				}
+			default:
+				t.Fatalf("entry without a kind: %+v", e)
 			}
 		})
 	}
@@ -62,6 +86,31 @@ func TestScaffoldAnswers(t *testing.T) {
 				t.Fatalf("answer %s, want -32601 %q", m.Raw, want)
 			}
 		})
+	}
+}
+
+// The table's entries are well formed: what a kind needs is there, and
+// nothing a kind would ignore is set.
+func TestMethodTableShape(t *testing.T) {
+	for _, method := range sortedKeys(methods) {
+		e := methods[method]
+		domain, name, ok := strings.Cut(method, ".")
+		if !ok || domain == "" || name == "" || strings.Contains(name, ".") {
+			t.Errorf("%q is not Domain.method", method)
+		}
+		var obj map[string]any
+		switch {
+		case e.kind == answerLocal && e.local == nil,
+			e.kind == answerNoop && json.Unmarshal([]byte(e.result), &obj) != nil,
+			e.kind == answerRefusal && e.reason == "":
+			t.Errorf("%s: %v entry lacks its answer", method, e.kind)
+		case e.kind != answerRouted && (e.hook != nil || e.before != nil || e.hostParams != nil):
+			t.Errorf("%s: hooks on an entry that is not routed never run", method)
+		case e.kind == answerRouted:
+			if _, ok := nodeDomains[domain]; !ok {
+				t.Errorf("%s: routed, but Node does not serve %s", method, domain)
+			}
+		}
 	}
 }
 

@@ -28,3 +28,22 @@ test('chrome-remote-interface: /json/list lists the target and Runtime.evaluate 
     assert.equal(fn.result.value, 'function', "the fixture's globals are visible");
   });
 });
+
+test('chrome-remote-interface: the typed API built from /json/protocol has each domain once, with the worker\'s events', { timeout: TEST_MS }, async (t) => {
+  const h = await startHost(t, { name: 'cri-protocol' });
+  await h.run(async () => {
+    // CDP() fetches /json/protocol (local: false) and creates client.<Domain>.<name>
+    // for each command and event; a domain listed twice would replace the first.
+    const client = await step(CDP({ host: '127.0.0.1', port: h.w.port, local: false }), 'CDP() connect');
+    t.after(() => client.close().catch(() => {}));
+    const names = client.protocol.domains.map((d) => d.domain);
+    assert.deepEqual(names.filter((n, i) => names.indexOf(n) !== i), [], 'no domain listed twice');
+    for (const name of ['Network.requestWillBeSent', 'Network.loadingFinished', 'Page.frameNavigated', 'Log.entryAdded',
+      'Runtime.consoleAPICalled', 'Network.setCacheDisabled', 'Page.disable', 'Runtime.evaluate']) {
+      const [domain, member] = name.split('.');
+      assert.equal(typeof client[domain]?.[member], 'function', `client.${name} is a function`);
+    }
+    assert.deepEqual(await step(client.Page.disable(), 'Page.disable'), {});
+    assert.deepEqual(await step(client.Network.enable(), 'Network.enable'), {});
+  });
+});
