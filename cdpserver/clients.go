@@ -47,7 +47,7 @@ type clientHub struct {
 	// sessions. Lock order: a lock is only ever taken while holding the
 	// locks to its left, never the reverse.
 	//
-	//	sourceproto.Source.mu → clientHub.mu → Server.mu → sendQueue.mu, refusalLog.mu, realm.Registry.mu
+	//	sourceproto.Source.mu → clientHub.mu → Server.mu → sendQueue.mu, realm.Registry.mu
 	//
 	// The sourceproto.Consumer callbacks (SourceOpened … Response) arrive
 	// holding their source's lock and take mu. So, holding mu, never call
