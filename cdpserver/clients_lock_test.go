@@ -147,6 +147,9 @@ func TestClientScriptReadPageOutboxFull(t *testing.T) {
 	if m.Error == nil || !strings.Contains(m.Error.Message, string(sourceproto.ClosePolicy)) {
 		t.Fatalf("read from a page whose outbox is full: %s", m.Raw)
 	}
+	if n := answersTo(a, m.ID); n != 1 {
+		t.Fatalf("read answered %d times", n)
+	}
 	if n := full.enqueued(); n != 1 {
 		t.Fatalf("%d frames offered to the full outbox, want the one script.read", n)
 	}
@@ -177,4 +180,72 @@ func TestClientScriptReadPageOutboxFull(t *testing.T) {
 	if m := a.Call("Debugger.getScriptSource", map[string]any{"scriptId": stuckID}); m.Error == nil {
 		t.Fatalf("read of a closed page's script: %s", m.Raw)
 	}
+}
+
+// Script reads race with the page's close: a read registered under the hub
+// lock and sent after it is answered exactly once, whether the close (its
+// SourceClosed), Send's error or a missing script answers it.
+// (TestClientScriptReadPageOutboxFull covers Send failing by closing.)
+func TestClientScriptReadsRaceClose(t *testing.T) {
+	w, reg, token := clientWorker(t)
+	a := w.dial("A")
+	hangWatchdog(t, hubHangLimit, a)
+	enableAll(a)
+	pg := openPage(t, reg, token, "page-1", "http://127.0.0.1:3000/", "Shop")
+	pg.ingest(pg.p.Replace(t, sourceproto.ReplaceInitial, scriptItem("http://127.0.0.1:3000/app.js")))
+	scriptID := scriptIDOf(t, a, "app.js")
+
+	const reads = 40 // below the test outbox's capacity: Enqueue never blocks
+	ids := make([]int64, reads)
+	closed := make(chan struct{})
+	for i := range ids {
+		ids[i] = a.Send("Debugger.getScriptSource", map[string]any{"scriptId": scriptID})
+		if i == reads/2 {
+			go func() { pg.src.Close(sourceproto.CloseGoingAway); close(closed) }()
+		}
+	}
+	<-closed
+	for _, id := range ids {
+		if m := a.ExpectResponse(id); m.Error == nil {
+			t.Fatalf("read %d answered with a source nobody sent: %s", id, m.Raw)
+		}
+	}
+	// Anything queued for the window before this answer has arrived with it.
+	a.MustCall("Runtime.evaluate", map[string]any{"expression": "1"})
+	answers := map[int64]int{}
+	for _, m := range a.All() {
+		if m.ID != nil {
+			answers[*m.ID]++
+		}
+	}
+	for _, id := range ids {
+		if answers[id] != 1 {
+			t.Errorf("read %d answered %d times", id, answers[id])
+		}
+	}
+
+	// Send fails without a close (a source with no outbox): the read it
+	// registered is answered with the error, once.
+	mute := openPageWith(t, reg, token, "page-mute", "http://127.0.0.1:3001/", "Mute", nil)
+	mute.ingest(mute.p.Replace(t, sourceproto.ReplaceInitial, scriptItem("http://127.0.0.1:3001/mute.js")))
+	id := a.Send("Debugger.getScriptSource", map[string]any{"scriptId": scriptIDOf(t, a, "mute.js")})
+	if m := a.ExpectResponse(id); m.Error == nil || !strings.Contains(m.Error.Message, "cannot ask the page") {
+		t.Fatalf("read from a page that cannot be sent to: %s", m.Raw)
+	}
+	if n := answersTo(a, &id); n != 1 {
+		t.Fatalf("read answered %d times", n)
+	}
+}
+
+// answersTo counts the window's answers to request id, after a host round
+// trip: whatever was queued for the window before it has arrived by then.
+func answersTo(c *cdptest.Client, id *int64) int {
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "1"})
+	n := 0
+	for _, m := range c.All() {
+		if m.ID != nil && *m.ID == *id {
+			n++
+		}
+	}
+	return n
 }
