@@ -27,7 +27,8 @@ import (
 //
 // Every projection to sessions happens under hub.mu, and so does every
 // session's switch of its enable flags, so a window gets each event exactly
-// once: either in its replay or live, never both, never neither.
+// once: either in its replay or live, never both, never neither. Answers to
+// a window's own requests may be queued after hub.mu is released.
 
 // maxReplayPerContext bounds the console messages kept per client context
 // for windows that open (or enable Runtime) later. The oldest go first; the
@@ -42,6 +43,26 @@ const frameDetachGrace = 3 * time.Second
 type clientHub struct {
 	srv *Server // Static after construction.
 
+	// mu guards the hub's state and serializes every projection to the
+	// sessions. Lock order: a lock is only ever taken while holding the
+	// locks to its left, never the reverse.
+	//
+	//	sourceproto.Source.mu → clientHub.mu → Server.mu → sendQueue.mu, realm.Registry.mu
+	//
+	// The sourceproto.Consumer callbacks (SourceOpened … Response) arrive
+	// holding their source's lock and take mu. So, holding mu, never call
+	// into sourceproto (Registry.Send, Source.Close, Registry.Open): a full
+	// outbox makes Send end the page's connection on the caller's
+	// goroutine, and the SourceClosed that follows takes mu again. Nor
+	// write to a socket or call another package's callback: decide under
+	// mu, release it, then act (clientScriptRequest, sendRead). Holding mu
+	// the hub may: queue messages to sessions (Session.enqueue never
+	// blocks; on overflow it retires the session with timers only), take
+	// Server.mu (sessionsLocked), update the realm registry, and arm or
+	// stop timers (their functions take mu on their own goroutine).
+	// Session.mu is never held together with mu. Options.Logf can run
+	// under mu (a session's overflow is logged), so it must not call back
+	// into the Server.
 	mu         sync.Mutex
 	reg        *sourceproto.Registry                    // Guarded by mu: set once by SetSourceRegistry.
 	frames     map[string]*clientFrame                  // Guarded by mu: by source id.
@@ -128,7 +149,7 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 		f.url, f.title = info.Page.URL, info.Page.Title
 	}
 	if f.ctx != nil { // superseded generation not closed yet
-		h.destroyLocked(f.ctx)
+		h.destroyLocked(f.ctx, "the page reconnected before it sent the script")
 	}
 	h.nextCtx--
 	c := &clientContext{
@@ -160,19 +181,32 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 
 // SourceClosed destroys the generation's context and, after a grace period
 // without a reconnect, the page's frame.
-func (h *clientHub) SourceClosed(ref sourceproto.SourceRef, _ sourceproto.CloseCode) {
+func (h *clientHub) SourceClosed(ref sourceproto.SourceRef, code sourceproto.CloseCode) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.byRef[ref]
 	if c == nil {
 		return
 	}
-	h.destroyLocked(c)
+	h.destroyLocked(c, closedBeforeSending(code))
 	f := c.frame
 	f.detach = time.AfterFunc(frameDetachGrace, func() { h.detachFrame(f) })
 }
 
-func (h *clientHub) destroyLocked(c *clientContext) {
+// closedBeforeSending is the error answer of a script read whose page went
+// away; a page closed for policy-violation most likely stopped taking the
+// worker's frames (its outbox overflowed).
+func closedBeforeSending(code sourceproto.CloseCode) string {
+	why := fmt.Sprintf("the page's connection closed (%s) before it sent the script", code)
+	if code == sourceproto.ClosePolicy {
+		why += "; the page stopped taking the worker's messages or broke the protocol"
+	}
+	return why
+}
+
+// destroyLocked ends a page generation's context; its script reads in
+// flight are answered with why.
+func (h *clientHub) destroyLocked(c *clientContext, why string) {
 	delete(h.byRef, c.ref)
 	if c.frame.ctx == c {
 		c.frame.ctx = nil
@@ -180,7 +214,7 @@ func (h *clientHub) destroyLocked(c *clientContext) {
 	for _, s := range c.scripts {
 		delete(h.scripts, s.id)
 	}
-	h.reads.failRef(c.ref, "the page disconnected before sending the script")
+	h.reads.failRef(c.ref, why)
 	h.srv.registry.UnbindContext(c.id, c.uniqueID)
 	h.srv.registry.Remove(c.realm.ID)
 	h.broadcastLocked(func(ss *sessionState) [][]byte {

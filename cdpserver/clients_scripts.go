@@ -35,45 +35,84 @@ type scriptReads map[uint64]*scriptRead
 
 // clientScriptRequest answers the Debugger methods that address a client
 // script ("c<n>" ids or a client script's URL). It reports whether it did.
+//
+// It decides under hub.mu and acts after releasing it: sending a
+// script.read can end the page's connection on this goroutine, and the
+// SourceClosed that follows takes hub.mu (see the lock order at
+// clientHub.mu).
 func (h *clientHub) clientScriptRequest(s *Session, req request) bool {
 	p := scanScriptParams(req.Params)
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	act := h.scriptRequestLocked(s, req, p)
+	h.mu.Unlock()
+	switch {
+	case act.read != nil:
+		h.sendRead(act.read)
+	case act.refusal != nil:
+		s.refuse(req, act.refusal)
+		if act.tell {
+			// An error makes the gutter marker vanish without a word, so
+			// the reason also goes to the Console.
+			s.enqueue(logEntry("warning", "[inspector-worker] "+act.refusal.Message, time.Now()))
+		}
+	case act.answer != nil:
+		s.enqueue(act.answer)
+	}
+	return act.handled
+}
+
+// scriptAction is what clientScriptRequest does once hub.mu is released:
+// at most one of read, refusal and answer is set.
+type scriptAction struct {
+	handled bool
+	read    *readStart // a script.read to send
+	refusal *wireError // the request's error answer
+	tell    bool       // the refusal also goes to the Console
+	answer  []byte     // the request's answer, queued as is
+}
+
+// readStart is a script read registered under hub.mu whose script.read is
+// still to be sent.
+type readStart struct {
+	reg *sourceproto.Registry
+	id  uint64
+	ref sourceproto.SourceRef
+	url string
+}
+
+func (h *clientHub) scriptRequestLocked(s *Session, req request, p scriptParams) scriptAction {
 	sc := h.scripts[p.scriptID]
 	if sc == nil && strings.HasPrefix(p.scriptID, "c") {
-		s.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "No script for id: " + p.scriptID}))
-		return true
+		return scriptAction{handled: true, answer: appendError(nil, req.ID, "", &wireError{codeServerError, "No script for id: " + p.scriptID})}
 	}
 	switch req.Method {
 	case "Debugger.getScriptSource":
 		if sc == nil {
-			return false
+			return scriptAction{}
 		}
-		h.startReadLocked(s, req, sc)
+		if h.reg == nil {
+			return scriptAction{handled: true, refusal: &wireError{codeServerError, "client script reads are not connected in this worker"}}
+		}
+		return scriptAction{handled: true, read: h.startReadLocked(s, req, sc)}
 	case "Debugger.getPossibleBreakpoints":
 		if sc == nil {
-			return false
+			return scriptAction{}
 		}
-		s.enqueue(appendResult(nil, req.ID, []byte(`{"locations":[]}`)))
+		return scriptAction{handled: true, answer: appendResult(nil, req.ID, []byte(`{"locations":[]}`))}
 	case "Debugger.setBlackboxedRanges":
 		if sc == nil {
-			return false
+			return scriptAction{}
 		}
-		s.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
+		return scriptAction{handled: true, answer: appendResult(nil, req.ID, []byte(`{}`))}
 	case "Debugger.setBreakpoint", "Debugger.setBreakpointByUrl", "Debugger.continueToLocation", "Debugger.searchInContent":
 		if sc == nil && !h.isClientURLLocked(p.url) {
-			return false
+			return scriptAction{}
 		}
-		// An error makes the gutter marker vanish without a word, so the
-		// reason also goes to the Console.
-		reason := "client scripts are read-only in inspector-worker: a page cannot pause its own JavaScript " +
-			"and still answer the worker; set breakpoints in host (Node) scripts"
-		s.refuse(req, &wireError{codeServerError, reason})
-		s.enqueue(logEntry("warning", "[inspector-worker] "+reason, time.Now()))
-	default:
-		return false
+		return scriptAction{handled: true, tell: true, refusal: &wireError{codeServerError,
+			"client scripts are read-only in inspector-worker: a page cannot pause its own JavaScript " +
+				"and still answer the worker; set breakpoints in host (Node) scripts"}}
 	}
-	return true
+	return scriptAction{}
 }
 
 func (h *clientHub) isClientURLLocked(u string) bool {
@@ -116,24 +155,34 @@ func scanScriptParams(params []byte) scriptParams {
 	return out
 }
 
-func (h *clientHub) startReadLocked(s *Session, req request, sc *clientScript) {
-	if h.reg == nil {
-		s.refuse(req, &wireError{codeServerError, "client script reads are not connected in this worker"})
-		return
-	}
+// startReadLocked registers a read before its script.read is sent, so an
+// answer (or the page's close) that comes back at once finds it; the
+// timeout answers a read the page never finishes.
+func (h *clientHub) startReadLocked(s *Session, req request, sc *clientScript) *readStart {
 	h.nextRead++
 	id := h.nextRead
 	r := &scriptRead{ref: sc.ctx.ref, sess: s, reqID: req.ID}
-	if err := h.reg.Send(sc.ctx.ref, &sourceproto.ScriptRead{ID: id, URL: sc.url, Content: true}); err != nil {
-		s.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "cannot ask the page for " + sc.url + ": " + err.Error()}))
-		return
-	}
 	r.timer = time.AfterFunc(scriptReadTimeout, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.reads.finish(id, nil, fmt.Sprintf("the page did not send %s within %v", sc.url, scriptReadTimeout))
 	})
 	h.reads[id] = r
+	return &readStart{reg: h.reg, id: id, ref: sc.ctx.ref, url: sc.url}
+}
+
+// sendRead sends a registered read's script.read; it runs without hub.mu.
+// When the page's outbox is full its carrier ends the connection right
+// here, and SourceClosed has already answered the read (finish is then a
+// no-op): the request gets exactly one answer either way.
+func (h *clientHub) sendRead(rs *readStart) {
+	err := rs.reg.Send(rs.ref, &sourceproto.ScriptRead{ID: rs.id, URL: rs.url, Content: true})
+	if err == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reads.finish(rs.id, nil, "cannot ask the page for "+rs.url+": "+err.Error())
 }
 
 // response consumes script.meta/chunk/end answers.

@@ -26,6 +26,16 @@ type clientPage struct {
 
 func openPage(t *testing.T, reg *sourceproto.Registry, token sourceproto.Token, id, url, title string) *clientPage {
 	t.Helper()
+	out := make(outbox, 64)
+	pg := openPageWith(t, reg, token, id, url, title, out)
+	pg.out = out
+	return pg
+}
+
+// openPageWith opens a page whose worker → page frames go to out (the
+// page's out field stays nil unless out is an outbox).
+func openPageWith(t *testing.T, reg *sourceproto.Registry, token sourceproto.Token, id, url, title string, out sourceproto.Outbox) *clientPage {
+	t.Helper()
 	p := sourceprototest.New(id, token.Reveal())
 	hello, err := sourceproto.Marshal(sourceproto.Header{Source: id}, &sourceproto.Hello{
 		Role: sourceproto.RoleClient, Token: sourceproto.Secret(token.Reveal()),
@@ -37,13 +47,12 @@ func openPage(t *testing.T, reg *sourceproto.Registry, token sourceproto.Token, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := make(outbox, 64)
 	src, res := reg.Open(hello, sourceproto.OpenOptions{Role: sourceproto.RoleClient, Token: token, Outbox: out})
 	if src == nil {
 		t.Fatalf("open refused: %s", res.Replies)
 	}
 	p.Welcomed(t, res.Replies[0])
-	return &clientPage{t: t, p: p, src: src, out: out}
+	return &clientPage{t: t, p: p, src: src}
 }
 
 func (c *clientPage) ingest(frame []byte) {

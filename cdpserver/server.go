@@ -87,7 +87,7 @@ type Server struct {
 	addr    string         // Static after construction: "127.0.0.1:PORT".
 	httpSrv *http.Server   // Static after construction.
 
-	mu       sync.Mutex
+	mu       sync.Mutex            // Taken after clientHub.mu, never before: the lock order is written there.
 	sessions map[*Session]struct{} // Guarded by mu.
 	opening  int                   // Guarded by mu: upgrades holding a window slot, not yet sessions.
 	nextConn int64                 // Guarded by mu.

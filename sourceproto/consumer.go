@@ -41,6 +41,8 @@ type Gap struct {
 // for the source's next batch, so copy what must outlive the call; the
 // values the items point to (*ConsoleEvent, …) are fresh per frame and
 // become the consumer's. Every other pointer argument is the consumer's.
+// A registry with several consumers (NewRegistry) passes the same values
+// to each: they may keep them, but must not modify them.
 type Consumer interface {
 	SourceOpened(info SourceInfo)
 	// SourceClosed ends ref: domain stores close its unfinished operations.

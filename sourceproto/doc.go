@@ -11,7 +11,8 @@
 //     easyjson-generated body decoder of the type the envelope names, then
 //     the body's own rules (validate*.go);
 //   - the Registry: generations, per-source sequence state, gap accounting,
-//     snapshot requests, rejects, and delivery to a Consumer;
+//     snapshot requests, rejects, and delivery to its Consumers, in
+//     order, to each of them (fanout.go);
 //   - encoding (Marshal) under the same rules, and the client token.
 //
 // What it never touches: sockets, pipes, goroutines, timers, CDP. Carriers

@@ -15,17 +15,40 @@ import (
 // calls Open once and then Ingest from its own read loop, and any
 // goroutine may call Send. docs/protocol.md, "State machine", is the spec.
 type Registry struct {
-	consumer Consumer // Static after construction.
+	consumer Consumer // Static after construction: the one consumer, or a fanout.
 	nextGen  atomic.Uint64
 
 	mu   sync.Mutex
 	live map[string]*Source // Guarded by mu. Only open, current generations.
 }
 
-// NewRegistry returns an empty registry delivering to c.
-func NewRegistry(c Consumer) *Registry {
-	if c == nil {
+// NewRegistry returns an empty registry delivering every accepted frame to
+// each of consumers (nil ones are left out; with none, frames are only
+// acked). Consumers are fixed for the registry's life.
+//
+// With several consumers each call goes to all of them in the order given,
+// one after another, on the goroutine that delivered the frame and under
+// the source's lock: every consumer sees a source's calls in the same
+// order, and a consumer sees a call only after the consumers before it
+// returned from it. So a slow consumer delays the others and the source's
+// read loop (Consumer's rule: never block). A consumer that panics does not
+// keep the call from the others; the first panic is then raised again as a
+// *ConsumerPanic, and the carrier ends that source's connection as it does
+// for a single consumer's panic. The arguments are shared by all consumers
+// (see Consumer: read-only).
+func NewRegistry(consumers ...Consumer) *Registry {
+	var cs fanout
+	for _, c := range consumers {
+		if c != nil {
+			cs = append(cs, c)
+		}
+	}
+	var c Consumer = cs
+	switch len(cs) {
+	case 0:
 		c = NopConsumer{}
+	case 1:
+		c = cs[0] // no fan-out cost on the ingest path, and the panic stays the consumer's own
 	}
 	return &Registry{consumer: c, live: make(map[string]*Source)}
 }
@@ -250,6 +273,12 @@ func (r *Registry) Sources() []SourceInfo {
 // source's Outbox: runtime.command/cancel/ack, console.*, script.read,
 // query.request, or close. It checks that ref is the live generation and
 // that the source declared the family's capability.
+//
+// Send may close the source before it returns: a carrier whose outbox is
+// full ends the connection on the caller's goroutine, so the consumers get
+// SourceClosed for ref inside this call. Never call Send while holding a
+// lock a Consumer callback takes (nor from a Consumer callback about the
+// same source): release it, send, then take it again to handle the error.
 func (r *Registry) Send(ref SourceRef, b Body) error {
 	t := b.FrameType()
 	switch {
