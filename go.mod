@@ -3,6 +3,7 @@ module github.com/inspector-worker/inspector-worker
 go 1.26.0
 
 require (
+	github.com/chromedp/cdproto v0.159.3
 	github.com/coder/websocket v1.8.15
 	github.com/go-json-experiment/json v1.27.2
 	github.com/mailru/easyjson v0.9.2

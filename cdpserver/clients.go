@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/realm"
@@ -47,7 +48,7 @@ type clientHub struct {
 	// sessions. Lock order: a lock is only ever taken while holding the
 	// locks to its left, never the reverse.
 	//
-	//	sourceproto.Source.mu → clientHub.mu → Server.mu → sendQueue.mu, realm.Registry.mu
+	//	sourceproto.Source.mu → clientHub.mu → Server.mu → sendQueue.mu, realm.Registry.mu, object.Table.mu
 	//
 	// The sourceproto.Consumer callbacks (SourceOpened … Response) arrive
 	// holding their source's lock and take mu. So, holding mu, never call
@@ -75,6 +76,9 @@ type clientHub struct {
 	reads      scriptReads                              // Guarded by mu.
 	nextRead   uint64                                   // Guarded by mu: last script read id.
 	lossTimer  *time.Timer                              // Guarded by mu: a pending reportLosses, nil when none.
+	calls      runtimeCalls                             // Guarded by mu: runtime commands in flight (clients_runtime.go).
+	nextCall   uint64                                   // Guarded by mu: last runtime command id.
+	asyncSends atomic.Int32                             // frames in flight on sendAsync goroutines
 }
 
 type clientFrame struct {
@@ -95,6 +99,12 @@ type clientContext struct {
 	console  [][]byte // projected consoleAPICalled params, oldest first
 	dropped  int      // console messages evicted from the replay buffer
 	scripts  []*clientScript
+	caps     sourceproto.Capability // what the page's hello offered
+	// consoleSessions are the windows (wire session ids) the page was told
+	// to serialize console calls for (console.enable), in that order. The
+	// first one's events feed the replay buffer: the page sends one event
+	// per call per session.
+	consoleSessions []string
 }
 
 type clientScript struct {
@@ -110,6 +120,7 @@ func newClientHub(srv *Server) *clientHub {
 		byRef:   map[sourceproto.SourceRef]*clientContext{},
 		scripts: map[string]*clientScript{},
 		reads:   scriptReads{},
+		calls:   runtimeCalls{},
 	}
 }
 
@@ -153,7 +164,7 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 	}
 	h.nextCtx--
 	c := &clientContext{
-		ref: info.Ref, frame: f, id: h.nextCtx,
+		ref: info.Ref, frame: f, id: h.nextCtx, caps: info.Capabilities,
 		uniqueID: fmt.Sprintf("iw-client.%s.%d", info.Ref.ID, info.Ref.Gen),
 		realm:    realm.NewClientRealm(info.Ref.ID, f.displayName()),
 	}
@@ -177,6 +188,11 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 		}
 		return out
 	})
+	// Windows with Runtime enabled want the new page's console objects.
+	// Sent on their own goroutines: this callback holds the source's lock.
+	for _, ps := range h.consoleEnableLocked(c) {
+		h.sendAsync(h.reg, ps.ref, ps.body)
+	}
 }
 
 // SourceClosed destroys the generation's context and, after a grace period
@@ -215,6 +231,10 @@ func (h *clientHub) destroyLocked(c *clientContext, why string) {
 		delete(h.scripts, s.id)
 	}
 	h.reads.failRef(c.ref, why)
+	h.failCallsLocked(c.ref, c.frame.displayName())
+	for _, s := range h.sessionsLocked() {
+		s.objects.DropRealm(c.realm.ID, c.ref.Gen)
+	}
 	h.srv.registry.UnbindContext(c.id, c.uniqueID)
 	h.srv.registry.Remove(c.realm.ID)
 	h.broadcastLocked(func(ss *sessionState) [][]byte {
@@ -306,8 +326,16 @@ func (h *clientHub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
 
 func (h *clientHub) Response(ref sourceproto.SourceRef, b sourceproto.Body) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.reads.response(ref, b)
+	res, ok := b.(*sourceproto.RuntimeResult)
+	if !ok {
+		h.reads.response(ref, b)
+		h.mu.Unlock()
+		return
+	}
+	ack := h.runtimeResultLocked(ref, res)
+	reg := h.reg
+	h.mu.Unlock()
+	h.sendAsync(reg, ref, ack)
 }
 
 func (f *clientFrame) displayName() string {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/mailru/easyjson/jwriter"
 
+	"github.com/inspector-worker/inspector-worker/object"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -72,19 +73,67 @@ func (h *clientHub) childFramesLocked() []frameTree {
 
 // consoleLocked projects one client console call, keeps it for replay and
 // sends it to every window with Runtime enabled.
+//
+// An event with a session is that window's copy of the call (the page
+// sends one per call per enabled window, docs/protocol.md "Console"): it
+// goes to that window only, its handles mapped to objectIds in the window's
+// table (group "console"). The first enabled window's copy, without
+// objectIds, feeds the replay buffer; an event without a session (no window
+// enabled in the page) goes to every window and to the replay.
 func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent) {
-	params := appendConsoleParams(make([]byte, 0, 256), c, ev)
-	if len(c.console) == maxReplayPerContext {
-		c.console = c.console[1:]
-		c.dropped++
+	params := appendConsoleParams(make([]byte, 0, 256), c, ev, nil)
+	if ev.Session == "" || (len(c.consoleSessions) > 0 && ev.Session == c.consoleSessions[0]) {
+		if len(c.console) == maxReplayPerContext {
+			c.console = c.console[1:]
+			c.dropped++
+		}
+		c.console = append(c.console, params)
 	}
-	c.console = append(c.console, params)
+	if ev.Session != "" {
+		s := h.sessionByWireLocked(ev.Session)
+		if s == nil || !s.client.runtimeEnabled {
+			return // closed or disabled meanwhile: the page frees the handles (console.disable)
+		}
+		if ids := consoleObjectIDs(s, c, ev); ids != nil {
+			params = appendConsoleParams(make([]byte, 0, len(params)+16*len(ids)), c, ev, ids)
+		}
+		h.observeLocked(s, consoleMessage(params))
+		return
+	}
 	msg := consoleMessage(params)
 	for _, s := range h.sessionsLocked() {
 		if s.client.runtimeEnabled {
 			h.observeLocked(s, msg)
 		}
 	}
+}
+
+// consoleObjectIDs maps an event's handles into the window's table; nil
+// when it has none. An argument the full table refuses is shown by its
+// preview alone.
+func consoleObjectIDs(s *Session, c *clientContext, ev *sourceproto.ConsoleEvent) []string {
+	var ids []string
+	for i := range ev.Args {
+		hd := ev.Args[i].Handle
+		if hd == "" {
+			continue
+		}
+		if ids == nil {
+			ids = make([]string, len(ev.Args))
+		}
+		ids[i], _ = s.objects.Add(object.Handle{Realm: c.realm.ID, Generation: c.ref.Gen, ID: hd}, consoleGroup)
+	}
+	return ids
+}
+
+// sessionByWireLocked finds the window of a wire session id.
+func (h *clientHub) sessionByWireLocked(wire string) *Session {
+	for _, s := range h.sessionsLocked() {
+		if wireSession(s) == wire {
+			return s
+		}
+	}
+	return nil
 }
 
 func (h *clientHub) sessionsLocked() []*Session {
@@ -146,9 +195,9 @@ func droppedWarning(n int) []byte {
 // appendConsoleParams writes Runtime.consoleAPICalled params for a client
 // call by hand: this is the client ingest hot path, and reflection-based
 // encoding was a quarter of its cost. Object values keep their description
-// and preview; the producer's handle is not exposed (object handles come
-// with the client Runtime backend).
-func appendConsoleParams(b []byte, c *clientContext, ev *sourceproto.ConsoleEvent) []byte {
+// and preview; the producer's handle is never exposed: ids, when not nil,
+// holds each argument's objectId in the receiving window ("" for none).
+func appendConsoleParams(b []byte, c *clientContext, ev *sourceproto.ConsoleEvent, ids []string) []byte {
 	b = append(b, `{"type":`...)
 	b, _ = jsontext.AppendQuote(b, string(ev.Type))
 	b = append(b, `,"args":[`...)
@@ -156,7 +205,11 @@ func appendConsoleParams(b []byte, c *clientContext, ev *sourceproto.ConsoleEven
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendRemoteObject(b, &ev.Args[i])
+		id := ""
+		if ids != nil {
+			id = ids[i]
+		}
+		b = appendRemoteObject(b, &ev.Args[i], id)
 	}
 	b = append(b, `],"executionContextId":`...)
 	b = strconv.AppendInt(b, int64(c.id), 10)
@@ -189,7 +242,7 @@ func appendConsoleParams(b []byte, c *clientContext, ev *sourceproto.ConsoleEven
 	return append(b, '}')
 }
 
-func appendRemoteObject(b []byte, a *sourceproto.RemoteObject) []byte {
+func appendRemoteObject(b []byte, a *sourceproto.RemoteObject, objectID string) []byte {
 	b = append(b, `{"type":`...)
 	b, _ = jsontext.AppendQuote(b, string(a.Type))
 	if a.Subtype != "" {
@@ -216,6 +269,10 @@ func appendRemoteObject(b []byte, a *sourceproto.RemoteObject) []byte {
 	if a.Description != "" {
 		b = append(b, `,"description":`...)
 		b, _ = jsontext.AppendQuote(b, a.Description)
+	}
+	if objectID != "" {
+		b = append(b, `,"objectId":`...)
+		b, _ = jsontext.AppendQuote(b, objectID)
 	}
 	if a.Preview != nil {
 		w := jwriter.Writer{}
@@ -283,18 +340,26 @@ func logEntry(level, text string, at time.Time) []byte {
 // runtimeEnabling runs when a session's Runtime.enable succeeded, before its
 // answer is queued: the client contexts and their console replay come first,
 // as V8 does for the host.
+//
+// The replay carries previews only, never objectIds: the pages' handles
+// belong to the window that was enabled when the call happened (one event
+// per call per window), so a later window cannot expand a replayed object.
+// From its Runtime.enable on, the pages send it its own events, with
+// handles (console.enable).
 func (h *clientHub) runtimeEnabling(s *Session) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if s.client.runtimeEnabled {
+		h.mu.Unlock()
 		return
 	}
 	s.client.runtimeEnabled = true
+	var sends []pageSend
 	for _, id := range h.order {
 		c := h.frames[id].ctx
 		if c == nil {
 			continue
 		}
+		sends = append(sends, h.addConsoleSessionLocked(c, wireSession(s))...)
 		s.enqueue(h.contextCreated(c))
 		if c.dropped > 0 {
 			s.enqueue(logEntry("warning", fmt.Sprintf("[inspector-worker] %d older console messages of %s are not replayed (the replay keeps the last %d)",
@@ -304,6 +369,9 @@ func (h *clientHub) runtimeEnabling(s *Session) {
 			s.enqueue(consoleMessage(p))
 		}
 	}
+	reg := h.reg
+	h.mu.Unlock()
+	h.sendAll(reg, sends)
 }
 
 // debuggerEnabling announces the client scripts before Debugger.enable's answer.

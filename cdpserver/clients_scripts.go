@@ -105,26 +105,32 @@ func (h *clientHub) scriptRequestLocked(s *Session, req request, p scriptParams)
 		}
 		return scriptAction{handled: true, answer: appendResult(nil, req.ID, []byte(`{}`))}
 	case "Debugger.setBreakpoint", "Debugger.setBreakpointByUrl", "Debugger.continueToLocation", "Debugger.searchInContent":
-		if sc == nil && !h.isClientURLLocked(p.url) {
+		if sc == nil {
+			sc = h.clientScriptByURLLocked(p.url)
+		}
+		if sc == nil {
 			return scriptAction{}
 		}
-		return scriptAction{handled: true, tell: true, refusal: &wireError{codeServerError,
-			"client scripts are read-only in inspector-worker: a page cannot pause its own JavaScript " +
-				"and still answer the worker; set breakpoints in host (Node) scripts"}}
+		// The refusal is the client realm's own (its Debugger slot).
+		why := "client scripts are read-only in inspector-worker: a page cannot pause its own JavaScript and still answer the worker"
+		if err := sc.ctx.realm.Check(req.Method); err != nil {
+			why = err.Error()
+		}
+		return scriptAction{handled: true, tell: true, refusal: &wireError{codeServerError, why + "; set breakpoints in host (Node) scripts"}}
 	}
 	return scriptAction{}
 }
 
-func (h *clientHub) isClientURLLocked(u string) bool {
+func (h *clientHub) clientScriptByURLLocked(u string) *clientScript {
 	if u == "" {
-		return false
+		return nil
 	}
 	for _, sc := range h.scripts {
 		if sc.url == u {
-			return true
+			return sc
 		}
 	}
-	return false
+	return nil
 }
 
 type scriptParams struct {

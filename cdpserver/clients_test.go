@@ -34,12 +34,21 @@ func openPage(t *testing.T, reg *sourceproto.Registry, token sourceproto.Token, 
 
 // openPageWith opens a page whose worker → page frames go to out (the
 // page's out field stays nil unless out is an outbox).
+//
+// The page offers script reads only: it takes no console lifecycle or
+// runtime frames, so its outbox sees script.read alone (see
+// openRuntimePage for a page with a Runtime).
 func openPageWith(t *testing.T, reg *sourceproto.Registry, token sourceproto.Token, id, url, title string, out sourceproto.Outbox) *clientPage {
+	t.Helper()
+	return openPageCaps(t, reg, token, id, url, title, out, sourceproto.CapScripts)
+}
+
+func openPageCaps(t *testing.T, reg *sourceproto.Registry, token sourceproto.Token, id, url, title string, out sourceproto.Outbox, caps sourceproto.Capability) *clientPage {
 	t.Helper()
 	p := sourceprototest.New(id, token.Reveal())
 	hello, err := sourceproto.Marshal(sourceproto.Header{Source: id}, &sourceproto.Hello{
 		Role: sourceproto.RoleClient, Token: sourceproto.Secret(token.Reveal()),
-		Capabilities: sourceproto.CapConsole | sourceproto.CapScripts,
+		Capabilities: caps,
 		Topics:       sourceproto.TopicConsole | sourceproto.TopicPage | sourceproto.TopicScript,
 		Agent:        sourceproto.Agent{Name: "test", Version: "1"},
 		Page:         &sourceproto.PageInfo{URL: url, Title: title},

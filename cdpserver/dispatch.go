@@ -59,7 +59,7 @@ func (sess *Session) handle(msg []byte) {
 // route sends a request to the realm that owns it (methods.go, routeKind).
 func (sess *Session) route(req request, msg []byte, e methodEntry) {
 	if e.before != nil {
-		e.before(sess)
+		e.before(sess, req)
 	}
 	if e.route == routeByScript && sess.srv.clients.clientScriptRequest(sess, req) {
 		return
@@ -73,14 +73,7 @@ func (sess *Session) route(req request, msg []byte, e methodEntry) {
 		sess.refuse(req, &wireError{codeServerError, err.Error()})
 		return
 	}
-	if r.Kind != realm.KindHost {
-		sess.clientRuntime(req, r)
-		return
-	}
-	if e.hostParams != nil && req.Params != nil {
-		msg = replaceParams(msg, e.hostParams(req.Params))
-	}
-	sess.relay(req, msg)
+	sess.srv.backend(r.Kind).serve(sess, req, msg, e, r)
 }
 
 // hostAnswered runs the table's hook for a relayed request on the host's

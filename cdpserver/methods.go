@@ -78,7 +78,7 @@ type methodEntry struct {
 	route routeKind // filled in by lookupMethod from nodeDomains
 	// before runs before the request is routed, for state the worker keeps
 	// beside the realm (the realm still answers).
-	before func(*Session)
+	before func(*Session, request)
 	// hostParams rewrites the params of a request relayed to the host.
 	hostParams func(params []byte) []byte
 	// hook runs on the host's successful answer, before that answer is
@@ -126,8 +126,11 @@ var methods = map[string]methodEntry{
 	"Runtime.enable":                routed(methodEntry{hook: runtimeEnabled}),
 	"Runtime.disable":               routed(methodEntry{hook: clientFlagOff}),
 	"Runtime.discardConsoleEntries": routed(methodEntry{before: discardClientConsole}), // the host discards its own
-	"Debugger.enable":               routed(methodEntry{hook: debuggerEnabled}),
-	"Debugger.disable":              routed(methodEntry{hook: clientFlagOff}),
+	// Names no object, so it goes to the host; the window's page objects
+	// of that group are released in their pages first.
+	"Runtime.releaseObjectGroup": routed(methodEntry{before: releaseClientGroup}),
+	"Debugger.enable":            routed(methodEntry{hook: debuggerEnabled}),
+	"Debugger.disable":           routed(methodEntry{hook: clientFlagOff}),
 	// Node names CommonJS scripts by path and ES modules by URL: a file://
 	// url becomes a urlRegex matching both (rewrite.go).
 	"Debugger.setBreakpointByUrl": routed(methodEntry{hostParams: mapBreakpointURL}),

@@ -53,6 +53,11 @@ type Options struct {
 	// request for this long (WebSockets are not affected). Default:
 	// DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// ClientRuntimeTimeout bounds how long a window waits for a page to
+	// answer a Runtime request (evaluate, getProperties …) routed to it; the
+	// window then gets an error naming the deadline and the page a
+	// runtime.cancel. Default: DefaultClientRuntimeTimeout.
+	ClientRuntimeTimeout time.Duration
 }
 
 // Defaults of Options. The README lists them.
@@ -65,6 +70,10 @@ const (
 	// (every few seconds) keeps one connection; idle ones beyond it are
 	// closed so they cannot pile up.
 	DefaultIdleTimeout = 30 * time.Second
+	// DefaultClientRuntimeTimeout is far above what a page takes to evaluate
+	// an ordinary expression, and short enough that a hung page (an endless
+	// loop, a tab frozen in the background) gives the user an answer.
+	DefaultClientRuntimeTimeout = 10 * time.Second
 )
 
 // Server is the worker's CDP endpoint for one host.
@@ -113,6 +122,9 @@ func New(host Host, ln net.Listener, opts Options) *Server {
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	if opts.ClientRuntimeTimeout <= 0 {
+		opts.ClientRuntimeTimeout = DefaultClientRuntimeTimeout
 	}
 	info := host.Info()
 	s := &Server{
@@ -304,6 +316,8 @@ func (s *Server) removeSession(sess *Session) {
 	s.mu.Lock()
 	delete(s.sessions, sess)
 	s.mu.Unlock()
+	// After Server.mu: the hub's lock comes first in the lock order.
+	s.clients.sessionClosed(sess)
 	s.wg.Done()
 }
 

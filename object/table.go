@@ -77,6 +77,14 @@ func (t *Table) Lookup(objectID string) (Handle, bool) {
 	return e.h, ok
 }
 
+// Entry returns the handle behind objectID and its group.
+func (t *Table) Entry(objectID string) (Entry, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.byID[objectID]
+	return Entry{Handle: e.h, Group: e.group}, ok
+}
+
 // Release forgets objectID and returns its handle for the backend to release.
 func (t *Table) Release(objectID string) (Handle, bool) {
 	t.mu.Lock()
@@ -116,6 +124,26 @@ func (t *Table) DropRealm(realm string, generation uint64) int {
 		}
 	}
 	return n
+}
+
+// Entry is one live object as Drain hands it back.
+type Entry struct {
+	Handle Handle
+	Group  string
+}
+
+// Drain forgets every object and returns them, for a connection that closes:
+// its caller tells each backend to release the handles it still holds.
+func (t *Table) Drain() []Entry {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Entry, 0, len(t.byID))
+	for _, e := range t.byID {
+		out = append(out, Entry{Handle: e.h, Group: e.group})
+	}
+	clear(t.byID)
+	clear(t.groups)
+	return out
 }
 
 // Len is the number of live objects.

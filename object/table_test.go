@@ -75,3 +75,30 @@ func TestTableBound(t *testing.T) {
 		t.Fatal("Add past MaxObjects succeeded")
 	}
 }
+
+func TestTableDrain(t *testing.T) {
+	tb := NewTable()
+	for i := range 5 {
+		group := ""
+		if i%2 == 0 {
+			group = "console"
+		}
+		tb.Add(Handle{Realm: "client:a", Generation: 1, ID: fmt.Sprint(i)}, group)
+	}
+	got := tb.Drain()
+	if len(got) != 5 || tb.Len() != 0 {
+		t.Fatalf("Drain = %d entries, Len after = %d; want 5 and 0", len(got), tb.Len())
+	}
+	grouped := 0
+	for _, e := range got {
+		if e.Group == "console" {
+			grouped++
+		}
+	}
+	if grouped != 3 {
+		t.Fatalf("Drain kept %d console entries, want 3", grouped)
+	}
+	if h := tb.ReleaseGroup("console"); len(h) != 0 {
+		t.Fatalf("group survived Drain: %v", h)
+	}
+}

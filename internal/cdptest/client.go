@@ -271,3 +271,11 @@ func (cl *Client) state() string {
 	}
 	return b.String()
 }
+
+// Forget drops every message received so far, for long conversations
+// (thousands of requests): waits scan what was received from the start.
+func (cl *Client) Forget() {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	cl.msgs, cl.cursor = nil, 0
+}

@@ -1,0 +1,72 @@
+package cdpserver
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/inspector-worker/inspector-worker/realm"
+)
+
+// realmBackend serves the routed requests (methods.go, answerRouted) of
+// every realm of one kind, slot by slot (realm.Slot). The dispatcher never
+// asks "is this the host?": it asks the registry which realm owns the
+// request's id and hands the request to that realm kind's backend, after the
+// realm's own Check has refused what its slots do not offer (a client
+// script's Debugger methods come back from the client realm's Debugger
+// slot).
+//
+// The interface lives here rather than in package realm because a backend
+// answers on a Session (sockets are cdpserver's); realm keeps the
+// descriptions, the slots and the routing tables.
+type realmBackend interface {
+	// serve answers req, addressed to realm r, exactly once.
+	serve(sess *Session, req request, msg []byte, e methodEntry, r *realm.Realm)
+}
+
+// hostBackend is the Node host: its Runtime, Console, Sources and Debugger
+// slots are all the window's own Node inspector session, so serving is the
+// byte-exact relay (see agent-note "Relay rules").
+type hostBackend struct{}
+
+// clientObjectRef marks a table-owned objectId as a JSON member value:
+// `"objectId":"iw:…"`, `"promiseObjectId":"iw:…"` or an argument's. Inside a
+// JSON string (an expression that mentions one) the quotes are escaped, so
+// the raw bytes only match real structure.
+var clientObjectRef = []byte(`":"iw:`)
+
+func (hostBackend) serve(sess *Session, req request, msg []byte, e methodEntry, _ *realm.Realm) {
+	// A page's objectId never reaches Node: V8 would answer "Could not find
+	// object", which hides that the user mixed realms.
+	if bytes.Contains(req.Params, clientObjectRef) {
+		sess.refuse(req, &wireError{codeServerError, fmt.Sprintf(
+			"%s names an object of a client page; page objects cannot be passed to the Node host "+
+				"(evaluate in the page's context instead)", req.Method)})
+		return
+	}
+	if e.hostParams != nil && req.Params != nil {
+		msg = replaceParams(msg, e.hostParams(req.Params))
+	}
+	sess.relay(req, msg)
+}
+
+// clientBackend is every browser page: its Runtime slot is the page agent
+// over sourceproto (clients_runtime.go), its Sources slot the script reads
+// (clients_scripts.go, reached before routing by script id), and its
+// Debugger slot is refused by the realm (realm.NewClientRealm).
+type clientBackend struct{ hub *clientHub }
+
+func (b clientBackend) serve(sess *Session, req request, _ []byte, _ methodEntry, r *realm.Realm) {
+	if slot, _ := realm.SlotOf(req.Method); slot == realm.SlotRuntime {
+		b.hub.runtimeRequest(sess, req, r)
+		return
+	}
+	sess.refuse(req, &wireError{codeServerError, fmt.Sprintf("%s is not served for the page %q", req.Method, r.Name)})
+}
+
+// backend returns the backend of a realm kind.
+func (s *Server) backend(k realm.Kind) realmBackend {
+	if k == realm.KindClient {
+		return clientBackend{s.clients}
+	}
+	return hostBackend{}
+}

@@ -1,0 +1,194 @@
+package cdpserver
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/inspector-worker/inspector-worker/object"
+	"github.com/inspector-worker/inspector-worker/sourceproto"
+)
+
+// Page objects live as long as their window wants them: the window's object
+// table (object.Table) holds its objectIds, and every way a window lets go
+// of them tells the pages to free the handles behind them:
+//
+//   - Runtime.releaseObject / releaseObjectGroup → the same in the pages
+//     holding them (releaseObjectGroup per page and group);
+//   - Runtime.discardConsoleEntries → console.discard and the console group;
+//   - Runtime.disable and closing the window → console.disable, and every
+//     handle the window held is released in its page;
+//   - a page that closes or reloads takes its handles with it: they are
+//     dropped from every table (clientHub.destroyLocked).
+
+// consoleEnableLocked records that the windows with Runtime enabled want
+// console objects from the new context c, and returns the console.enable
+// frames to send.
+func (h *clientHub) consoleEnableLocked(c *clientContext) []pageSend {
+	if !c.caps.Has(sourceproto.CapConsole) {
+		return nil
+	}
+	var out []pageSend
+	for _, s := range h.sessionsLocked() {
+		if s.client.runtimeEnabled {
+			out = append(out, h.addConsoleSessionLocked(c, wireSession(s))...)
+		}
+	}
+	return out
+}
+
+func (h *clientHub) addConsoleSessionLocked(c *clientContext, wire string) []pageSend {
+	if !c.caps.Has(sourceproto.CapConsole) || slices.Contains(c.consoleSessions, wire) {
+		return nil
+	}
+	c.consoleSessions = append(c.consoleSessions, wire)
+	return []pageSend{{c.ref, &sourceproto.ConsoleEnable{Session: wire}}}
+}
+
+// consoleOffLocked stops every page's console events for a window.
+func (h *clientHub) consoleOffLocked(wire string) []pageSend {
+	var out []pageSend
+	for _, f := range h.frames {
+		c := f.ctx
+		if c == nil {
+			continue
+		}
+		if i := slices.Index(c.consoleSessions, wire); i >= 0 {
+			c.consoleSessions = slices.Delete(c.consoleSessions, i, i+1)
+			out = append(out, pageSend{c.ref, &sourceproto.ConsoleDisable{Session: wire}})
+		}
+	}
+	return out
+}
+
+// sessionClosed forgets a window that closed: its calls in flight are
+// withdrawn from the pages (runtime.cancel), their console events stop, and
+// every page handle it held is released.
+func (h *clientHub) sessionClosed(s *Session) {
+	h.mu.Lock()
+	var sends []pageSend
+	for id, call := range h.calls {
+		if call.sess == s && call.reqID != nil {
+			delete(h.calls, id)
+			call.timer.Stop()
+			sends = append(sends, pageSend{call.ref, &sourceproto.RuntimeCancel{Session: call.wire, ID: id, Method: call.method}})
+		}
+	}
+	sends = append(sends, h.consoleOffLocked(wireSession(s))...)
+	starts := h.releaseEntriesLocked(s, s.objects.Drain())
+	reg := h.reg
+	h.mu.Unlock()
+	h.sendAll(reg, sends)
+	for _, st := range starts {
+		h.sendCall(st)
+	}
+}
+
+// runtimeDisabled runs on the host's answer to Runtime.disable: as V8 does
+// for its own objects, the window's page objects are released.
+func (h *clientHub) runtimeDisabled(s *Session) {
+	h.mu.Lock()
+	s.client.runtimeEnabled = false
+	sends := h.consoleOffLocked(wireSession(s))
+	starts := h.releaseEntriesLocked(s, s.objects.Drain())
+	reg := h.reg
+	h.mu.Unlock()
+	h.sendAll(reg, sends)
+	for _, st := range starts {
+		h.sendCall(st)
+	}
+}
+
+// releaseClientGroup releases a window's page objects of a group in their
+// pages before Runtime.releaseObjectGroup goes to the host (methods.go).
+func releaseClientGroup(s *Session, req request) {
+	var p struct {
+		ObjectGroup string `json:"objectGroup"`
+	}
+	if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil || p.ObjectGroup == "" {
+		return // the host answers the malformed request
+	}
+	s.srv.clients.releaseGroup(s, p.ObjectGroup)
+}
+
+func (h *clientHub) releaseGroup(s *Session, group string) {
+	handles := s.objects.ReleaseGroup(group)
+	if len(handles) == 0 {
+		return
+	}
+	entries := make([]object.Entry, len(handles))
+	for i, hd := range handles {
+		entries[i] = object.Entry{Handle: hd, Group: group}
+	}
+	h.mu.Lock()
+	starts := h.releaseEntriesLocked(s, entries)
+	h.mu.Unlock()
+	for _, st := range starts {
+		h.sendCall(st)
+	}
+}
+
+// releaseEntriesLocked registers the commands that free entries in their
+// pages: one releaseObjectGroup per page and group, one releaseObject per
+// handle outside any group. Pages that are gone hold nothing any more.
+// The commands are the worker's own (no window waits for them); their
+// results are acknowledged and dropped.
+func (h *clientHub) releaseEntriesLocked(s *Session, entries []object.Entry) []callStart {
+	if h.reg == nil {
+		return nil
+	}
+	type pageGroup struct {
+		ref   sourceproto.SourceRef
+		group string
+	}
+	seen := map[pageGroup]bool{}
+	var out []callStart
+	for _, e := range entries {
+		ref := sourceproto.SourceRef{ID: strings.TrimPrefix(e.Handle.Realm, "client:"), Gen: e.Handle.Generation, Role: sourceproto.RoleClient}
+		c := h.byRef[ref]
+		if c == nil || !c.caps.Has(sourceproto.CapRuntime) {
+			continue
+		}
+		cmd := &sourceproto.RuntimeCommand{Method: sourceproto.MethodReleaseObject,
+			ReleaseObject: &sourceproto.ReleaseObjectParams{Handle: e.Handle.ID}}
+		if e.Group != "" {
+			k := pageGroup{ref, e.Group}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			cmd = &sourceproto.RuntimeCommand{Method: sourceproto.MethodReleaseObjectGroup,
+				ReleaseObjectGroup: &sourceproto.ReleaseObjectGroupParams{ObjectGroup: e.Group}}
+		}
+		call := &runtimeCall{ref: ref, page: c.frame.displayName(), realm: e.Handle.Realm, sess: s,
+			wire: wireSession(s), method: cmd.Method, cdp: "release", ctxID: c.id}
+		out = append(out, h.registerLocked(call, cmd))
+	}
+	return out
+}
+
+// discardConsoleFor is Runtime.discardConsoleEntries for one window's page
+// objects: the pages release its console group and keep emitting.
+func (h *clientHub) discardConsoleFor(s *Session) {
+	wire := wireSession(s)
+	h.mu.Lock()
+	var sends []pageSend
+	for _, f := range h.frames {
+		if c := f.ctx; c != nil && slices.Contains(c.consoleSessions, wire) {
+			sends = append(sends, pageSend{c.ref, &sourceproto.ConsoleDiscard{Session: wire}})
+		}
+	}
+	reg := h.reg
+	h.mu.Unlock()
+	h.sendAll(reg, sends)
+	// Console evaluations' results share the group: release it all.
+	h.releaseGroup(s, consoleGroup)
+}
+
+// objectCounts is what a window's page objects cost the worker: its table's
+// entries and the runtime commands in flight (tests check both return to 0).
+func (h *clientHub) objectCounts(s *Session) (objects, calls int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return s.objects.Len(), len(h.calls)
+}
