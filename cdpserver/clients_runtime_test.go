@@ -480,3 +480,39 @@ func TestClientConsoleObjects(t *testing.T) {
 func consoleItem(ev *sourceproto.ConsoleEvent) sourceproto.Item {
 	return sourceproto.Item{Topic: sourceproto.TopicConsole, Console: ev}
 }
+
+// A page whose outbox is full when a window evaluates in it: sending the
+// runtime.command ends the page's connection on the window's goroutine
+// (the close comes back as SourceClosed, which takes the hub's lock). The
+// evaluate is answered once, with an error, and the worker keeps serving.
+func TestClientRuntimePageOutboxFull(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{})
+	a := w.dial("A")
+	hangWatchdog(t, hubHangLimit, a)
+	a.MustCall("Runtime.enable", nil)
+	full := &overflowingOutbox{}
+	// Runtime only: no console.enable reaches the outbox before the evaluate.
+	pg := openPageCaps(t, reg, token, "page-stuck", "http://127.0.0.1:3000/", "Stuck", full, sourceproto.CapRuntime)
+	full.setSource(pg.src)
+	pg.ingest(pg.p.Replace(t, sourceproto.ReplaceInitial))
+	ctx := clientContextEvent(t, a)
+	m := a.Call("Runtime.evaluate", map[string]any{"expression": "1", "uniqueContextId": ctx.Context.UniqueID})
+	if m.Error == nil || !strings.Contains(m.Error.Message, "closed") {
+		t.Fatalf("evaluate in a page whose outbox is full: %s", m.Raw)
+	}
+	if n := answersTo(a, m.ID); n != 1 {
+		t.Fatalf("answered %d times", n)
+	}
+	if n := full.enqueued(); n != 1 {
+		t.Fatalf("%d frames offered to the full outbox, want the one runtime.command", n)
+	}
+	w.srv.mu.Lock()
+	var sess *Session
+	for s := range w.srv.sessions {
+		sess = s
+	}
+	w.srv.mu.Unlock()
+	if objs, calls := w.srv.clients.objectCounts(sess); objs != 0 || calls != 0 {
+		t.Fatalf("%d objects, %d calls left", objs, calls)
+	}
+}
