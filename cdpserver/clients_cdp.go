@@ -94,10 +94,17 @@ func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent
 		if s == nil || !s.client.runtimeEnabled {
 			return // closed or disabled meanwhile: the page frees the handles (console.disable)
 		}
-		if ids := consoleObjectIDs(s, c, ev); ids != nil {
+		ids := consoleObjectIDs(s, c, ev)
+		if ids != nil {
 			params = appendConsoleParams(make([]byte, 0, len(params)+16*len(ids)), c, ev, ids)
 		}
-		h.observeLocked(s, consoleMessage(params))
+		if !h.observeLocked(s, consoleMessage(params)) {
+			// The window never sees these ids; the page frees the handles
+			// with the console group.
+			for _, id := range ids {
+				s.objects.Release(id)
+			}
+		}
 		return
 	}
 	msg := consoleMessage(params)
@@ -155,11 +162,12 @@ const lossReportDelay = 250 * time.Millisecond
 // (counted, then announced) when the window has fallen behind. The
 // announcement goes before the next observation the window takes, so it
 // marks where the gap is, or at the latest after lossReportDelay.
-func (h *clientHub) observeLocked(s *Session, msg []byte) {
+// It reports whether msg was queued.
+func (h *clientHub) observeLocked(s *Session, msg []byte) bool {
 	if s.client.dropped > 0 {
 		if !s.out.pushLossy(droppedWarning(s.client.dropped)) {
 			s.client.dropped++
-			return
+			return false
 		}
 		s.client.dropped = 0
 	}
@@ -168,7 +176,9 @@ func (h *clientHub) observeLocked(s *Session, msg []byte) {
 		if h.lossTimer == nil {
 			h.lossTimer = time.AfterFunc(lossReportDelay, h.reportLosses)
 		}
+		return false
 	}
+	return true
 }
 
 // reportLosses tells every window that still has unannounced drops how many.

@@ -7,5 +7,8 @@
 // pages, see docs/protocol.md) arrive with the observation protocol.
 //
 // The registry routes Runtime requests by executionContextId and by
-// uniqueContextId. It never touches sockets: cdpserver owns those.
+// uniqueContextId. It never touches sockets: cdpserver owns those, and so
+// the backend that serves each realm kind (cdpserver/backend.go: the host's
+// relay, the pages' agent) lives there; a realm here says what its slots
+// offer and refuses the rest (Check).
 package realm
