@@ -236,7 +236,10 @@ func TestClientRuntimeRealmsDoNotMix(t *testing.T) {
 	if m := a.MustCall("Runtime.getProperties", map[string]any{"objectId": host.Result.ObjectID, "ownProperties": true}); !strings.Contains(string(m.Result), `"name":"x"`) {
 		t.Fatalf("host getProperties: %s", m.Raw)
 	}
-	a.MustCall("Runtime.evaluate", map[string]any{"expression": "1"})
+	// Text that only looks like a page objectId is not one.
+	if m := a.MustCall("Runtime.evaluate", map[string]any{"expression": `JSON.parse('{"objectId":"iw:1"}').objectId`}); !strings.Contains(string(m.Result), `"value":"iw:1"`) {
+		t.Fatalf("host evaluate of a string: %s", m.Raw)
+	}
 	for _, f := range ag.framesFrom(from) {
 		if c, ok := f.Body.(*sourceproto.RuntimeCommand); ok && c.Method == sourceproto.MethodCallFunctionOn {
 			for _, arg := range c.CallFunctionOn.Arguments {
