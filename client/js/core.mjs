@@ -431,13 +431,12 @@ export class Producer {
         return;
       case 'console.enable':
         if (typeof body.session === 'string') this.consoleSessions.add(body.session);
-        return;
+        break; // and on to onRequest: a realm with handles keeps a console group per session
       case 'console.disable':
         if (typeof body.session === 'string') this.consoleSessions.delete(body.session);
-        return;
+        break;
       case 'console.discard':
-        // No handles are ever sent (no "runtime" capability), so there is no group to release.
-        return;
+        break;
     }
     if (this.state === 'open' && this.onRequest) this.onRequest(f.type, body);
   }
@@ -546,15 +545,15 @@ export class Producer {
   }
 
   /**
-   * Sends one unsequenced producer → worker frame (script.*, close) stamped
-   * with the current generation.
+   * Sends one unsequenced producer → worker frame (script.*, runtime.result,
+   * close) stamped with the current generation.
    * @param {string} type
-   * @param {any} body
+   * @param {any} body an object, or its JSON text (already measured by the caller)
    */
   sendFrame(type, body) {
     if (this.state !== 'open') return false;
     let text;
-    try { text = this.envelope(type, -1, JSON.stringify(body)); } catch (e) { return false; }
+    try { text = this.envelope(type, -1, typeof body === 'string' ? body : JSON.stringify(body)); } catch (e) { return false; }
     if (text.length * 3 > this.limits.maxFrameBytes && utf8Length(text) > this.limits.maxFrameBytes) return false;
     return this.write(text);
   }
@@ -764,8 +763,8 @@ export function attachLineStream(producer, stream, onDead) {
 }
 
 // ---------------------------------------------------------------------------
-// Values: CDP RemoteObject / ObjectPreview shapes, without handles (a
-// producer without the "runtime" capability has nothing to resolve them).
+// Values: CDP RemoteObject / ObjectPreview shapes; handles only when a
+// realm with the "runtime" capability (runtime.mjs) passes opts.handle.
 
 const objToString = Object.prototype.toString;
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -907,10 +906,11 @@ function nodeText(n) {
  * @typedef {object} SerializeOptions
  * @property {number} [stringBytes] cap for string values and descriptions (escaped UTF-8 bytes)
  * @property {boolean} [preview] attach ObjectPreviews (default true)
+ * @property {(v: any) => string} [handle] a handle for an object, function or symbol ('' = none); only a realm with the "runtime" capability passes it
  */
 
 /**
- * Serializes one value to a RemoteObject (no handle).
+ * Serializes one value to a RemoteObject (a handle only with opts.handle).
  * @param {any} v
  * @param {SerializeOptions} [opts]
  * @returns {Record<string, any>}
@@ -936,12 +936,19 @@ export function remoteObject(v, opts) {
       }
       case 'string':
         return { type: 'string', value: capString(v, cap) };
-      case 'symbol':
-        return { type: 'symbol', description: capString(String(symToString.call(v)), cap) };
+      case 'symbol': {
+        /** @type {Record<string, any>} */
+        const r = { type: 'symbol', description: capString(String(symToString.call(v)), cap) };
+        addHandle(r, v, opts);
+        return r;
+      }
       case 'function': {
         let src = 'function';
         try { src = fnToString.call(v); } catch (e) { /* revoked proxy */ }
-        return { type: 'function', className: classNameOf(v) || 'Function', description: capString(src, cap) };
+        /** @type {Record<string, any>} */
+        const r = { type: 'function', className: classNameOf(v) || 'Function', description: capString(src, cap) };
+        addHandle(r, v, opts);
+        return r;
       }
     }
     if (v === null) return { type: 'object', subtype: 'null' };
@@ -951,11 +958,23 @@ export function remoteObject(v, opts) {
     if (c.subtype) r.subtype = c.subtype;
     r.className = capString(c.className, 1024);
     r.description = c.description;
+    addHandle(r, v, opts);
     if (withPreview && c.subtype !== 'node') r.preview = objectPreview(v, c, 0);
     return r;
   } catch (e) {
     return { type: 'object', className: 'Object', description: 'Object' };
   }
+}
+
+/**
+ * @param {Record<string, any>} r
+ * @param {any} v
+ * @param {SerializeOptions|undefined} opts
+ */
+function addHandle(r, v, opts) {
+  if (!opts || !opts.handle) return;
+  const h = opts.handle(v);
+  if (h) r.handle = h;
 }
 
 /** @param {number} v */
@@ -1145,13 +1164,21 @@ export function captureStack(isOwn) {
 // Console events
 
 /**
+ * Handles for one console event's arguments, in one DevTools session's
+ * console group (runtime.mjs makes them); rollback releases those made so
+ * far when an attempt is thrown away.
+ * @typedef {{make: (v: any) => string, rollback: () => void}} ConsoleHandles
+ */
+
+/**
  * Builds the JSON text of one console item ({"console":{…}}), within the
  * limits: at most MAX_CONSOLE_ARGS arguments, strings shortened so the
  * item fits a frame. Falls back to previews-off, short strings, and at
- * last a placeholder message.
+ * last a placeholder message. With `session` and `handles` the objects
+ * among the arguments carry handles of that session's console group.
  * @param {string} type a ConsoleType (log, warning, startGroup, …)
  * @param {ArrayLike<any>} args
- * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits}} [extra]
+ * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits, session?:string, handles?:ConsoleHandles}} [extra]
  */
 export function consoleItemJSON(type, args, extra) {
   const x = extra || {};
@@ -1159,13 +1186,15 @@ export function consoleItemJSON(type, args, extra) {
   const n = Math.min(args.length, MAX_CONSOLE_ARGS);
   const itemBytes = lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256;
   const stringCap = Math.max(1024, Math.min(lim.maxStringBytes - 16, Math.floor(lim.maxValueBytes / Math.max(1, n))));
-  const attempts = [{ stringBytes: stringCap, preview: true }, { stringBytes: 1024, preview: false }];
+  const handle = x.handles && x.session ? x.handles.make : undefined;
+  const attempts = [{ stringBytes: stringCap, preview: true, handle }, { stringBytes: 1024, preview: false, handle }];
   for (const o of attempts) {
     const list = [];
     for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
     const json = consoleJSON(type, list, x, lim);
     const m = measureJSON(json);
     if (m.bytes <= itemBytes && m.objects <= MAX_FRAME_OBJECTS - 2 && m.maxString <= lim.maxStringBytes) return json;
+    if (x.handles) x.handles.rollback();
   }
   return consoleJSON(type, [{ type: 'string', value: '[inspector-worker: console call too large to forward]' }], x, lim);
 }
@@ -1173,12 +1202,13 @@ export function consoleItemJSON(type, args, extra) {
 /**
  * @param {string} type
  * @param {any[]} args
- * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string}} x
+ * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, session?:string}} x
  * @param {Limits} lim
  */
 function consoleJSON(type, args, x, lim) {
   /** @type {Record<string, any>} */
-  const ev = { type, args, timestamp: typeof x.timestamp === 'number' && x.timestamp >= 0 ? x.timestamp : nowMs() };
+  const ev = x.session ? { session: x.session, type, args } : { type, args };
+  ev.timestamp = typeof x.timestamp === 'number' && x.timestamp >= 0 ? x.timestamp : nowMs();
   if (x.stackTrace && x.stackTrace.callFrames && x.stackTrace.callFrames.length) ev.stackTrace = x.stackTrace;
   if (x.context) ev.context = capString(String(x.context), 1024);
   if (x.url) ev.url = capString(String(x.url), Math.min(8192, lim.maxStringBytes));

@@ -245,7 +245,9 @@ test('worker close, hello reject, console sessions, requests', async () => {
   w.send('script.read', { id: 1, url: 'http://x/a.js' });
   w.send('close', { code: 'shutdown' });
   await tick();
-  assert.deepEqual(seen, [['open', 4], ['script.read', { id: 1, url: 'http://x/a.js' }], ['close', 'shutdown', undefined]]);
+  // console.* frames update consoleSessions and then reach onRequest too (a realm keeps a console group per session).
+  assert.deepEqual(seen, [['open', 4], ['console.enable', { session: 's1' }], ['script.read', { id: 1, url: 'http://x/a.js' }], ['close', 'shutdown', undefined]]);
+  assert.deepEqual([...p.consoleSessions], ['s1']);
   assert.equal(p.state, 'closed');
 
   /** @type {string[]} */
