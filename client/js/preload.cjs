@@ -878,20 +878,45 @@ function classify(v, descBytes) {
     try { len = o.length >>> 0; } catch (e) { /* proxy */ }
     return { subtype: 'array', className, description: className + '(' + len + ')', size: len };
   }
-  if ((n = brand(typedArrayLength, v)) !== undefined) return { subtype: 'typedarray', className, description: className + '(' + n + ')', size: n };
-  if ((n = brand(mapSize, v)) !== undefined) return { subtype: 'map', className, description: className + '(' + n + ')', size: n };
-  if ((n = brand(setSize, v)) !== undefined) return { subtype: 'set', className, description: className + '(' + n + ')', size: n };
-  if (brand(dateGetTime, v) !== undefined) return { subtype: 'date', className, description: String(brand(dateToString, v)), size: 0 };
-  const src = brand(regexpSource, v);
-  if (src !== undefined && v !== G.RegExp.prototype) {
-    return { subtype: 'regexp', className, description: capString('/' + src + '/' + (brand(regexpFlags, v) || ''), descBytes), size: 0 };
+  // Intrinsic brand checks only where the tag says they will pass: a
+  // failing one throws a TypeError, and a throw (with its stack capture)
+  // costs more than the rest of a console call. A spoofed tag fails the
+  // brand check and falls through.
+  switch (tag) {
+    case 'Map':
+      if ((n = brand(mapSize, v)) !== undefined) return { subtype: 'map', className, description: className + '(' + n + ')', size: n };
+      break;
+    case 'Set':
+      if ((n = brand(setSize, v)) !== undefined) return { subtype: 'set', className, description: className + '(' + n + ')', size: n };
+      break;
+    case 'Date':
+      if (brand(dateGetTime, v) !== undefined) return { subtype: 'date', className, description: String(brand(dateToString, v)), size: 0 };
+      break;
+    case 'RegExp': {
+      const src = brand(regexpSource, v);
+      if (src !== undefined && v !== G.RegExp.prototype) {
+        return { subtype: 'regexp', className, description: capString('/' + src + '/' + (brand(regexpFlags, v) || ''), descBytes), size: 0 };
+      }
+      break;
+    }
+    case 'ArrayBuffer':
+    case 'SharedArrayBuffer':
+      if ((n = brand(tag === 'ArrayBuffer' ? abByteLength : sabByteLength, v)) !== undefined) {
+        return { subtype: 'arraybuffer', className, description: className + '(' + n + ')', size: 0 };
+      }
+      break;
+    case 'DataView':
+      if ((n = brand(dvByteLength, v)) !== undefined) return { subtype: 'dataview', className, description: className + '(' + n + ')', size: 0 };
+      break;
+    case 'WeakMap':
+      if (G.WeakMap && tryBool(() => { G.WeakMap.prototype.has.call(v, {}); return true; })) return { subtype: 'weakmap', className, description: className, size: 0 };
+      break;
+    case 'WeakSet':
+      if (G.WeakSet && tryBool(() => { G.WeakSet.prototype.has.call(v, {}); return true; })) return { subtype: 'weakset', className, description: className, size: 0 };
+      break;
+    default:
+      if (/Array$/.test(tag) && (n = brand(typedArrayLength, v)) !== undefined) return { subtype: 'typedarray', className, description: className + '(' + n + ')', size: n };
   }
-  if ((n = brand(abByteLength, v)) !== undefined || (n = brand(sabByteLength, v)) !== undefined) {
-    return { subtype: 'arraybuffer', className, description: className + '(' + n + ')', size: 0 };
-  }
-  if ((n = brand(dvByteLength, v)) !== undefined) return { subtype: 'dataview', className, description: className + '(' + n + ')', size: 0 };
-  if (G.WeakMap && tryBool(() => { G.WeakMap.prototype.has.call(v, {}); return true; })) return { subtype: 'weakmap', className, description: className, size: 0 };
-  if (G.WeakSet && tryBool(() => { G.WeakSet.prototype.has.call(v, {}); return true; })) return { subtype: 'weakset', className, description: className, size: 0 };
   if (tag === 'Error' || (G.Error && tryBool(() => v instanceof G.Error))) {
     return { subtype: 'error', className, description: capString(errorText(v), descBytes), size: 0 };
   }

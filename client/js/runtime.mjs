@@ -91,6 +91,7 @@ class TransportFailure extends Error {
  * @property {(code: string) => any} [evaluate] global (indirect) eval; default (0, eval)
  * @property {any} [global] the realm's global object
  * @property {(frame: {url: string}) => boolean} [isOwn] stack frames of the producer itself, dropped from exception stacks
+ * @property {number} [maxHandles] handles per session (default MAX_HANDLES_PER_SESSION; tests lower it)
  */
 
 /**
@@ -115,6 +116,7 @@ export class Realm {
     this.evalFn = o.evaluate || ((/** @type {string} */ code) => (0, eval)(code));
     this.global = o.global || G;
     this.isOwn = o.isOwn || (() => false);
+    this.maxHandles = o.maxHandles || MAX_HANDLES_PER_SESSION;
     /** @type {Map<string, SessionTable>} */
     this.sessions = new Map();
     /** @type {Map<string, Ctx>} commands not yet answered, by session + id */
@@ -208,7 +210,7 @@ export class Realm {
   makeHandle(session, v, group) {
     let t = this.sessions.get(session);
     if (!t) { t = { handles: new Map(), groups: new Map() }; this.sessions.set(session, t); }
-    if (t.handles.size >= MAX_HANDLES_PER_SESSION) { this.noHandle++; return ''; }
+    if (t.handles.size >= this.maxHandles) { this.noHandle++; return ''; }
     const h = 'h:' + (++this.nextHandle);
     t.handles.set(h, { v, group });
     let g = t.groups.get(group);
