@@ -556,16 +556,48 @@ class Producer {
   }
 
   /**
-   * Queues one item given as its JSON text ({"topic":{…}}).
+   * Queues one item given as its JSON text ({"topic":{…}}). `tail`, when
+   * given, is called once when the item is about to be sent and returns
+   * more members (",\"name\":…", or '') for the item's object: work the
+   * caller does not want on its own hot path (a console call's stack is
+   * formatted and parsed then, not during the call).
    * @param {string} topic
    * @param {string} json
+   * @param {() => string} [tail]
    */
-  enqueueJSON(topic, json) {
+  enqueueJSON(topic, json, tail) {
     try {
       const m = measureJSON(json);
       if (!this.itemFits(m)) { this.refused++; return false; }
-      this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString });
+      this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
       this.queueBytes += m.bytes;
+      while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
+        const old = this.queue.shift();
+        this.queueBytes -= old.bytes;
+        this.pendingDropped++;
+        this.dropped++;
+      }
+      this.kick();
+      return true;
+    } catch (e) {
+      return false;
+    }
+  }
+
+  /**
+   * Queues one item whose JSON text is built only when it is about to be
+   * sent: for observations made of immutable values (a console call with
+   * primitive arguments only), so the page's call pays for no
+   * serialization at all. `bytes` estimates its size for the queue's byte
+   * bound; an item that turns out not to fit is refused then.
+   * @param {string} topic
+   * @param {() => string} build
+   * @param {number} bytes
+   */
+  enqueueLater(topic, build, bytes) {
+    try {
+      this.queue.push({ topic, json: '', bytes, objects: 1, depth: 1, maxString: 0, build });
+      this.queueBytes += bytes;
       while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
         const old = this.queue.shift();
         this.queueBytes -= old.bytes;
@@ -662,6 +694,13 @@ class Producer {
     let bytes = ENVELOPE_OVERHEAD + utf8Length(this.source), objects = 2;
     while (this.queue.length && parts.length < lim.maxBatchItems) {
       const e = this.queue.peek();
+      if (e.build || e.tail) this.completeItem(e);
+      if (!e.json) { // a deferred item that could not be built within the limits
+        this.queue.shift();
+        this.queueBytes -= e.bytes;
+        this.refused++;
+        continue;
+      }
       if (!this.granted.has(e.topic)) { // not granted by the welcome: never sequenced
         this.queue.shift();
         this.queueBytes -= e.bytes;
@@ -691,6 +730,43 @@ class Producer {
     this.inFlight.push({ kind: 'append', first: seq, last: this.lastSeq, count: parts.length });
     const body = '{' + (dropped ? '"dropped":' + dropped + ',' : '') + '"items":[' + parts.join(',') + ']}';
     return this.write(this.envelope('append', seq, body));
+  }
+
+  /**
+   * Adds an item's deferred members; the item stays as it was when they
+   * do not fit.
+   * @param {any} e a queue entry
+   */
+  completeItem(e) {
+    if (e.build) {
+      const build = e.build;
+      e.build = undefined;
+      let json = '';
+      try { json = build(); } catch (x) { json = ''; }
+      const m = json ? measureJSON(json) : null;
+      if (!m || !this.itemFits(m)) return; // e.json stays '': refused
+      this.queueBytes += m.bytes - e.bytes;
+      e.json = json;
+      e.bytes = m.bytes;
+      e.objects = m.objects;
+      e.depth = m.depth;
+      e.maxString = m.maxString;
+    }
+    const tail = e.tail;
+    if (!tail) return;
+    e.tail = undefined;
+    let more = '';
+    try { more = tail(); } catch (x) { return; }
+    if (!more) return;
+    const json = e.json.slice(0, -2) + more + '}}';
+    const m = measureJSON(json);
+    if (!this.itemFits(m)) return;
+    this.queueBytes += m.bytes - e.bytes;
+    e.json = json;
+    e.bytes = m.bytes;
+    e.objects = m.objects;
+    e.depth = m.depth;
+    e.maxString = m.maxString;
   }
 
   /**
@@ -1226,6 +1302,50 @@ function captureStack(isOwn) {
   return rest.length ? { callFrames: rest } : undefined;
 }
 
+/**
+ * The cheap half of captureStack, for a hot path: an Error made now (V8
+ * records its frames but formats no text until .stack is read), to be
+ * turned into call frames later by stackOfHolder. undefined when the
+ * page's Error.stackTraceLimit is 0.
+ * @returns {{error: any, keep: number, frames?: any}|undefined}
+ */
+function stackHolder() {
+  const E = /** @type {any} */ (Error);
+  const lim = E.stackTraceLimit;
+  if (typeof lim === 'number' && lim <= 0) return undefined;
+  const keep = typeof lim === 'number' ? Math.min(lim, MAX_STACK_FRAMES) : MAX_STACK_FRAMES;
+  try {
+    // The producer's own frames above the page's: the console wrapper,
+    // its hook, the emitter, this function.
+    if (typeof lim === 'number') E.stackTraceLimit = keep + 5;
+    return { error: new Error(), keep };
+  } catch (e) {
+    return undefined;
+  } finally {
+    if (typeof lim === 'number') E.stackTraceLimit = lim;
+  }
+}
+
+/**
+ * The StackTrace of a stackHolder (computed once, then cached on it),
+ * without the producer's own leading frames.
+ * @param {{error: any, keep: number, frames?: any}} h
+ * @param {(frame: {url:string}) => boolean} isOwn
+ * @returns {{callFrames: any[]}|undefined}
+ */
+function stackOfHolder(h, isOwn) {
+  if (h.frames === undefined) {
+    let stack;
+    try { stack = h.error.stack; } catch (e) { stack = undefined; }
+    h.error = null;
+    const frames = parseStack(stack);
+    let i = 0;
+    while (i < frames.length && isOwn(frames[i])) i++;
+    h.frames = frames.slice(i, i + h.keep);
+  }
+  return h.frames.length ? { callFrames: h.frames } : undefined;
+}
+
 // ---------------------------------------------------------------------------
 // Console events
 
@@ -1478,7 +1598,7 @@ function scriptReadFrames(id, url, bytes, o) {
   return out;
 }
 
-return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, consoleItemJSON: consoleItemJSON, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
+return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
 })();
 // ---- END core.mjs ----
 
@@ -2543,26 +2663,50 @@ return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_P
 
   /** @param {string} type @param {any[]} args */
   function emit(type, args) {
-    consoleItems(type, args, IWCore.captureStack(isOwn));
+    consoleItems(type, args, IWCore.stackHolder(), undefined);
   }
 
   // One event for everyone while no DevTools session enabled console or
   // no argument is an object (primitives need no handle: the hot path of
   // a string-only log stays one serialization); else one event per
   // enabled session, its objects carrying handles of that session's
-  // console group.
-  /** @param {string} type @param {any[]} args @param {any} stackTrace */
-  function consoleItems(type, args, stackTrace) {
+  // console group. The call's stack is taken now and formatted when the
+  // item is sent (Producer.enqueueJSON's tail), off the page's call.
+  /** @param {string} type @param {any[]} args @param {any} holder @param {any} stackTrace */
+  function consoleItems(type, args, holder, stackTrace) {
     var x = { timestamp: IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits, session: '', handles: undefined };
-    if (!producer.consoleSessions.size || !IWRuntime.anyNeedsHandles(args)) {
-      producer.enqueueJSON('console', IWCore.consoleItemJSON(type, args, x));
+    var tail = holder ? function () {
+      var st = IWCore.stackOfHolder(holder, isOwn);
+      return st ? ',"stackTrace":' + JSON.stringify(st) : '';
+    } : undefined;
+    if (!IWRuntime.anyNeedsHandles(args)) {
+      // Primitives only: nothing can change before the item is sent, so
+      // it is serialized then, off the page's call.
+      producer.enqueueLater('console', function () {
+        x.limits = producer.limits;
+        var json = IWCore.consoleItemJSON(type, args, x);
+        return tail ? json.slice(0, -2) + tail() + '}}' : json;
+      }, primitiveBytes(args));
+      return;
+    }
+    if (!producer.consoleSessions.size) {
+      producer.enqueueJSON('console', IWCore.consoleItemJSON(type, args, x), tail);
       return;
     }
     producer.consoleSessions.forEach(function (session) {
       x.session = session;
       x.handles = realm.consoleHandles(session);
-      producer.enqueueJSON('console', IWCore.consoleItemJSON(type, args, x));
+      producer.enqueueJSON('console', IWCore.consoleItemJSON(type, args, x), tail);
     });
+  }
+
+  // A size estimate of a primitive-only console item, for the queue's byte
+  // bound before it is built.
+  /** @param {any[]} args */
+  function primitiveBytes(args) {
+    var n = 256;
+    for (var i = 0; i < args.length; i++) n += typeof args[i] === 'string' ? args[i].length + 32 : 48;
+    return n;
   }
 
   // An exception's own stack, or undefined.
@@ -2578,7 +2722,7 @@ return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_P
 
   /** @param {any[]} args @param {any} stackTrace */
   function uncaught(args, stackTrace) {
-    consoleItems('error', args, stackTrace);
+    consoleItems('error', args, undefined, stackTrace);
   }
 
   function installObservers() {

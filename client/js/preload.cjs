@@ -553,16 +553,48 @@ class Producer {
   }
 
   /**
-   * Queues one item given as its JSON text ({"topic":{…}}).
+   * Queues one item given as its JSON text ({"topic":{…}}). `tail`, when
+   * given, is called once when the item is about to be sent and returns
+   * more members (",\"name\":…", or '') for the item's object: work the
+   * caller does not want on its own hot path (a console call's stack is
+   * formatted and parsed then, not during the call).
    * @param {string} topic
    * @param {string} json
+   * @param {() => string} [tail]
    */
-  enqueueJSON(topic, json) {
+  enqueueJSON(topic, json, tail) {
     try {
       const m = measureJSON(json);
       if (!this.itemFits(m)) { this.refused++; return false; }
-      this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString });
+      this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
       this.queueBytes += m.bytes;
+      while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
+        const old = this.queue.shift();
+        this.queueBytes -= old.bytes;
+        this.pendingDropped++;
+        this.dropped++;
+      }
+      this.kick();
+      return true;
+    } catch (e) {
+      return false;
+    }
+  }
+
+  /**
+   * Queues one item whose JSON text is built only when it is about to be
+   * sent: for observations made of immutable values (a console call with
+   * primitive arguments only), so the page's call pays for no
+   * serialization at all. `bytes` estimates its size for the queue's byte
+   * bound; an item that turns out not to fit is refused then.
+   * @param {string} topic
+   * @param {() => string} build
+   * @param {number} bytes
+   */
+  enqueueLater(topic, build, bytes) {
+    try {
+      this.queue.push({ topic, json: '', bytes, objects: 1, depth: 1, maxString: 0, build });
+      this.queueBytes += bytes;
       while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
         const old = this.queue.shift();
         this.queueBytes -= old.bytes;
@@ -659,6 +691,13 @@ class Producer {
     let bytes = ENVELOPE_OVERHEAD + utf8Length(this.source), objects = 2;
     while (this.queue.length && parts.length < lim.maxBatchItems) {
       const e = this.queue.peek();
+      if (e.build || e.tail) this.completeItem(e);
+      if (!e.json) { // a deferred item that could not be built within the limits
+        this.queue.shift();
+        this.queueBytes -= e.bytes;
+        this.refused++;
+        continue;
+      }
       if (!this.granted.has(e.topic)) { // not granted by the welcome: never sequenced
         this.queue.shift();
         this.queueBytes -= e.bytes;
@@ -688,6 +727,43 @@ class Producer {
     this.inFlight.push({ kind: 'append', first: seq, last: this.lastSeq, count: parts.length });
     const body = '{' + (dropped ? '"dropped":' + dropped + ',' : '') + '"items":[' + parts.join(',') + ']}';
     return this.write(this.envelope('append', seq, body));
+  }
+
+  /**
+   * Adds an item's deferred members; the item stays as it was when they
+   * do not fit.
+   * @param {any} e a queue entry
+   */
+  completeItem(e) {
+    if (e.build) {
+      const build = e.build;
+      e.build = undefined;
+      let json = '';
+      try { json = build(); } catch (x) { json = ''; }
+      const m = json ? measureJSON(json) : null;
+      if (!m || !this.itemFits(m)) return; // e.json stays '': refused
+      this.queueBytes += m.bytes - e.bytes;
+      e.json = json;
+      e.bytes = m.bytes;
+      e.objects = m.objects;
+      e.depth = m.depth;
+      e.maxString = m.maxString;
+    }
+    const tail = e.tail;
+    if (!tail) return;
+    e.tail = undefined;
+    let more = '';
+    try { more = tail(); } catch (x) { return; }
+    if (!more) return;
+    const json = e.json.slice(0, -2) + more + '}}';
+    const m = measureJSON(json);
+    if (!this.itemFits(m)) return;
+    this.queueBytes += m.bytes - e.bytes;
+    e.json = json;
+    e.bytes = m.bytes;
+    e.objects = m.objects;
+    e.depth = m.depth;
+    e.maxString = m.maxString;
   }
 
   /**
@@ -1223,6 +1299,50 @@ function captureStack(isOwn) {
   return rest.length ? { callFrames: rest } : undefined;
 }
 
+/**
+ * The cheap half of captureStack, for a hot path: an Error made now (V8
+ * records its frames but formats no text until .stack is read), to be
+ * turned into call frames later by stackOfHolder. undefined when the
+ * page's Error.stackTraceLimit is 0.
+ * @returns {{error: any, keep: number, frames?: any}|undefined}
+ */
+function stackHolder() {
+  const E = /** @type {any} */ (Error);
+  const lim = E.stackTraceLimit;
+  if (typeof lim === 'number' && lim <= 0) return undefined;
+  const keep = typeof lim === 'number' ? Math.min(lim, MAX_STACK_FRAMES) : MAX_STACK_FRAMES;
+  try {
+    // The producer's own frames above the page's: the console wrapper,
+    // its hook, the emitter, this function.
+    if (typeof lim === 'number') E.stackTraceLimit = keep + 5;
+    return { error: new Error(), keep };
+  } catch (e) {
+    return undefined;
+  } finally {
+    if (typeof lim === 'number') E.stackTraceLimit = lim;
+  }
+}
+
+/**
+ * The StackTrace of a stackHolder (computed once, then cached on it),
+ * without the producer's own leading frames.
+ * @param {{error: any, keep: number, frames?: any}} h
+ * @param {(frame: {url:string}) => boolean} isOwn
+ * @returns {{callFrames: any[]}|undefined}
+ */
+function stackOfHolder(h, isOwn) {
+  if (h.frames === undefined) {
+    let stack;
+    try { stack = h.error.stack; } catch (e) { stack = undefined; }
+    h.error = null;
+    const frames = parseStack(stack);
+    let i = 0;
+    while (i < frames.length && isOwn(frames[i])) i++;
+    h.frames = frames.slice(i, i + h.keep);
+  }
+  return h.frames.length ? { callFrames: h.frames } : undefined;
+}
+
 // ---------------------------------------------------------------------------
 // Console events
 
@@ -1475,7 +1595,7 @@ function scriptReadFrames(id, url, bytes, o) {
   return out;
 }
 
-return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, consoleItemJSON: consoleItemJSON, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
+return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
 })();
 // ---- END core.mjs ----
 
