@@ -526,7 +526,8 @@ export class Producer {
    */
   enqueueJSON(topic, json, tail) {
     try {
-      const m = measureJSON(json);
+      // consoleItemJSON has just measured the text it returned: not twice.
+      const m = lastItem.json === json ? lastItem.m : measureJSON(json);
       if (!this.itemFits(m)) { this.refused++; return false; }
       this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
       this.queueBytes += m.bytes;
@@ -1309,6 +1310,13 @@ export function stackOfHolder(h, isOwn) {
 // Console events
 
 /**
+ * The last console item text consoleItemJSON returned, with its
+ * measurement, which Producer.enqueueJSON reuses when handed that text.
+ * @type {{json: string, m: {bytes:number, objects:number, depth:number, maxString:number}|null}}
+ */
+const lastItem = { json: '', m: null };
+
+/**
  * Handles for one console event's arguments, in one DevTools session's
  * console group (runtime.mjs makes them); rollback releases those made so
  * far when an attempt is thrown away.
@@ -1338,7 +1346,11 @@ export function consoleItemJSON(type, args, extra) {
     for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
     const json = consoleJSON(type, list, x, lim);
     const m = measureJSON(json);
-    if (m.bytes <= itemBytes && m.objects <= MAX_FRAME_OBJECTS - 2 && m.maxString <= lim.maxStringBytes) return json;
+    if (m.bytes <= itemBytes && m.objects <= MAX_FRAME_OBJECTS - 2 && m.maxString <= lim.maxStringBytes) {
+      lastItem.json = json;
+      lastItem.m = m;
+      return json;
+    }
     if (x.handles) x.handles.rollback();
   }
   return consoleJSON(type, [{ type: 'string', value: '[inspector-worker: console call too large to forward]' }], x, lim);
