@@ -472,13 +472,12 @@ class Producer {
         return;
       case 'console.enable':
         if (typeof body.session === 'string') this.consoleSessions.add(body.session);
-        return;
+        break; // and on to onRequest: a realm with handles keeps a console group per session
       case 'console.disable':
         if (typeof body.session === 'string') this.consoleSessions.delete(body.session);
-        return;
+        break;
       case 'console.discard':
-        // No handles are ever sent (no "runtime" capability), so there is no group to release.
-        return;
+        break;
     }
     if (this.state === 'open' && this.onRequest) this.onRequest(f.type, body);
   }
@@ -557,16 +556,49 @@ class Producer {
   }
 
   /**
-   * Queues one item given as its JSON text ({"topic":{…}}).
+   * Queues one item given as its JSON text ({"topic":{…}}). `tail`, when
+   * given, is called once when the item is about to be sent and returns
+   * more members (",\"name\":…", or '') for the item's object: work the
+   * caller does not want on its own hot path (a console call's stack is
+   * formatted and parsed then, not during the call).
    * @param {string} topic
    * @param {string} json
+   * @param {() => string} [tail]
    */
-  enqueueJSON(topic, json) {
+  enqueueJSON(topic, json, tail) {
     try {
-      const m = measureJSON(json);
+      // consoleItemJSON has just measured the text it returned: not twice.
+      const m = lastItem.json === json ? lastItem.m : measureJSON(json);
       if (!this.itemFits(m)) { this.refused++; return false; }
-      this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString });
+      this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
       this.queueBytes += m.bytes;
+      while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
+        const old = this.queue.shift();
+        this.queueBytes -= old.bytes;
+        this.pendingDropped++;
+        this.dropped++;
+      }
+      this.kick();
+      return true;
+    } catch (e) {
+      return false;
+    }
+  }
+
+  /**
+   * Queues one item whose JSON text is built only when it is about to be
+   * sent: for observations made of immutable values (a console call with
+   * primitive arguments only), so the page's call pays for no
+   * serialization at all. `bytes` estimates its size for the queue's byte
+   * bound; an item that turns out not to fit is refused then.
+   * @param {string} topic
+   * @param {() => string} build
+   * @param {number} bytes
+   */
+  enqueueLater(topic, build, bytes) {
+    try {
+      this.queue.push({ topic, json: '', bytes, objects: 1, depth: 1, maxString: 0, build });
+      this.queueBytes += bytes;
       while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
         const old = this.queue.shift();
         this.queueBytes -= old.bytes;
@@ -587,15 +619,15 @@ class Producer {
   }
 
   /**
-   * Sends one unsequenced producer → worker frame (script.*, close) stamped
-   * with the current generation.
+   * Sends one unsequenced producer → worker frame (script.*, runtime.result,
+   * close) stamped with the current generation.
    * @param {string} type
-   * @param {any} body
+   * @param {any} body an object, or its JSON text (already measured by the caller)
    */
   sendFrame(type, body) {
     if (this.state !== 'open') return false;
     let text;
-    try { text = this.envelope(type, -1, JSON.stringify(body)); } catch (e) { return false; }
+    try { text = this.envelope(type, -1, typeof body === 'string' ? body : JSON.stringify(body)); } catch (e) { return false; }
     if (text.length * 3 > this.limits.maxFrameBytes && utf8Length(text) > this.limits.maxFrameBytes) return false;
     return this.write(text);
   }
@@ -663,6 +695,13 @@ class Producer {
     let bytes = ENVELOPE_OVERHEAD + utf8Length(this.source), objects = 2;
     while (this.queue.length && parts.length < lim.maxBatchItems) {
       const e = this.queue.peek();
+      if (e.build || e.tail) this.completeItem(e);
+      if (!e.json) { // a deferred item that could not be built within the limits
+        this.queue.shift();
+        this.queueBytes -= e.bytes;
+        this.refused++;
+        continue;
+      }
       if (!this.granted.has(e.topic)) { // not granted by the welcome: never sequenced
         this.queue.shift();
         this.queueBytes -= e.bytes;
@@ -692,6 +731,43 @@ class Producer {
     this.inFlight.push({ kind: 'append', first: seq, last: this.lastSeq, count: parts.length });
     const body = '{' + (dropped ? '"dropped":' + dropped + ',' : '') + '"items":[' + parts.join(',') + ']}';
     return this.write(this.envelope('append', seq, body));
+  }
+
+  /**
+   * Adds an item's deferred members; the item stays as it was when they
+   * do not fit.
+   * @param {any} e a queue entry
+   */
+  completeItem(e) {
+    if (e.build) {
+      const build = e.build;
+      e.build = undefined;
+      let json = '';
+      try { json = build(); } catch (x) { json = ''; }
+      const m = json ? measureJSON(json) : null;
+      if (!m || !this.itemFits(m)) return; // e.json stays '': refused
+      this.queueBytes += m.bytes - e.bytes;
+      e.json = json;
+      e.bytes = m.bytes;
+      e.objects = m.objects;
+      e.depth = m.depth;
+      e.maxString = m.maxString;
+    }
+    const tail = e.tail;
+    if (!tail) return;
+    e.tail = undefined;
+    let more = '';
+    try { more = tail(); } catch (x) { return; }
+    if (!more) return;
+    const json = e.json.slice(0, -2) + more + '}}';
+    const m = measureJSON(json);
+    if (!this.itemFits(m)) return;
+    this.queueBytes += m.bytes - e.bytes;
+    e.json = json;
+    e.bytes = m.bytes;
+    e.objects = m.objects;
+    e.depth = m.depth;
+    e.maxString = m.maxString;
   }
 
   /**
@@ -805,8 +881,8 @@ function attachLineStream(producer, stream, onDead) {
 }
 
 // ---------------------------------------------------------------------------
-// Values: CDP RemoteObject / ObjectPreview shapes, without handles (a
-// producer without the "runtime" capability has nothing to resolve them).
+// Values: CDP RemoteObject / ObjectPreview shapes; handles only when a
+// realm with the "runtime" capability (runtime.mjs) passes opts.handle.
 
 const objToString = Object.prototype.toString;
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -882,20 +958,45 @@ function classify(v, descBytes) {
     try { len = o.length >>> 0; } catch (e) { /* proxy */ }
     return { subtype: 'array', className, description: className + '(' + len + ')', size: len };
   }
-  if ((n = brand(typedArrayLength, v)) !== undefined) return { subtype: 'typedarray', className, description: className + '(' + n + ')', size: n };
-  if ((n = brand(mapSize, v)) !== undefined) return { subtype: 'map', className, description: className + '(' + n + ')', size: n };
-  if ((n = brand(setSize, v)) !== undefined) return { subtype: 'set', className, description: className + '(' + n + ')', size: n };
-  if (brand(dateGetTime, v) !== undefined) return { subtype: 'date', className, description: String(brand(dateToString, v)), size: 0 };
-  const src = brand(regexpSource, v);
-  if (src !== undefined && v !== G.RegExp.prototype) {
-    return { subtype: 'regexp', className, description: capString('/' + src + '/' + (brand(regexpFlags, v) || ''), descBytes), size: 0 };
+  // Intrinsic brand checks only where the tag says they will pass: a
+  // failing one throws a TypeError, and a throw (with its stack capture)
+  // costs more than the rest of a console call. A spoofed tag fails the
+  // brand check and falls through.
+  switch (tag) {
+    case 'Map':
+      if ((n = brand(mapSize, v)) !== undefined) return { subtype: 'map', className, description: className + '(' + n + ')', size: n };
+      break;
+    case 'Set':
+      if ((n = brand(setSize, v)) !== undefined) return { subtype: 'set', className, description: className + '(' + n + ')', size: n };
+      break;
+    case 'Date':
+      if (brand(dateGetTime, v) !== undefined) return { subtype: 'date', className, description: String(brand(dateToString, v)), size: 0 };
+      break;
+    case 'RegExp': {
+      const src = brand(regexpSource, v);
+      if (src !== undefined && v !== G.RegExp.prototype) {
+        return { subtype: 'regexp', className, description: capString('/' + src + '/' + (brand(regexpFlags, v) || ''), descBytes), size: 0 };
+      }
+      break;
+    }
+    case 'ArrayBuffer':
+    case 'SharedArrayBuffer':
+      if ((n = brand(tag === 'ArrayBuffer' ? abByteLength : sabByteLength, v)) !== undefined) {
+        return { subtype: 'arraybuffer', className, description: className + '(' + n + ')', size: 0 };
+      }
+      break;
+    case 'DataView':
+      if ((n = brand(dvByteLength, v)) !== undefined) return { subtype: 'dataview', className, description: className + '(' + n + ')', size: 0 };
+      break;
+    case 'WeakMap':
+      if (G.WeakMap && tryBool(() => { G.WeakMap.prototype.has.call(v, {}); return true; })) return { subtype: 'weakmap', className, description: className, size: 0 };
+      break;
+    case 'WeakSet':
+      if (G.WeakSet && tryBool(() => { G.WeakSet.prototype.has.call(v, {}); return true; })) return { subtype: 'weakset', className, description: className, size: 0 };
+      break;
+    default:
+      if (/Array$/.test(tag) && (n = brand(typedArrayLength, v)) !== undefined) return { subtype: 'typedarray', className, description: className + '(' + n + ')', size: n };
   }
-  if ((n = brand(abByteLength, v)) !== undefined || (n = brand(sabByteLength, v)) !== undefined) {
-    return { subtype: 'arraybuffer', className, description: className + '(' + n + ')', size: 0 };
-  }
-  if ((n = brand(dvByteLength, v)) !== undefined) return { subtype: 'dataview', className, description: className + '(' + n + ')', size: 0 };
-  if (G.WeakMap && tryBool(() => { G.WeakMap.prototype.has.call(v, {}); return true; })) return { subtype: 'weakmap', className, description: className, size: 0 };
-  if (G.WeakSet && tryBool(() => { G.WeakSet.prototype.has.call(v, {}); return true; })) return { subtype: 'weakset', className, description: className, size: 0 };
   if (tag === 'Error' || (G.Error && tryBool(() => v instanceof G.Error))) {
     return { subtype: 'error', className, description: capString(errorText(v), descBytes), size: 0 };
   }
@@ -948,10 +1049,11 @@ function nodeText(n) {
  * @typedef {object} SerializeOptions
  * @property {number} [stringBytes] cap for string values and descriptions (escaped UTF-8 bytes)
  * @property {boolean} [preview] attach ObjectPreviews (default true)
+ * @property {(v: any) => string} [handle] a handle for an object, function or symbol ('' = none); only a realm with the "runtime" capability passes it
  */
 
 /**
- * Serializes one value to a RemoteObject (no handle).
+ * Serializes one value to a RemoteObject (a handle only with opts.handle).
  * @param {any} v
  * @param {SerializeOptions} [opts]
  * @returns {Record<string, any>}
@@ -977,12 +1079,19 @@ function remoteObject(v, opts) {
       }
       case 'string':
         return { type: 'string', value: capString(v, cap) };
-      case 'symbol':
-        return { type: 'symbol', description: capString(String(symToString.call(v)), cap) };
+      case 'symbol': {
+        /** @type {Record<string, any>} */
+        const r = { type: 'symbol', description: capString(String(symToString.call(v)), cap) };
+        addHandle(r, v, opts);
+        return r;
+      }
       case 'function': {
         let src = 'function';
         try { src = fnToString.call(v); } catch (e) { /* revoked proxy */ }
-        return { type: 'function', className: classNameOf(v) || 'Function', description: capString(src, cap) };
+        /** @type {Record<string, any>} */
+        const r = { type: 'function', className: classNameOf(v) || 'Function', description: capString(src, cap) };
+        addHandle(r, v, opts);
+        return r;
       }
     }
     if (v === null) return { type: 'object', subtype: 'null' };
@@ -992,11 +1101,23 @@ function remoteObject(v, opts) {
     if (c.subtype) r.subtype = c.subtype;
     r.className = capString(c.className, 1024);
     r.description = c.description;
+    addHandle(r, v, opts);
     if (withPreview && c.subtype !== 'node') r.preview = objectPreview(v, c, 0);
     return r;
   } catch (e) {
     return { type: 'object', className: 'Object', description: 'Object' };
   }
+}
+
+/**
+ * @param {Record<string, any>} r
+ * @param {any} v
+ * @param {SerializeOptions|undefined} opts
+ */
+function addHandle(r, v, opts) {
+  if (!opts || !opts.handle) return;
+  const h = opts.handle(v);
+  if (h) r.handle = h;
 }
 
 /** @param {number} v */
@@ -1182,17 +1303,76 @@ function captureStack(isOwn) {
   return rest.length ? { callFrames: rest } : undefined;
 }
 
+/**
+ * The cheap half of captureStack, for a hot path: an Error made now (V8
+ * records its frames but formats no text until .stack is read), to be
+ * turned into call frames later by stackOfHolder. undefined when the
+ * page's Error.stackTraceLimit is 0.
+ * @returns {{error: any, keep: number, frames?: any}|undefined}
+ */
+function stackHolder() {
+  const E = /** @type {any} */ (Error);
+  const lim = E.stackTraceLimit;
+  if (typeof lim === 'number' && lim <= 0) return undefined;
+  const keep = typeof lim === 'number' ? Math.min(lim, MAX_STACK_FRAMES) : MAX_STACK_FRAMES;
+  try {
+    // The producer's own frames above the page's: the console wrapper,
+    // its hook, the emitter, this function.
+    if (typeof lim === 'number') E.stackTraceLimit = keep + 5;
+    return { error: new Error(), keep };
+  } catch (e) {
+    return undefined;
+  } finally {
+    if (typeof lim === 'number') E.stackTraceLimit = lim;
+  }
+}
+
+/**
+ * The StackTrace of a stackHolder (computed once, then cached on it),
+ * without the producer's own leading frames.
+ * @param {{error: any, keep: number, frames?: any}} h
+ * @param {(frame: {url:string}) => boolean} isOwn
+ * @returns {{callFrames: any[]}|undefined}
+ */
+function stackOfHolder(h, isOwn) {
+  if (h.frames === undefined) {
+    let stack;
+    try { stack = h.error.stack; } catch (e) { stack = undefined; }
+    h.error = null;
+    const frames = parseStack(stack);
+    let i = 0;
+    while (i < frames.length && isOwn(frames[i])) i++;
+    h.frames = frames.slice(i, i + h.keep);
+  }
+  return h.frames.length ? { callFrames: h.frames } : undefined;
+}
+
 // ---------------------------------------------------------------------------
 // Console events
+
+/**
+ * The last console item text consoleItemJSON returned, with its
+ * measurement, which Producer.enqueueJSON reuses when handed that text.
+ * @type {{json: string, m: {bytes:number, objects:number, depth:number, maxString:number}|null}}
+ */
+const lastItem = { json: '', m: null };
+
+/**
+ * Handles for one console event's arguments, in one DevTools session's
+ * console group (runtime.mjs makes them); rollback releases those made so
+ * far when an attempt is thrown away.
+ * @typedef {{make: (v: any) => string, rollback: () => void}} ConsoleHandles
+ */
 
 /**
  * Builds the JSON text of one console item ({"console":{…}}), within the
  * limits: at most MAX_CONSOLE_ARGS arguments, strings shortened so the
  * item fits a frame. Falls back to previews-off, short strings, and at
- * last a placeholder message.
+ * last a placeholder message. With `session` and `handles` the objects
+ * among the arguments carry handles of that session's console group.
  * @param {string} type a ConsoleType (log, warning, startGroup, …)
  * @param {ArrayLike<any>} args
- * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits}} [extra]
+ * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits, session?:string, handles?:ConsoleHandles}} [extra]
  */
 function consoleItemJSON(type, args, extra) {
   const x = extra || {};
@@ -1200,13 +1380,19 @@ function consoleItemJSON(type, args, extra) {
   const n = Math.min(args.length, MAX_CONSOLE_ARGS);
   const itemBytes = lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256;
   const stringCap = Math.max(1024, Math.min(lim.maxStringBytes - 16, Math.floor(lim.maxValueBytes / Math.max(1, n))));
-  const attempts = [{ stringBytes: stringCap, preview: true }, { stringBytes: 1024, preview: false }];
+  const handle = x.handles && x.session ? x.handles.make : undefined;
+  const attempts = [{ stringBytes: stringCap, preview: true, handle }, { stringBytes: 1024, preview: false, handle }];
   for (const o of attempts) {
     const list = [];
     for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
     const json = consoleJSON(type, list, x, lim);
     const m = measureJSON(json);
-    if (m.bytes <= itemBytes && m.objects <= MAX_FRAME_OBJECTS - 2 && m.maxString <= lim.maxStringBytes) return json;
+    if (m.bytes <= itemBytes && m.objects <= MAX_FRAME_OBJECTS - 2 && m.maxString <= lim.maxStringBytes) {
+      lastItem.json = json;
+      lastItem.m = m;
+      return json;
+    }
+    if (x.handles) x.handles.rollback();
   }
   return consoleJSON(type, [{ type: 'string', value: '[inspector-worker: console call too large to forward]' }], x, lim);
 }
@@ -1214,12 +1400,13 @@ function consoleItemJSON(type, args, extra) {
 /**
  * @param {string} type
  * @param {any[]} args
- * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string}} x
+ * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, session?:string}} x
  * @param {Limits} lim
  */
 function consoleJSON(type, args, x, lim) {
   /** @type {Record<string, any>} */
-  const ev = { type, args, timestamp: typeof x.timestamp === 'number' && x.timestamp >= 0 ? x.timestamp : nowMs() };
+  const ev = x.session ? { session: x.session, type, args } : { type, args };
+  ev.timestamp = typeof x.timestamp === 'number' && x.timestamp >= 0 ? x.timestamp : nowMs();
   if (x.stackTrace && x.stackTrace.callFrames && x.stackTrace.callFrames.length) ev.stackTrace = x.stackTrace;
   if (x.context) ev.context = capString(String(x.context), 1024);
   if (x.url) ev.url = capString(String(x.url), Math.min(8192, lim.maxStringBytes));
@@ -1423,9 +1610,897 @@ function scriptReadFrames(id, url, bytes, o) {
   return out;
 }
 
-return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, consoleItemJSON: consoleItemJSON, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
+return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
 })();
 // ---- END core.mjs ----
+
+// ---- BEGIN runtime.mjs (generated by build.mjs from runtime.mjs: edit runtime.mjs, then run `node client/js/build.mjs`) ----
+var IWRuntime = (function () {
+'use strict';
+// runtime.mjs — the page's Runtime realm: answers the closed Runtime frame
+// family (docs/protocol.md "Runtime") and keeps the handle tables behind
+// console arguments ("Console"). Shipped inside client.js only (build.mjs
+// inlines it after core.mjs); the tests import it directly.
+//
+// Handles live in one table per DevTools session: a handle is found only in
+// the session that received it, so one window's release never invalidates
+// another's, and a handle passed by another session is refused. Handles made
+// for a command's answer are provisional until the worker's runtime.ack
+// (accepted:false, a runtime.cancel, or a new generation frees them), so a
+// deadline or a late answer never leaves unreachable objects behind.
+//
+// What the page cannot do: stop its own JavaScript. A command that loops
+// forever blocks the page; the worker's deadline answers DevTools, and if
+// the loop ever ends its late answer is nacked and its handles freed.
+//
+// Bounds: MAX_HANDLES_PER_SESSION handles per session (beyond it values
+// are still described, with previews, but carry no handle); MAX_PROPERTIES
+// descriptors per getProperties answer; every answer measured against the
+// frame limits before it is sent (previews dropped, then descriptors
+// halved, then error "too-large").
+var remoteObject = IWCore.remoteObject, measureJSON = IWCore.measureJSON, parseStack = IWCore.parseStack, capString = IWCore.capString, DEFAULT_LIMITS = IWCore.DEFAULT_LIMITS, MAX_FRAME_OBJECTS = IWCore.MAX_FRAME_OBJECTS, MAX_DEPTH = IWCore.MAX_DEPTH, MAX_ID_BYTES = IWCore.MAX_ID_BYTES;
+
+/** Handles one DevTools session may hold in this page (provisional included). */
+const MAX_HANDLES_PER_SESSION = 65536;
+/** sourceproto.MaxProperties: descriptors in one getProperties answer, internal ones included. */
+const MAX_PROPERTIES = 4096;
+/** sourceproto.MaxCallArguments. */
+const MAX_CALL_ARGUMENTS = 64;
+/** Answers whose handles wait for runtime.ack; beyond it the oldest are freed (the worker must ack promptly). */
+const MAX_AWAITING_ACK = 4096;
+/** What V8 throws for throwOnSideEffect; DevTools' eager evaluation shows nothing for it. */
+const SIDE_EFFECT_TEXT = 'EvalError: Possible side-effect in debug-evaluate';
+/** The object group a session's console arguments live in (V8's name). */
+const CONSOLE_GROUP = 'console';
+
+const METHODS = new Set(['evaluate', 'getProperties', 'callFunctionOn', 'awaitPromise', 'releaseObject', 'releaseObjectGroup', 'globalLexicalScopeNames']);
+const G = /** @type {any} */ (globalThis);
+const promiseThen = G.Promise.prototype.then;
+const getProto = Object.getPrototypeOf;
+const ownKeys = Reflect.ownKeys;
+const gopd = Object.getOwnPropertyDescriptor;
+const symToString = G.Symbol.prototype.toString;
+
+/** @param {Function|undefined} f @param {any} v */
+function brand(f, v) {
+  if (!f) return undefined;
+  try { return f.call(v); } catch (e) { return undefined; }
+}
+/** @param {any} ctor @param {string} name */
+function getterOf(ctor, name) {
+  try { const d = ctor && gopd(ctor.prototype, name); return d && d.get; } catch (e) { return undefined; }
+}
+const mapSize = getterOf(G.Map, 'size');
+const setSize = getterOf(G.Set, 'size');
+/** @type {Array<[string, Function|undefined]>} */
+const PRIMITIVE_WRAPPERS = [
+  ['Number', G.Number.prototype.valueOf], ['String', G.String.prototype.valueOf],
+  ['Boolean', G.Boolean.prototype.valueOf], ['Symbol', G.Symbol.prototype.valueOf],
+  ['BigInt', G.BigInt && G.BigInt.prototype.valueOf],
+];
+
+/** @param {any} v */
+function isPromise(v) {
+  if (v === null || (typeof v !== 'object' && typeof v !== 'function')) return false;
+  try { return Object.prototype.toString.call(v) === '[object Promise]' || v instanceof G.Promise; } catch (e) { return false; }
+}
+
+/** @param {any} v */
+function isObjectLike(v) {
+  return (v !== null && typeof v === 'object') || typeof v === 'function' || typeof v === 'symbol';
+}
+
+/** @param {string|symbol} k */
+function isIndex(k) {
+  return typeof k === 'string' && /^(?:0|[1-9][0-9]*)$/.test(k) && +k < 4294967295;
+}
+
+/**
+ * An error a person can act on, sent as runtime.result's `error` member.
+ */
+class TransportFailure extends Error {
+  /** @param {string} code @param {string} message */
+  constructor(code, message) { super(message); this.code = code; }
+}
+
+/**
+ * @typedef {object} RealmOptions
+ * @property {(type: string, json: string) => boolean} send writes one producer → worker frame body (JSON text)
+ * @property {() => import('./core.mjs').Limits} [limits] the welcome's limits
+ * @property {(code: string) => any} [evaluate] global (indirect) eval; default (0, eval)
+ * @property {any} [global] the realm's global object
+ * @property {(frame: {url: string}) => boolean} [isOwn] stack frames of the producer itself, dropped from exception stacks
+ * @property {number} [maxHandles] handles per session (default MAX_HANDLES_PER_SESSION; tests lower it)
+ */
+
+/**
+ * @typedef {object} Ctx one command in progress
+ * @property {string} session
+ * @property {number} id
+ * @property {string} method
+ * @property {string[]} made handles made for the answer (provisional)
+ * @property {boolean} done answered (result or cancelled)
+ */
+
+/**
+ * @typedef {{v: any, group: string}} Entry
+ * @typedef {{handles: Map<string, Entry>, groups: Map<string, Set<string>>}} SessionTable
+ */
+
+class Realm {
+  /** @param {RealmOptions} o */
+  constructor(o) {
+    this.sendFn = o.send;
+    this.limitsFn = o.limits || (() => DEFAULT_LIMITS);
+    this.evalFn = o.evaluate || ((/** @type {string} */ code) => (0, eval)(code));
+    this.global = o.global || G;
+    this.isOwn = o.isOwn || (() => false);
+    this.maxHandles = o.maxHandles || MAX_HANDLES_PER_SESSION;
+    /** @type {Map<string, SessionTable>} */
+    this.sessions = new Map();
+    /** @type {Map<string, Ctx>} commands not yet answered, by session + id */
+    this.running = new Map();
+    /** @type {Map<string, Ctx>} answers whose handles wait for runtime.ack, oldest first */
+    this.awaiting = new Map();
+    this.nextHandle = 0;
+    this.exceptionId = 0;
+    this.lastResult = undefined;
+    // Counters for stats().
+    this.answered = 0;
+    this.freedUnacked = 0;
+    this.noHandle = 0;
+  }
+
+  /** A new generation (or none): every handle and command of the old one is gone. */
+  reset() {
+    this.sessions.clear();
+    for (const c of this.running.values()) c.done = true;
+    this.running.clear();
+    this.awaiting.clear();
+    this.lastResult = undefined;
+  }
+
+  /**
+   * One worker → producer frame of the Runtime or console families; false
+   * for any other type.
+   * @param {string} type
+   * @param {any} body
+   */
+  handle(type, body) {
+    try {
+      switch (type) {
+        case 'runtime.command': this.command(body); return true;
+        case 'runtime.cancel': this.cancel(body); return true;
+        case 'runtime.ack': this.ack(body); return true;
+        case 'console.disable':
+        case 'console.discard':
+          if (typeof body.session === 'string') this.releaseGroup(body.session, CONSOLE_GROUP);
+          return true;
+        case 'console.enable': return true;
+      }
+    } catch (e) { /* never throw into the carrier */ }
+    return false;
+  }
+
+  /**
+   * The handle maker for one console event of one session.
+   * @param {string} session
+   * @returns {import('./core.mjs').ConsoleHandles}
+   */
+  consoleHandles(session) {
+    /** @type {string[]} */
+    const made = [];
+    return {
+      make: (v) => {
+        const h = this.makeHandle(session, v, CONSOLE_GROUP);
+        if (h) made.push(h);
+        return h;
+      },
+      rollback: () => {
+        for (const h of made) this.release(session, h);
+        made.length = 0;
+      },
+    };
+  }
+
+  /** Counters for tests and the page's __inspectorWorkerClient.stats(). */
+  stats() {
+    let handles = 0;
+    /** @type {Record<string, number>} */
+    const perSession = {};
+    for (const [s, t] of this.sessions) { handles += t.handles.size; perSession[s] = t.handles.size; }
+    let provisional = 0;
+    for (const c of this.awaiting.values()) provisional += c.made.length;
+    return {
+      handles, perSession, provisional, running: this.running.size, awaitingAck: this.awaiting.size,
+      answered: this.answered, freedUnacked: this.freedUnacked, noHandle: this.noHandle,
+    };
+  }
+
+  // -------------------------------------------------------------------------
+  // Handle tables
+
+  /**
+   * @param {string} session
+   * @param {any} v
+   * @param {string} group
+   * @returns {string} '' when the session's table is full
+   */
+  makeHandle(session, v, group) {
+    let t = this.sessions.get(session);
+    if (!t) { t = { handles: new Map(), groups: new Map() }; this.sessions.set(session, t); }
+    if (t.handles.size >= this.maxHandles) { this.noHandle++; return ''; }
+    const h = 'h:' + (++this.nextHandle);
+    t.handles.set(h, { v, group });
+    let g = t.groups.get(group);
+    if (!g) { g = new Set(); t.groups.set(group, g); }
+    g.add(h);
+    return h;
+  }
+
+  /** @param {string} session @param {string} h */
+  release(session, h) {
+    const t = this.sessions.get(session);
+    const e = t && t.handles.get(h);
+    if (!t || !e) return;
+    t.handles.delete(h);
+    const g = t.groups.get(e.group);
+    if (g) { g.delete(h); if (!g.size) t.groups.delete(e.group); }
+    if (!t.handles.size) this.sessions.delete(session);
+  }
+
+  /** @param {string} session @param {string} group */
+  releaseGroup(session, group) {
+    const t = this.sessions.get(session);
+    const g = t && t.groups.get(group);
+    if (!t || !g) return;
+    for (const h of g) t.handles.delete(h);
+    t.groups.delete(group);
+    if (!t.handles.size) this.sessions.delete(session);
+  }
+
+  /**
+   * The entry behind a handle of this session; a handle of another session
+   * (or a released one) is refused by name.
+   * @param {string} session
+   * @param {unknown} h
+   * @returns {Entry}
+   */
+  lookup(session, h) {
+    if (typeof h !== 'string' || !h) throw new TransportFailure('invalid-argument', 'no handle given');
+    const t = this.sessions.get(session);
+    const e = t && t.handles.get(h);
+    if (e) return e;
+    for (const [s, o] of this.sessions) {
+      if (s !== session && o.handles.has(h)) throw new TransportFailure('no-such-handle', 'handle ' + h + ' belongs to another DevTools session; a session can use only the handles it received');
+    }
+    throw new TransportFailure('no-such-handle', 'no object with handle ' + h + ' in this page (released, or from an earlier page load)');
+  }
+
+  // -------------------------------------------------------------------------
+  // Commands
+
+  /** @param {any} b */
+  command(b) {
+    if (!b || typeof b.session !== 'string' || typeof b.id !== 'number' || typeof b.method !== 'string') return;
+    const ctx = { session: b.session, id: b.id, method: b.method, made: [], done: false };
+    const key = b.session + '\n' + b.id;
+    if (!METHODS.has(b.method)) { this.answerError(ctx, new TransportFailure('unsupported', 'method ' + b.method + ' is not in the client Runtime subset')); return; }
+    const p = b[b.method];
+    if (!p || typeof p !== 'object') { this.answerError(ctx, new TransportFailure('invalid-argument', 'the ' + b.method + ' member is missing')); return; }
+    this.running.set(key, ctx);
+    let out;
+    try {
+      out = this.run(ctx, p);
+    } catch (e) {
+      this.finish(key, ctx, null, e);
+      return;
+    }
+    if (out && typeof out.then === 'function') {
+      promiseThen.call(out, (/** @type {any} */ r) => this.finish(key, ctx, r, null), (/** @type {any} */ e) => this.finish(key, ctx, null, e));
+    } else {
+      this.finish(key, ctx, out, null);
+    }
+  }
+
+  /**
+   * @param {Ctx} ctx
+   * @param {any} p the method's params
+   * @returns {any} the result member, or a promise of it
+   */
+  run(ctx, p) {
+    switch (ctx.method) {
+      case 'evaluate': return this.evaluate(ctx, p);
+      case 'getProperties': return this.getProperties(ctx, p);
+      case 'callFunctionOn': return this.callFunctionOn(ctx, p);
+      case 'awaitPromise': {
+        const e = this.lookup(ctx.session, p.handle);
+        return this.settle(ctx, e.v, true, p, e.group);
+      }
+      case 'releaseObject':
+        if (typeof p.handle === 'string') this.release(ctx.session, p.handle);
+        return {};
+      case 'releaseObjectGroup':
+        if (typeof p.objectGroup === 'string') this.releaseGroup(ctx.session, p.objectGroup);
+        return {};
+      case 'globalLexicalScopeNames':
+        // JavaScript has no way to list the global lexical scope
+        // (let/const/class of classic scripts): the answer is empty, and
+        // DevTools' completion falls back to the global object's properties.
+        return { names: [] };
+    }
+    throw new TransportFailure('unsupported', 'method ' + ctx.method);
+  }
+
+  /**
+   * @param {string} key
+   * @param {Ctx} ctx
+   * @param {any} result
+   * @param {any} err
+   */
+  finish(key, ctx, result, err) {
+    if (ctx.done) { // cancelled, or a new generation: nobody will ack these
+      this.freeMade(ctx);
+      return;
+    }
+    ctx.done = true;
+    this.running.delete(key);
+    if (err) { this.answerError(ctx, err); return; }
+    this.answer(ctx, result);
+  }
+
+  /** @param {Ctx} ctx */
+  freeMade(ctx) {
+    if (ctx.made.length) this.freedUnacked += ctx.made.length;
+    for (const h of ctx.made) this.release(ctx.session, h);
+    ctx.made.length = 0;
+  }
+
+  /**
+   * Sends the result, after measuring it; handles stay provisional until
+   * the ack.
+   * @param {Ctx} ctx
+   * @param {any} result
+   */
+  answer(ctx, result) {
+    const lim = this.limitsFn();
+    let json = this.resultJSON(ctx, result);
+    if (!this.fits(json, lim) && ctx.method === 'getProperties') json = this.shrinkProperties(ctx, result, lim);
+    if (!json || !this.fits(json, lim)) {
+      this.freeMade(ctx);
+      this.answerError(ctx, new TransportFailure('too-large', 'the answer is over the frame limits (' + lim.maxFrameBytes + ' bytes, ' + MAX_FRAME_OBJECTS + ' objects); ask for less, e.g. returnByValue off or fewer properties'));
+      return;
+    }
+    if (!this.sendFn('runtime.result', json)) { this.freeMade(ctx); return; }
+    this.answered++;
+    if (ctx.method === 'releaseObject' || ctx.method === 'releaseObjectGroup') return;
+    if (!ctx.made.length) return;
+    const key = ctx.session + '\n' + ctx.id;
+    this.awaiting.set(key, ctx);
+    while (this.awaiting.size > MAX_AWAITING_ACK) {
+      const [k, old] = this.awaiting.entries().next().value;
+      this.awaiting.delete(k);
+      this.freeMade(old);
+    }
+  }
+
+  /** @param {Ctx} ctx @param {any} result */
+  resultJSON(ctx, result) {
+    try {
+      return '{"session":' + JSON.stringify(ctx.session) + ',"id":' + ctx.id + ',"method":"' + ctx.method + '","' + ctx.method + '":' + JSON.stringify(result) + '}';
+    } catch (e) {
+      return '';
+    }
+  }
+
+  /** @param {string} json @param {import('./core.mjs').Limits} lim */
+  fits(json, lim) {
+    if (!json) return false;
+    const m = measureJSON(json);
+    return m.bytes <= lim.maxFrameBytes - 256 - MAX_ID_BYTES && m.objects <= MAX_FRAME_OBJECTS - 1 && m.depth <= MAX_DEPTH - 1 && m.maxString <= lim.maxStringBytes;
+  }
+
+  /**
+   * A getProperties answer too big for one frame: previews go first, then
+   * half the descriptors at a time (DevTools pages big objects itself).
+   * @param {Ctx} ctx
+   * @param {any} r
+   * @param {import('./core.mjs').Limits} lim
+   */
+  shrinkProperties(ctx, r, lim) {
+    /** @param {any} o */
+    const strip = (o) => { if (o && o.preview) delete o.preview; };
+    for (const d of r.result) { strip(d.value); strip(d.get); strip(d.set); }
+    if (r.internalProperties) for (const d of r.internalProperties) strip(d.value);
+    let json = this.resultJSON(ctx, r);
+    while (!this.fits(json, lim) && r.result.length > 1) {
+      r.result = r.result.slice(0, r.result.length >> 1);
+      json = this.resultJSON(ctx, r);
+    }
+    return json;
+  }
+
+  /** @param {Ctx} ctx @param {any} err */
+  answerError(ctx, err) {
+    ctx.done = true;
+    this.running.delete(ctx.session + '\n' + ctx.id);
+    const code = err instanceof TransportFailure ? err.code : 'internal';
+    const message = capString(err instanceof TransportFailure ? err.message : 'the page failed to answer: ' + safeText(err), 1024);
+    this.sendFn('runtime.result', '{"session":' + JSON.stringify(ctx.session) + ',"id":' + ctx.id + ',"method":' + JSON.stringify(ctx.method) +
+      ',"error":' + JSON.stringify({ code, message }) + '}');
+  }
+
+  /** @param {any} b */
+  cancel(b) {
+    if (!b || typeof b.session !== 'string' || typeof b.id !== 'number') return;
+    const key = b.session + '\n' + b.id;
+    const ctx = this.running.get(key);
+    if (ctx) {
+      // Still running (an await): answer now; whatever it makes later is freed in finish.
+      this.answerError(ctx, new TransportFailure('cancelled', 'cancelled by the worker'));
+      this.freeMade(ctx);
+      ctx.done = true;
+      return;
+    }
+    // Already answered: the worker withdrew the command, so it will not map the handles.
+    const a = this.awaiting.get(key);
+    if (a) { this.awaiting.delete(key); this.freeMade(a); }
+  }
+
+  /** @param {any} b */
+  ack(b) {
+    if (!b || typeof b.session !== 'string' || typeof b.id !== 'number') return;
+    const key = b.session + '\n' + b.id;
+    const a = this.awaiting.get(key);
+    if (!a) return;
+    this.awaiting.delete(key);
+    if (b.accepted !== true) this.freeMade(a);
+  }
+
+  // -------------------------------------------------------------------------
+  // Values
+
+  /**
+   * A RemoteObject whose handle (if any) is provisional for ctx.
+   * @param {Ctx} ctx
+   * @param {any} v
+   * @param {string} group
+   * @param {boolean} preview
+   */
+  ro(ctx, v, group, preview) {
+    const opts = {
+      preview,
+      handle: (/** @type {any} */ x) => {
+        const h = this.makeHandle(ctx.session, x, group);
+        if (h) ctx.made.push(h);
+        return h;
+      },
+    };
+    return remoteObject(v, opts);
+  }
+
+  /**
+   * A RemoteObject by value (returnByValue): primitives as usual, objects as
+   * their JSON value within maxValueBytes.
+   * @param {any} v
+   */
+  byValue(v) {
+    const t = typeof v;
+    if (v === null || (t !== 'object' && t !== 'function')) return remoteObject(v, { preview: false });
+    if (t === 'function') return { type: 'function', value: {} }; // V8 sends an empty object
+    let json;
+    try { json = JSON.stringify(v); } catch (e) {
+      throw new TransportFailure('invalid-argument', "Object couldn't be returned by value: " + safeText(e));
+    }
+    const r = /** @type {Record<string, any>} */ (remoteObject(v, { preview: false }));
+    delete r.description;
+    delete r.className;
+    if (json === undefined) return r;
+    const lim = this.limitsFn();
+    const m = measureJSON(json);
+    if (m.bytes > lim.maxValueBytes || m.depth > MAX_DEPTH - 8 || m.maxString > lim.maxStringBytes) {
+      throw new TransportFailure('too-large', 'the value is over MaxValueBytes (' + lim.maxValueBytes + ' bytes): return a smaller value, or a handle');
+    }
+    r.value = JSON.parse(json);
+    return r;
+  }
+
+  /**
+   * ExceptionDetails for a thrown value.
+   * @param {Ctx} ctx
+   * @param {any} err
+   * @param {string} text 'Uncaught' or 'Uncaught (in promise)'
+   * @param {string} group
+   * @param {boolean} preview
+   */
+  exception(ctx, err, text, group, preview) {
+    /** @type {Record<string, any>} */
+    const d = { exceptionId: ++this.exceptionId, text, lineNumber: 0, columnNumber: 0 };
+    let stack;
+    try { stack = err !== null && typeof err === 'object' ? err.stack : undefined; } catch (e) { /* a getter threw */ }
+    if (typeof stack === 'string') {
+      // Eval'd code is "<anonymous>:line:col" in V8's stack text.
+      const m = /<anonymous>:(\d+):(\d+)/.exec(stack);
+      if (m) { d.lineNumber = Math.max(0, +m[1] - 1); d.columnNumber = Math.max(0, +m[2] - 1); }
+      const frames = parseStack(stack).filter((f) => !this.isOwn(f));
+      if (frames.length) d.stackTrace = { callFrames: frames };
+    }
+    d.exception = this.ro(ctx, err, group, preview);
+    return d;
+  }
+
+  /**
+   * Awaits v when asked and it is a promise; the evaluate-shaped result.
+   * @param {Ctx} ctx
+   * @param {any} v
+   * @param {boolean} wait
+   * @param {{returnByValue?: boolean, generatePreview?: boolean}} p
+   * @param {string} group
+   */
+  settle(ctx, v, wait, p, group) {
+    if (!wait || !isPromise(v)) return this.valueResult(ctx, v, p, group);
+    return new Promise((resolve, reject) => {
+      promiseThen.call(v,
+        (/** @type {any} */ x) => { try { resolve(this.valueResult(ctx, x, p, group)); } catch (e) { reject(e); } },
+        (/** @type {any} */ e) => {
+          try {
+            resolve({ result: this.ro(ctx, e, group, !!p.generatePreview), exceptionDetails: this.exception(ctx, e, 'Uncaught (in promise)', group, !!p.generatePreview) });
+          } catch (x) { reject(x); }
+        });
+    });
+  }
+
+  /**
+   * @param {Ctx} ctx
+   * @param {any} v
+   * @param {{returnByValue?: boolean, generatePreview?: boolean}} p
+   * @param {string} group
+   */
+  valueResult(ctx, v, p, group) {
+    if (ctx.done) return { result: { type: 'undefined' } }; // cancelled meanwhile: make no handles
+    return { result: p.returnByValue ? this.byValue(v) : this.ro(ctx, v, group, !!p.generatePreview) };
+  }
+
+  /**
+   * @param {Ctx} ctx
+   * @param {any} err
+   * @param {{generatePreview?: boolean}} p
+   * @param {string} group
+   */
+  thrown(ctx, err, p, group) {
+    return { result: this.ro(ctx, err, group, !!p.generatePreview), exceptionDetails: this.exception(ctx, err, 'Uncaught', group, !!p.generatePreview) };
+  }
+
+  // -------------------------------------------------------------------------
+  // evaluate
+
+  sideEffectRefusal() {
+    const ex = { type: 'object', subtype: 'error', className: 'EvalError', description: SIDE_EFFECT_TEXT };
+    return { result: ex, exceptionDetails: { exceptionId: ++this.exceptionId, text: 'Uncaught', lineNumber: 0, columnNumber: 0, exception: ex } };
+  }
+
+  /**
+   * Runs code with the page's global eval; a page whose CSP forbids eval
+   * is a transport failure that says so.
+   * @param {string} code
+   */
+  globalEval(code) {
+    try {
+      return { ok: true, v: this.evalFn(code) };
+    } catch (e) {
+      if (this.evalBlocked(e)) {
+        throw new TransportFailure('unsupported', "this page's Content-Security-Policy forbids eval (no 'unsafe-eval' in script-src): the Console cannot evaluate here; allow 'unsafe-eval' for development");
+      }
+      return { ok: false, v: e };
+    }
+  }
+
+  /** @param {any} e */
+  evalBlocked(e) {
+    let isEvalError = false;
+    try { isEvalError = e instanceof G.EvalError || (e && e.name === 'EvalError'); } catch (x) { /* ignore */ }
+    if (!isEvalError) return false;
+    // Our probe: eval of a literal throws only when eval itself is refused.
+    try { this.evalFn('0'); return false; } catch (x) { return true; }
+  }
+
+  /**
+   * @param {Ctx} ctx
+   * @param {any} p EvaluateParams
+   */
+  evaluate(ctx, p) {
+    if (p.throwOnSideEffect) return this.sideEffectRefusal();
+    if (typeof p.expression !== 'string') throw new TransportFailure('invalid-argument', 'expression must be a string');
+    const group = typeof p.objectGroup === 'string' ? p.objectGroup : '';
+    const undo = p.includeCommandLineAPI ? this.installCommandLineAPI() : null;
+    let r;
+    try {
+      r = this.globalEval(p.expression);
+      // Top-level await (the Console's replMode): retry as an async arrow.
+      if (!r.ok && isSyntaxError(r.v) && /\bawait\b/.test(p.expression)) {
+        const again = this.globalEval('(async () => (' + p.expression + '\n))()');
+        if (again.ok) r = { ok: true, v: again.v, awaited: true };
+      }
+    } finally {
+      if (undo) undo();
+    }
+    if (!r.ok) return this.thrown(ctx, r.v, p, group);
+    const out = this.settle(ctx, r.v, !!(p.awaitPromise || r.awaited), p, group);
+    if (p.includeCommandLineAPI) {
+      if (out && typeof out.then === 'function') promiseThen.call(out, (/** @type {any} */ x) => { if (!x.exceptionDetails) this.lastResult = r.v; }, () => {});
+      else this.lastResult = r.v;
+    }
+    return out;
+  }
+
+  /**
+   * DevTools' Command Line API, best effort: the names the page does not
+   * define itself, installed on the global object for the synchronous part
+   * of one evaluation and removed afterwards.
+   * @returns {() => void}
+   */
+  installCommandLineAPI() {
+    const g = this.global;
+    const doc = g.document;
+    const con = g.console;
+    /** @type {Record<string, any>} */
+    const api = {
+      $_: this.lastResult,
+      keys: (/** @type {any} */ o) => Object.keys(o),
+      values: (/** @type {any} */ o) => Object.values(o),
+      dir: (/** @type {any[]} */ ...a) => con && con.dir(...a),
+      dirxml: (/** @type {any[]} */ ...a) => con && con.dirxml(...a),
+      table: (/** @type {any[]} */ ...a) => con && con.table(...a),
+      clear: () => con && con.clear(),
+    };
+    if (doc) {
+      api.$ = (/** @type {string} */ s, /** @type {any} */ root) => (root || doc).querySelector(s);
+      api.$$ = (/** @type {string} */ s, /** @type {any} */ root) => Array.from((root || doc).querySelectorAll(s));
+      api.$x = (/** @type {string} */ xp, /** @type {any} */ root) => {
+        const out = [];
+        const it = doc.evaluate(xp, root || doc, null, 0, null);
+        if (it.resultType === 4 || it.resultType === 5) for (let n = it.iterateNext(); n; n = it.iterateNext()) out.push(n);
+        else out.push(it.numberValue !== undefined && it.resultType === 1 ? it.numberValue : it.resultType === 2 ? it.stringValue : it.booleanValue);
+        return out;
+      };
+    }
+    /** @type {string[]} */
+    const added = [];
+    for (const k of Object.keys(api)) {
+      try {
+        if (k in g) continue; // the page's own $ (jQuery) wins
+        Object.defineProperty(g, k, { value: api[k], configurable: true, writable: true, enumerable: false });
+        added.push(k);
+      } catch (e) { /* a frozen global */ }
+    }
+    return () => {
+      for (const k of added) {
+        try { const d = gopd(g, k); if (d && d.value === api[k]) delete g[k]; } catch (e) { /* ignore */ }
+      }
+    };
+  }
+
+  // -------------------------------------------------------------------------
+  // callFunctionOn
+
+  /**
+   * @param {Ctx} ctx
+   * @param {any} p CallFunctionOnParams
+   */
+  callFunctionOn(ctx, p) {
+    if (p.throwOnSideEffect) return this.sideEffectRefusal();
+    if (typeof p.functionDeclaration !== 'string') throw new TransportFailure('invalid-argument', 'functionDeclaration must be a string');
+    let group = typeof p.objectGroup === 'string' ? p.objectGroup : '';
+    let receiver = this.global;
+    if (p.handle) {
+      const e = this.lookup(ctx.session, p.handle);
+      receiver = e.v;
+      if (!p.objectGroup) group = e.group;
+    }
+    const list = Array.isArray(p.arguments) ? p.arguments : [];
+    if (list.length > MAX_CALL_ARGUMENTS) throw new TransportFailure('invalid-argument', 'more than ' + MAX_CALL_ARGUMENTS + ' arguments (MaxCallArguments)');
+    const args = list.map((a) => this.argument(ctx, a));
+    const f = this.globalEval('(' + p.functionDeclaration + '\n)');
+    if (!f.ok) return this.thrown(ctx, f.v, p, group);
+    if (typeof f.v !== 'function') throw new TransportFailure('invalid-argument', 'functionDeclaration does not evaluate to a function');
+    let v;
+    try {
+      v = Reflect.apply(f.v, receiver, args);
+    } catch (e) {
+      return this.thrown(ctx, e, p, group);
+    }
+    return this.settle(ctx, v, !!p.awaitPromise, p, group);
+  }
+
+  /**
+   * A CallArgument's value. `{"value":null}` is null here (the one place
+   * where JSON null is a value, not an absent member).
+   * @param {Ctx} ctx
+   * @param {any} a
+   */
+  argument(ctx, a) {
+    if (!a || typeof a !== 'object') return undefined;
+    if (typeof a.handle === 'string' && a.handle) return this.lookup(ctx.session, a.handle).v;
+    if (typeof a.unserializableValue === 'string' && a.unserializableValue) return unserializable(a.unserializableValue);
+    if ('value' in a) return a.value;
+    return undefined;
+  }
+
+  // -------------------------------------------------------------------------
+  // getProperties
+
+  /**
+   * @param {Ctx} ctx
+   * @param {any} p GetPropertiesParams
+   */
+  getProperties(ctx, p) {
+    const e = this.lookup(ctx.session, p.handle);
+    const v = e.v;
+    const preview = !!p.generatePreview;
+    /** @type {any[]} */
+    const result = [];
+    /** @type {any[]} */
+    const internal = [];
+    if (typeof v === 'symbol') return { result };
+    const seen = new Set();
+    let o = v, own = true;
+    while (o !== null && o !== undefined && result.length < MAX_PROPERTIES) {
+      let keys;
+      try { keys = ownKeys(o); } catch (x) { return this.thrown(ctx, x, p, e.group); } // a proxy trap threw
+      for (const k of keys) {
+        if (result.length >= MAX_PROPERTIES) break;
+        if (seen.has(k) || (p.nonIndexedPropertiesOnly && isIndex(k))) continue;
+        seen.add(k);
+        let d;
+        try { d = gopd(o, k); } catch (x) { continue; }
+        if (!d) continue;
+        const accessor = 'get' in d || 'set' in d;
+        if (p.accessorPropertiesOnly && !accessor) continue;
+        /** @type {Record<string, any>} */
+        const pd = { name: typeof k === 'symbol' ? String(symToString.call(k)) : k };
+        if (accessor) {
+          pd.get = this.ro(ctx, d.get, e.group, false);
+          pd.set = this.ro(ctx, d.set, e.group, false);
+        } else {
+          pd.value = this.ro(ctx, d.value, e.group, preview);
+          pd.writable = !!d.writable;
+        }
+        pd.configurable = !!d.configurable;
+        pd.enumerable = !!d.enumerable;
+        pd.isOwn = own;
+        if (typeof k === 'symbol') pd.symbol = this.ro(ctx, k, e.group, false);
+        result.push(pd);
+      }
+      if (p.ownProperties) break;
+      try { o = getProto(o); } catch (x) { break; }
+      own = false;
+    }
+    if (p.accessorPropertiesOnly) return { result };
+    return this.internals(ctx, v, e.group, preview, result, internal);
+  }
+
+  /**
+   * V8's internal properties: [[Prototype]], [[Entries]] of a Map/Set,
+   * [[PromiseState]]/[[PromiseResult]], [[PrimitiveValue]].
+   * @param {Ctx} ctx
+   * @param {any} v
+   * @param {string} group
+   * @param {boolean} preview
+   * @param {any[]} result
+   * @param {any[]} internal
+   */
+  internals(ctx, v, group, preview, result, internal) {
+    const room = () => result.length + internal.length < MAX_PROPERTIES;
+    const add = (/** @type {string} */ name, /** @type {any} */ x) => { if (room()) internal.push({ name, value: this.ro(ctx, x, group, preview) }); };
+    /** @returns {any} */
+    const done = () => (internal.length ? { result, internalProperties: internal } : { result });
+    for (const [, valueOf] of PRIMITIVE_WRAPPERS) {
+      if (typeof v !== 'object' || !valueOf) break;
+      let pv;
+      try { pv = valueOf.call(v); } catch (x) { continue; }
+      add('[[PrimitiveValue]]', pv);
+      break;
+    }
+    const entries = this.entriesOf(v);
+    if (entries) add('[[Entries]]', entries);
+    if (isPromise(v)) {
+      return this.promiseState(v).then((s) => {
+        if (ctx.done) return done();
+        add('[[PromiseState]]', s.state);
+        if (s.state !== 'pending') add('[[PromiseResult]]', s.value);
+        this.addPrototype(v, add);
+        return done();
+      });
+    }
+    this.addPrototype(v, add);
+    return done();
+  }
+
+  /** @param {any} v @param {(name: string, x: any) => void} add */
+  addPrototype(v, add) {
+    let proto = null;
+    try { proto = getProto(v); } catch (x) { /* a proxy trap threw */ }
+    if (proto !== null) add('[[Prototype]]', proto);
+  }
+
+  /**
+   * A Map's entries as an array of {key, value}, a Set's as an array of
+   * values; undefined for anything else. Iterated with the intrinsic
+   * iterators, so a page's patched Map.prototype is not called.
+   * @param {any} v
+   */
+  entriesOf(v) {
+    const out = [];
+    try {
+      if (brand(mapSize, v) !== undefined) {
+        const it = G.Map.prototype.entries.call(v);
+        for (let s = it.next(); !s.done && out.length < MAX_PROPERTIES; s = it.next()) out.push({ key: s.value[0], value: s.value[1] });
+        return out;
+      }
+      if (brand(setSize, v) !== undefined) {
+        const it = G.Set.prototype.values.call(v);
+        for (let s = it.next(); !s.done && out.length < MAX_PROPERTIES; s = it.next()) out.push(s.value);
+        return out;
+      }
+    } catch (e) { /* an exotic receiver */ }
+    return undefined;
+  }
+
+  /**
+   * A promise's state. JavaScript cannot read it synchronously: this
+   * attaches a reaction and looks after the reactions already queued ran.
+   * (Attaching marks a rejected promise handled, as expanding it in
+   * DevTools would not; the price of asking.)
+   * @param {any} p
+   * @returns {Promise<{state: string, value?: any}>}
+   */
+  promiseState(p) {
+    /** @type {{state: string, value?: any}} */
+    const s = { state: 'pending' };
+    try {
+      promiseThen.call(p, (/** @type {any} */ x) => { s.state = 'fulfilled'; s.value = x; }, (/** @type {any} */ e) => { s.state = 'rejected'; s.value = e; });
+    } catch (e) { return G.Promise.resolve(s); }
+    // Two turns: a settled promise's reaction job runs before the second.
+    return G.Promise.resolve().then(() => undefined).then(() => s);
+  }
+}
+
+/** @param {any} e */
+function isSyntaxError(e) {
+  try { return e instanceof G.SyntaxError || (e && e.name === 'SyntaxError'); } catch (x) { return false; }
+}
+
+/** @param {string} u */
+function unserializable(u) {
+  switch (u) {
+    case 'NaN': return NaN;
+    case 'Infinity': return Infinity;
+    case '-Infinity': return -Infinity;
+    case '-0': return -0;
+  }
+  if (/^-?[0-9]+n$/.test(u) && G.BigInt) return G.BigInt(u.slice(0, -1));
+  throw new TransportFailure('invalid-argument', 'unserializableValue ' + capString(u, 64) + ' is not Infinity, -Infinity, NaN, -0 or a bigint literal');
+}
+
+/** @param {any} e */
+function safeText(e) {
+  try { return capString(String(e && e.message !== undefined ? e.message : e), 512); } catch (x) { return 'unknown error'; }
+}
+
+/**
+ * Whether a console call needs per-session events: some argument is an
+ * object, function or symbol (typeof only: no brand checks, nothing that
+ * runs page code or throws).
+ * @param {ArrayLike<any>} args
+ */
+function anyNeedsHandles(args) {
+  for (let i = 0; i < args.length; i++) if (isObjectLike(args[i])) return true;
+  return false;
+}
+
+return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_PROPERTIES, MAX_CALL_ARGUMENTS: MAX_CALL_ARGUMENTS, MAX_AWAITING_ACK: MAX_AWAITING_ACK, SIDE_EFFECT_TEXT: SIDE_EFFECT_TEXT, CONSOLE_GROUP: CONSOLE_GROUP, Realm: Realm, anyNeedsHandles: anyNeedsHandles };
+})();
+// ---- END runtime.mjs ----
 
   var MIN_BACKOFF = 250;
   var MAX_BACKOFF = 10000;
@@ -1468,7 +2543,7 @@ return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAU
     role: 'client',
     source: source,
     token: token,
-    capabilities: ['console', 'scripts'],
+    capabilities: ['console', 'scripts', 'runtime'],
     topics: ['console', 'page', 'script'],
     agent: { name: 'inspector-worker-client', version: IWCore.AGENT_VERSION },
     page: pageInfo,
@@ -1481,7 +2556,17 @@ return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAU
     retryLater: function (fn) { setT(fn, 50); },
     onRequest: onRequest,
     onClose: onWorkerClose,
-    onOpen: function () { attempts = 0; },
+    onOpen: function () { attempts = 0; realm.reset(); },
+  });
+
+  // The page's Runtime realm: evaluations and handle tables, one per
+  // DevTools session (runtime.mjs). Reset with every generation.
+  /** @type {InstanceType<typeof IWRuntime.Realm>} */
+  var realm = new IWRuntime.Realm({
+    send: function (type, json) { return producer.sendFrame(type, json); },
+    limits: function () { return producer.limits; },
+    global: w,
+    isOwn: isOwn,
   });
 
   var unwrapConsole = IWCore.wrapConsole(w.console, emit);
@@ -1494,7 +2579,7 @@ return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAU
       enumerable: false,
       value: Object.freeze({
         source: function () { return source; },
-        stats: function () { return producer.stats(); },
+        stats: function () { var s = /** @type {any} */ (producer.stats()); s.runtime = realm.stats(); return s; },
         stop: stop,
       }),
     });
@@ -1590,13 +2675,50 @@ return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAU
 
   /** @param {string} type @param {any[]} args */
   function emit(type, args) {
-    var json = IWCore.consoleItemJSON(type, args, {
-      timestamp: IWCore.nowMs(),
-      stackTrace: IWCore.captureStack(isOwn),
-      url: lastPage.url,
-      limits: producer.limits,
+    consoleItems(type, args, IWCore.stackHolder(), undefined);
+  }
+
+  // One event for everyone while no DevTools session enabled console or
+  // no argument is an object (primitives need no handle: the hot path of
+  // a string-only log stays one serialization); else one event per
+  // enabled session, its objects carrying handles of that session's
+  // console group. The call's stack is taken now and formatted when the
+  // item is sent (Producer.enqueueJSON's tail), off the page's call.
+  /** @param {string} type @param {any[]} args @param {any} holder @param {any} stackTrace */
+  function consoleItems(type, args, holder, stackTrace) {
+    var x = { timestamp: IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits, session: '', handles: undefined };
+    var tail = holder ? function () {
+      var st = IWCore.stackOfHolder(holder, isOwn);
+      return st ? ',"stackTrace":' + JSON.stringify(st) : '';
+    } : undefined;
+    if (!IWRuntime.anyNeedsHandles(args)) {
+      // Primitives only: nothing can change before the item is sent, so
+      // it is serialized then, off the page's call.
+      producer.enqueueLater('console', function () {
+        x.limits = producer.limits;
+        var json = IWCore.consoleItemJSON(type, args, x);
+        return tail ? json.slice(0, -2) + tail() + '}}' : json;
+      }, primitiveBytes(args));
+      return;
+    }
+    if (!producer.consoleSessions.size) {
+      producer.enqueueJSON('console', IWCore.consoleItemJSON(type, args, x), tail);
+      return;
+    }
+    producer.consoleSessions.forEach(function (session) {
+      x.session = session;
+      x.handles = realm.consoleHandles(session);
+      producer.enqueueJSON('console', IWCore.consoleItemJSON(type, args, x), tail);
     });
-    producer.enqueueJSON('console', json);
+  }
+
+  // A size estimate of a primitive-only console item, for the queue's byte
+  // bound before it is built.
+  /** @param {any[]} args */
+  function primitiveBytes(args) {
+    var n = 256;
+    for (var i = 0; i < args.length; i++) n += typeof args[i] === 'string' ? args[i].length + 32 : 48;
+    return n;
   }
 
   // An exception's own stack, or undefined.
@@ -1612,9 +2734,7 @@ return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAU
 
   /** @param {any[]} args @param {any} stackTrace */
   function uncaught(args, stackTrace) {
-    producer.enqueueJSON('console', IWCore.consoleItemJSON('error', args, {
-      timestamp: IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits,
-    }));
+    consoleItems('error', args, undefined, stackTrace);
   }
 
   function installObservers() {
@@ -1739,6 +2859,7 @@ return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAU
       if (ws !== sock) return;
       ws = null;
       producer.disconnect();
+      realm.reset();
       scheduleReconnect();
     };
     sock.onerror = function () { /* a close event follows */ };
@@ -1748,6 +2869,7 @@ return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAU
     var s = ws;
     ws = null;
     producer.disconnect();
+    realm.reset();
     if (s) {
       try { s.close(1000); } catch (e) { /* ignore */ }
     }
@@ -1775,6 +2897,7 @@ return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAU
     var s = ws;
     ws = null;
     producer.disconnect();
+    realm.reset();
     if (s) {
       try { s.close(1000); } catch (e) { /* ignore */ }
     }
@@ -1794,6 +2917,7 @@ return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAU
   /** @param {string} type @param {any} body */
   function onRequest(type, body) {
     if (type === 'script.read') readScript(body);
+    else realm.handle(type, body);
   }
 
   /** @param {number} ms */

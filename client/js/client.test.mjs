@@ -23,7 +23,7 @@ test('hello, welcome, initial replace with the page and its scripts', async (t) 
   assert.match(source, /^client-[0-9a-f]{16}$/);
   assert.deepEqual(hello, {
     v: 1, type: 'hello', source, body: {
-      role: 'client', token: 'secret-token', capabilities: ['console', 'scripts'], topics: ['console', 'page', 'script'],
+      role: 'client', token: 'secret-token', capabilities: ['console', 'scripts', 'runtime'], topics: ['console', 'page', 'script'],
       agent: { name: 'inspector-worker-client', version: AGENT_VERSION }, page: { url: PAGE_URL, title: 'My app' },
     },
   });
@@ -295,4 +295,66 @@ test('no data-endpoint: the client does nothing', () => {
   assert.equal(b.sockets.length, 0);
   assert.equal(b.win.__inspectorWorkerClient, undefined);
   assert.equal(b.run(`console.log('x')`), 'ret:log');
+});
+
+test('runtime: evaluate in the page through the socket; console objects carry handles per enabled session', async (t) => {
+  const b = fakeBrowser();
+  t.after(() => stopAll(b));
+  await settle();
+  const w = b.worker;
+  w.send('runtime.command', { session: 's1', id: 1, method: 'evaluate', evaluate: { expression: 'document.title' } });
+  await settle();
+  const [r1] = w.of('runtime.result');
+  assert.deepEqual(r1.body, { session: 's1', id: 1, method: 'evaluate', evaluate: { result: { type: 'string', value: 'My app' } } });
+
+  // No session enabled console: one event, no handles, no session.
+  b.run(`console.log('plain', { a: 1 })`);
+  await settle();
+  let ev = w.items().at(-1).console;
+  assert.equal(ev.session, undefined);
+  assert.equal(ev.args[1].handle, undefined);
+
+  w.send('console.enable', { session: 's1' });
+  w.send('console.enable', { session: 's2' });
+  await settle();
+  const before = w.items().length;
+  b.run(`globalThis.user = { id: 7 }; console.log('user', user); console.log('strings only', 1)`);
+  await settle();
+  const evs = w.items().slice(before).map((/** @type {any} */ it) => it.console);
+  assert.deepEqual(evs.map((/** @type {any} */ e) => [e.session, e.args[0].value]), [['s1', 'user'], ['s2', 'user'], [undefined, 'strings only']]);
+  const h1 = evs[0].args[1].handle, h2 = evs[1].args[1].handle;
+  assert.match(h1, /^h:\d+$/);
+  assert.notEqual(h1, h2);
+  assert.deepEqual(evs[0].args[1].preview.properties, [{ name: 'id', type: 'number', value: '7' }]);
+  assert.deepEqual(evs[0].stackTrace, evs[1].stackTrace, 'one stack for both sessions');
+
+  // The console handle expands in its session, and is refused in the other.
+  w.send('runtime.command', { session: 's1', id: 2, method: 'getProperties', getProperties: { handle: h1, ownProperties: true } });
+  w.send('runtime.command', { session: 's2', id: 3, method: 'getProperties', getProperties: { handle: h1, ownProperties: true } });
+  await settle();
+  const [, r2, r3] = w.of('runtime.result');
+  assert.deepEqual(r2.body.getProperties.result[0], { name: 'id', value: { type: 'number', value: 7, description: '7' }, writable: true, configurable: true, enumerable: true, isOwn: true });
+  assert.equal(r3.body.error.code, 'no-such-handle');
+  w.send('runtime.ack', { session: 's1', id: 2, method: 'getProperties', accepted: true });
+  await settle();
+  const stats = () => JSON.parse(JSON.stringify(b.win.__inspectorWorkerClient.stats().runtime));
+  assert.deepEqual(stats().perSession, { s1: 2, s2: 1 }); // s1: the console arg and the prototype from getProperties
+
+  // discard releases s1's console group only (with what getProperties made
+  // from it: property values join their object's group, as in V8);
+  // disable releases s2's.
+  w.send('console.discard', { session: 's1' });
+  await settle();
+  assert.deepEqual(stats().perSession, { s2: 1 });
+  w.send('console.disable', { session: 's2' });
+  await settle();
+  assert.deepEqual(stats().perSession, {});
+  b.run(`console.log(user)`);
+  await settle();
+  ev = w.items().at(-1).console;
+  assert.equal(ev.session, 's1', 'only s1 still enabled');
+
+  // A new generation drops every handle.
+  b.socket.drop();
+  assert.equal(stats().handles, 0);
 });

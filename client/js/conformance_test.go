@@ -308,7 +308,7 @@ func TestClientAgainstRegistry(t *testing.T) {
 	rec.wait(t, "initial replace", func() bool { return len(rec.replaced) == 1 })
 	info := rec.opened[0]
 	if info.Ref.Role != sourceproto.RoleClient || !strings.HasPrefix(info.Ref.ID, "client-") ||
-		info.Capabilities != sourceproto.CapConsole|sourceproto.CapScripts ||
+		info.Capabilities != sourceproto.CapConsole|sourceproto.CapScripts|sourceproto.CapRuntime ||
 		info.Topics != sourceproto.TopicConsole|sourceproto.TopicPage|sourceproto.TopicScript ||
 		info.Page == nil || info.Page.URL != "http://127.0.0.1:5173/" || info.Page.Title != "My app" {
 		t.Fatalf("opened: %+v", info)
@@ -417,6 +417,8 @@ func TestClientAgainstRegistry(t *testing.T) {
 		}
 	}
 
+	runtimeRoundTrips(t, reg, lw, rec, command)
+
 	// An append that never arrives: the next one reveals an unexplained
 	// gap, the Registry asks for a snapshot, the client answers it.
 	lw.mu.Lock()
@@ -444,6 +446,157 @@ func TestClientAgainstRegistry(t *testing.T) {
 	lw.checkNoRejects(t)
 	if t.Failed() {
 		t.Logf("driver stderr:\n%s", stderr.String())
+	}
+}
+
+// runtimeRoundTrips drives the page's Runtime realm through the Registry:
+// every runtime.result and every console item with handles must pass the
+// worker's decoder and validator (lw.checkNoRejects at the end of the
+// caller), and carry what DevTools needs.
+func runtimeRoundTrips(t *testing.T, reg *sourceproto.Registry, lw *lineWorker, rec *recorder, command func(string)) {
+	t.Helper()
+	ref := lw.source().Ref()
+	send := func(b sourceproto.Body) {
+		t.Helper()
+		if err := reg.Send(ref, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var nextID uint64
+	// do sends one command and waits for its result.
+	do := func(method sourceproto.RuntimeMethod, fill func(*sourceproto.RuntimeCommand)) *sourceproto.RuntimeResult {
+		t.Helper()
+		nextID++
+		c := &sourceproto.RuntimeCommand{Session: "s1", ID: nextID, Method: method}
+		fill(c)
+		send(c)
+		var got *sourceproto.RuntimeResult
+		id := nextID
+		rec.wait(t, "runtime.result "+string(method), func() bool {
+			for _, b := range rec.responses {
+				if r, ok := b.(*sourceproto.RuntimeResult); ok && r.ID == id {
+					got = r
+					return true
+				}
+			}
+			return false
+		})
+		if got.Session != "s1" || got.Method != method {
+			t.Fatalf("result header: %+v", got)
+		}
+		return got
+	}
+	ack := func(r *sourceproto.RuntimeResult, accepted bool) {
+		send(&sourceproto.RuntimeAck{Session: r.Session, ID: r.ID, Method: r.Method, Accepted: accepted})
+	}
+
+	title := do(sourceproto.MethodEvaluate, func(c *sourceproto.RuntimeCommand) {
+		c.Evaluate = &sourceproto.EvaluateParams{Expression: "document.title"}
+	})
+	if title.Evaluate == nil || string(title.Evaluate.Result.Value) != `"My app"` {
+		t.Fatalf("document.title: %+v", title)
+	}
+
+	obj := do(sourceproto.MethodEvaluate, func(c *sourceproto.RuntimeCommand) {
+		c.Evaluate = &sourceproto.EvaluateParams{ObjectGroup: "console", GeneratePreview: true,
+			Expression: "({ a: 1, m: new Map([[1, { x: 2 }]]), p: Promise.resolve(3), get g() { return 1; }, [Symbol('s')]: 1, big: Array.from({ length: 5000 }, (_, i) => i) })"}
+	})
+	h := obj.Evaluate.Result.Handle
+	if h == "" || obj.Evaluate.Result.Preview == nil {
+		t.Fatalf("object: %+v", obj.Evaluate)
+	}
+	ack(obj, true)
+	props := do(sourceproto.MethodGetProperties, func(c *sourceproto.RuntimeCommand) {
+		c.GetProperties = &sourceproto.GetPropertiesParams{Handle: h, OwnProperties: true, GeneratePreview: true}
+	})
+	if props.GetProperties == nil || len(props.GetProperties.Result) != 6 || len(props.GetProperties.InternalProperties) != 1 ||
+		props.GetProperties.InternalProperties[0].Name != "[[Prototype]]" {
+		t.Fatalf("getProperties: %+v", props)
+	}
+	ack(props, true)
+	var bigHandle string
+	for _, d := range props.GetProperties.Result {
+		if d.Name == "big" {
+			bigHandle = d.Value.Handle
+		}
+	}
+	big := do(sourceproto.MethodGetProperties, func(c *sourceproto.RuntimeCommand) {
+		c.GetProperties = &sourceproto.GetPropertiesParams{Handle: bigHandle, OwnProperties: true, GeneratePreview: true}
+	})
+	if big.GetProperties == nil || len(big.GetProperties.Result) == 0 {
+		t.Fatalf("big getProperties: %+v", big.Error)
+	}
+
+	thrown := do(sourceproto.MethodEvaluate, func(c *sourceproto.RuntimeCommand) {
+		c.Evaluate = &sourceproto.EvaluateParams{Expression: "(function boom() { throw new TypeError('bad') })()"}
+	})
+	if d := thrown.Evaluate.ExceptionDetails; d == nil || d.Exception == nil || d.Exception.ClassName != "TypeError" {
+		t.Fatalf("exception: %+v", thrown.Evaluate)
+	}
+	eager := do(sourceproto.MethodEvaluate, func(c *sourceproto.RuntimeCommand) {
+		c.Evaluate = &sourceproto.EvaluateParams{Expression: "document.title = 'x'", ThrowOnSideEffect: true, Timeout: 500}
+	})
+	if d := eager.Evaluate.ExceptionDetails; d == nil || d.Exception.Description != "EvalError: Possible side-effect in debug-evaluate" {
+		t.Fatalf("throwOnSideEffect: %+v", eager.Evaluate)
+	}
+	call := do(sourceproto.MethodCallFunctionOn, func(c *sourceproto.RuntimeCommand) {
+		c.CallFunctionOn = &sourceproto.CallFunctionOnParams{Handle: h, ReturnByValue: true,
+			FunctionDeclaration: "function (n, u, o) { return [this.a + n, String(u), o === this] }",
+			Arguments:           []sourceproto.CallArgument{{Value: sourceproto.RawJSON("41")}, {UnserializableValue: "-Infinity"}, {Handle: h}}}
+	})
+	if call.CallFunctionOn == nil || string(call.CallFunctionOn.Result.Value) != `[42,"-Infinity",true]` {
+		t.Fatalf("callFunctionOn: %+v %+v", call.CallFunctionOn, call.Error)
+	}
+	rejected := do(sourceproto.MethodEvaluate, func(c *sourceproto.RuntimeCommand) {
+		c.Evaluate = &sourceproto.EvaluateParams{Expression: "Promise.reject(new RangeError('no'))", AwaitPromise: true}
+	})
+	if d := rejected.Evaluate.ExceptionDetails; d == nil || d.Text != "Uncaught (in promise)" {
+		t.Fatalf("awaitPromise rejected: %+v", rejected.Evaluate)
+	}
+	names := do(sourceproto.MethodGlobalLexicalScopeNames, func(c *sourceproto.RuntimeCommand) {
+		c.GlobalLexicalScopeNames = &sourceproto.GlobalLexicalScopeNamesParams{}
+	})
+	if names.GlobalLexicalScopeNames == nil {
+		t.Fatalf("globalLexicalScopeNames: %+v", names)
+	}
+	rel := do(sourceproto.MethodReleaseObjectGroup, func(c *sourceproto.RuntimeCommand) {
+		c.ReleaseObjectGroup = &sourceproto.ReleaseObjectGroupParams{ObjectGroup: "console"}
+	})
+	if rel.ReleaseObjectGroup == nil {
+		t.Fatalf("releaseObjectGroup: %+v", rel)
+	}
+	gone := do(sourceproto.MethodGetProperties, func(c *sourceproto.RuntimeCommand) {
+		c.GetProperties = &sourceproto.GetPropertiesParams{Handle: h, OwnProperties: true}
+	})
+	if gone.Error == nil || gone.Error.Code != sourceproto.ErrorCode("no-such-handle") {
+		t.Fatalf("released handle: %+v", gone)
+	}
+
+	// Console objects with handles in s1's console group.
+	send(&sourceproto.ConsoleEnable{Session: "s1"})
+	rec.mu.Lock()
+	before := len(rec.items)
+	rec.mu.Unlock()
+	command("#objects") // after the enable on the same pipe
+
+	var ev *sourceproto.ConsoleEvent
+	rec.wait(t, "console item with handles", func() bool {
+		for _, it := range rec.items[before:] {
+			if it.Console != nil && it.Console.Session == "s1" {
+				ev = it.Console
+				return true
+			}
+		}
+		return false
+	})
+	var handles int
+	for _, a := range ev.Args {
+		if a.Handle != "" {
+			handles++
+		}
+	}
+	if handles != 5 || ev.Args[0].Handle != "" || ev.Args[6].Handle != "" {
+		t.Fatalf("console handles: %d in %+v", handles, ev.Args)
 	}
 }
 

@@ -431,13 +431,12 @@ export class Producer {
         return;
       case 'console.enable':
         if (typeof body.session === 'string') this.consoleSessions.add(body.session);
-        return;
+        break; // and on to onRequest: a realm with handles keeps a console group per session
       case 'console.disable':
         if (typeof body.session === 'string') this.consoleSessions.delete(body.session);
-        return;
+        break;
       case 'console.discard':
-        // No handles are ever sent (no "runtime" capability), so there is no group to release.
-        return;
+        break;
     }
     if (this.state === 'open' && this.onRequest) this.onRequest(f.type, body);
   }
@@ -516,16 +515,49 @@ export class Producer {
   }
 
   /**
-   * Queues one item given as its JSON text ({"topic":{…}}).
+   * Queues one item given as its JSON text ({"topic":{…}}). `tail`, when
+   * given, is called once when the item is about to be sent and returns
+   * more members (",\"name\":…", or '') for the item's object: work the
+   * caller does not want on its own hot path (a console call's stack is
+   * formatted and parsed then, not during the call).
    * @param {string} topic
    * @param {string} json
+   * @param {() => string} [tail]
    */
-  enqueueJSON(topic, json) {
+  enqueueJSON(topic, json, tail) {
     try {
-      const m = measureJSON(json);
+      // consoleItemJSON has just measured the text it returned: not twice.
+      const m = lastItem.json === json ? lastItem.m : measureJSON(json);
       if (!this.itemFits(m)) { this.refused++; return false; }
-      this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString });
+      this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
       this.queueBytes += m.bytes;
+      while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
+        const old = this.queue.shift();
+        this.queueBytes -= old.bytes;
+        this.pendingDropped++;
+        this.dropped++;
+      }
+      this.kick();
+      return true;
+    } catch (e) {
+      return false;
+    }
+  }
+
+  /**
+   * Queues one item whose JSON text is built only when it is about to be
+   * sent: for observations made of immutable values (a console call with
+   * primitive arguments only), so the page's call pays for no
+   * serialization at all. `bytes` estimates its size for the queue's byte
+   * bound; an item that turns out not to fit is refused then.
+   * @param {string} topic
+   * @param {() => string} build
+   * @param {number} bytes
+   */
+  enqueueLater(topic, build, bytes) {
+    try {
+      this.queue.push({ topic, json: '', bytes, objects: 1, depth: 1, maxString: 0, build });
+      this.queueBytes += bytes;
       while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
         const old = this.queue.shift();
         this.queueBytes -= old.bytes;
@@ -546,15 +578,15 @@ export class Producer {
   }
 
   /**
-   * Sends one unsequenced producer → worker frame (script.*, close) stamped
-   * with the current generation.
+   * Sends one unsequenced producer → worker frame (script.*, runtime.result,
+   * close) stamped with the current generation.
    * @param {string} type
-   * @param {any} body
+   * @param {any} body an object, or its JSON text (already measured by the caller)
    */
   sendFrame(type, body) {
     if (this.state !== 'open') return false;
     let text;
-    try { text = this.envelope(type, -1, JSON.stringify(body)); } catch (e) { return false; }
+    try { text = this.envelope(type, -1, typeof body === 'string' ? body : JSON.stringify(body)); } catch (e) { return false; }
     if (text.length * 3 > this.limits.maxFrameBytes && utf8Length(text) > this.limits.maxFrameBytes) return false;
     return this.write(text);
   }
@@ -622,6 +654,13 @@ export class Producer {
     let bytes = ENVELOPE_OVERHEAD + utf8Length(this.source), objects = 2;
     while (this.queue.length && parts.length < lim.maxBatchItems) {
       const e = this.queue.peek();
+      if (e.build || e.tail) this.completeItem(e);
+      if (!e.json) { // a deferred item that could not be built within the limits
+        this.queue.shift();
+        this.queueBytes -= e.bytes;
+        this.refused++;
+        continue;
+      }
       if (!this.granted.has(e.topic)) { // not granted by the welcome: never sequenced
         this.queue.shift();
         this.queueBytes -= e.bytes;
@@ -651,6 +690,43 @@ export class Producer {
     this.inFlight.push({ kind: 'append', first: seq, last: this.lastSeq, count: parts.length });
     const body = '{' + (dropped ? '"dropped":' + dropped + ',' : '') + '"items":[' + parts.join(',') + ']}';
     return this.write(this.envelope('append', seq, body));
+  }
+
+  /**
+   * Adds an item's deferred members; the item stays as it was when they
+   * do not fit.
+   * @param {any} e a queue entry
+   */
+  completeItem(e) {
+    if (e.build) {
+      const build = e.build;
+      e.build = undefined;
+      let json = '';
+      try { json = build(); } catch (x) { json = ''; }
+      const m = json ? measureJSON(json) : null;
+      if (!m || !this.itemFits(m)) return; // e.json stays '': refused
+      this.queueBytes += m.bytes - e.bytes;
+      e.json = json;
+      e.bytes = m.bytes;
+      e.objects = m.objects;
+      e.depth = m.depth;
+      e.maxString = m.maxString;
+    }
+    const tail = e.tail;
+    if (!tail) return;
+    e.tail = undefined;
+    let more = '';
+    try { more = tail(); } catch (x) { return; }
+    if (!more) return;
+    const json = e.json.slice(0, -2) + more + '}}';
+    const m = measureJSON(json);
+    if (!this.itemFits(m)) return;
+    this.queueBytes += m.bytes - e.bytes;
+    e.json = json;
+    e.bytes = m.bytes;
+    e.objects = m.objects;
+    e.depth = m.depth;
+    e.maxString = m.maxString;
   }
 
   /**
@@ -764,8 +840,8 @@ export function attachLineStream(producer, stream, onDead) {
 }
 
 // ---------------------------------------------------------------------------
-// Values: CDP RemoteObject / ObjectPreview shapes, without handles (a
-// producer without the "runtime" capability has nothing to resolve them).
+// Values: CDP RemoteObject / ObjectPreview shapes; handles only when a
+// realm with the "runtime" capability (runtime.mjs) passes opts.handle.
 
 const objToString = Object.prototype.toString;
 const hasOwn = Object.prototype.hasOwnProperty;
@@ -841,20 +917,45 @@ function classify(v, descBytes) {
     try { len = o.length >>> 0; } catch (e) { /* proxy */ }
     return { subtype: 'array', className, description: className + '(' + len + ')', size: len };
   }
-  if ((n = brand(typedArrayLength, v)) !== undefined) return { subtype: 'typedarray', className, description: className + '(' + n + ')', size: n };
-  if ((n = brand(mapSize, v)) !== undefined) return { subtype: 'map', className, description: className + '(' + n + ')', size: n };
-  if ((n = brand(setSize, v)) !== undefined) return { subtype: 'set', className, description: className + '(' + n + ')', size: n };
-  if (brand(dateGetTime, v) !== undefined) return { subtype: 'date', className, description: String(brand(dateToString, v)), size: 0 };
-  const src = brand(regexpSource, v);
-  if (src !== undefined && v !== G.RegExp.prototype) {
-    return { subtype: 'regexp', className, description: capString('/' + src + '/' + (brand(regexpFlags, v) || ''), descBytes), size: 0 };
+  // Intrinsic brand checks only where the tag says they will pass: a
+  // failing one throws a TypeError, and a throw (with its stack capture)
+  // costs more than the rest of a console call. A spoofed tag fails the
+  // brand check and falls through.
+  switch (tag) {
+    case 'Map':
+      if ((n = brand(mapSize, v)) !== undefined) return { subtype: 'map', className, description: className + '(' + n + ')', size: n };
+      break;
+    case 'Set':
+      if ((n = brand(setSize, v)) !== undefined) return { subtype: 'set', className, description: className + '(' + n + ')', size: n };
+      break;
+    case 'Date':
+      if (brand(dateGetTime, v) !== undefined) return { subtype: 'date', className, description: String(brand(dateToString, v)), size: 0 };
+      break;
+    case 'RegExp': {
+      const src = brand(regexpSource, v);
+      if (src !== undefined && v !== G.RegExp.prototype) {
+        return { subtype: 'regexp', className, description: capString('/' + src + '/' + (brand(regexpFlags, v) || ''), descBytes), size: 0 };
+      }
+      break;
+    }
+    case 'ArrayBuffer':
+    case 'SharedArrayBuffer':
+      if ((n = brand(tag === 'ArrayBuffer' ? abByteLength : sabByteLength, v)) !== undefined) {
+        return { subtype: 'arraybuffer', className, description: className + '(' + n + ')', size: 0 };
+      }
+      break;
+    case 'DataView':
+      if ((n = brand(dvByteLength, v)) !== undefined) return { subtype: 'dataview', className, description: className + '(' + n + ')', size: 0 };
+      break;
+    case 'WeakMap':
+      if (G.WeakMap && tryBool(() => { G.WeakMap.prototype.has.call(v, {}); return true; })) return { subtype: 'weakmap', className, description: className, size: 0 };
+      break;
+    case 'WeakSet':
+      if (G.WeakSet && tryBool(() => { G.WeakSet.prototype.has.call(v, {}); return true; })) return { subtype: 'weakset', className, description: className, size: 0 };
+      break;
+    default:
+      if (/Array$/.test(tag) && (n = brand(typedArrayLength, v)) !== undefined) return { subtype: 'typedarray', className, description: className + '(' + n + ')', size: n };
   }
-  if ((n = brand(abByteLength, v)) !== undefined || (n = brand(sabByteLength, v)) !== undefined) {
-    return { subtype: 'arraybuffer', className, description: className + '(' + n + ')', size: 0 };
-  }
-  if ((n = brand(dvByteLength, v)) !== undefined) return { subtype: 'dataview', className, description: className + '(' + n + ')', size: 0 };
-  if (G.WeakMap && tryBool(() => { G.WeakMap.prototype.has.call(v, {}); return true; })) return { subtype: 'weakmap', className, description: className, size: 0 };
-  if (G.WeakSet && tryBool(() => { G.WeakSet.prototype.has.call(v, {}); return true; })) return { subtype: 'weakset', className, description: className, size: 0 };
   if (tag === 'Error' || (G.Error && tryBool(() => v instanceof G.Error))) {
     return { subtype: 'error', className, description: capString(errorText(v), descBytes), size: 0 };
   }
@@ -907,10 +1008,11 @@ function nodeText(n) {
  * @typedef {object} SerializeOptions
  * @property {number} [stringBytes] cap for string values and descriptions (escaped UTF-8 bytes)
  * @property {boolean} [preview] attach ObjectPreviews (default true)
+ * @property {(v: any) => string} [handle] a handle for an object, function or symbol ('' = none); only a realm with the "runtime" capability passes it
  */
 
 /**
- * Serializes one value to a RemoteObject (no handle).
+ * Serializes one value to a RemoteObject (a handle only with opts.handle).
  * @param {any} v
  * @param {SerializeOptions} [opts]
  * @returns {Record<string, any>}
@@ -936,12 +1038,19 @@ export function remoteObject(v, opts) {
       }
       case 'string':
         return { type: 'string', value: capString(v, cap) };
-      case 'symbol':
-        return { type: 'symbol', description: capString(String(symToString.call(v)), cap) };
+      case 'symbol': {
+        /** @type {Record<string, any>} */
+        const r = { type: 'symbol', description: capString(String(symToString.call(v)), cap) };
+        addHandle(r, v, opts);
+        return r;
+      }
       case 'function': {
         let src = 'function';
         try { src = fnToString.call(v); } catch (e) { /* revoked proxy */ }
-        return { type: 'function', className: classNameOf(v) || 'Function', description: capString(src, cap) };
+        /** @type {Record<string, any>} */
+        const r = { type: 'function', className: classNameOf(v) || 'Function', description: capString(src, cap) };
+        addHandle(r, v, opts);
+        return r;
       }
     }
     if (v === null) return { type: 'object', subtype: 'null' };
@@ -951,11 +1060,23 @@ export function remoteObject(v, opts) {
     if (c.subtype) r.subtype = c.subtype;
     r.className = capString(c.className, 1024);
     r.description = c.description;
+    addHandle(r, v, opts);
     if (withPreview && c.subtype !== 'node') r.preview = objectPreview(v, c, 0);
     return r;
   } catch (e) {
     return { type: 'object', className: 'Object', description: 'Object' };
   }
+}
+
+/**
+ * @param {Record<string, any>} r
+ * @param {any} v
+ * @param {SerializeOptions|undefined} opts
+ */
+function addHandle(r, v, opts) {
+  if (!opts || !opts.handle) return;
+  const h = opts.handle(v);
+  if (h) r.handle = h;
 }
 
 /** @param {number} v */
@@ -1141,17 +1262,76 @@ export function captureStack(isOwn) {
   return rest.length ? { callFrames: rest } : undefined;
 }
 
+/**
+ * The cheap half of captureStack, for a hot path: an Error made now (V8
+ * records its frames but formats no text until .stack is read), to be
+ * turned into call frames later by stackOfHolder. undefined when the
+ * page's Error.stackTraceLimit is 0.
+ * @returns {{error: any, keep: number, frames?: any}|undefined}
+ */
+export function stackHolder() {
+  const E = /** @type {any} */ (Error);
+  const lim = E.stackTraceLimit;
+  if (typeof lim === 'number' && lim <= 0) return undefined;
+  const keep = typeof lim === 'number' ? Math.min(lim, MAX_STACK_FRAMES) : MAX_STACK_FRAMES;
+  try {
+    // The producer's own frames above the page's: the console wrapper,
+    // its hook, the emitter, this function.
+    if (typeof lim === 'number') E.stackTraceLimit = keep + 5;
+    return { error: new Error(), keep };
+  } catch (e) {
+    return undefined;
+  } finally {
+    if (typeof lim === 'number') E.stackTraceLimit = lim;
+  }
+}
+
+/**
+ * The StackTrace of a stackHolder (computed once, then cached on it),
+ * without the producer's own leading frames.
+ * @param {{error: any, keep: number, frames?: any}} h
+ * @param {(frame: {url:string}) => boolean} isOwn
+ * @returns {{callFrames: any[]}|undefined}
+ */
+export function stackOfHolder(h, isOwn) {
+  if (h.frames === undefined) {
+    let stack;
+    try { stack = h.error.stack; } catch (e) { stack = undefined; }
+    h.error = null;
+    const frames = parseStack(stack);
+    let i = 0;
+    while (i < frames.length && isOwn(frames[i])) i++;
+    h.frames = frames.slice(i, i + h.keep);
+  }
+  return h.frames.length ? { callFrames: h.frames } : undefined;
+}
+
 // ---------------------------------------------------------------------------
 // Console events
+
+/**
+ * The last console item text consoleItemJSON returned, with its
+ * measurement, which Producer.enqueueJSON reuses when handed that text.
+ * @type {{json: string, m: {bytes:number, objects:number, depth:number, maxString:number}|null}}
+ */
+const lastItem = { json: '', m: null };
+
+/**
+ * Handles for one console event's arguments, in one DevTools session's
+ * console group (runtime.mjs makes them); rollback releases those made so
+ * far when an attempt is thrown away.
+ * @typedef {{make: (v: any) => string, rollback: () => void}} ConsoleHandles
+ */
 
 /**
  * Builds the JSON text of one console item ({"console":{…}}), within the
  * limits: at most MAX_CONSOLE_ARGS arguments, strings shortened so the
  * item fits a frame. Falls back to previews-off, short strings, and at
- * last a placeholder message.
+ * last a placeholder message. With `session` and `handles` the objects
+ * among the arguments carry handles of that session's console group.
  * @param {string} type a ConsoleType (log, warning, startGroup, …)
  * @param {ArrayLike<any>} args
- * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits}} [extra]
+ * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits, session?:string, handles?:ConsoleHandles}} [extra]
  */
 export function consoleItemJSON(type, args, extra) {
   const x = extra || {};
@@ -1159,13 +1339,19 @@ export function consoleItemJSON(type, args, extra) {
   const n = Math.min(args.length, MAX_CONSOLE_ARGS);
   const itemBytes = lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256;
   const stringCap = Math.max(1024, Math.min(lim.maxStringBytes - 16, Math.floor(lim.maxValueBytes / Math.max(1, n))));
-  const attempts = [{ stringBytes: stringCap, preview: true }, { stringBytes: 1024, preview: false }];
+  const handle = x.handles && x.session ? x.handles.make : undefined;
+  const attempts = [{ stringBytes: stringCap, preview: true, handle }, { stringBytes: 1024, preview: false, handle }];
   for (const o of attempts) {
     const list = [];
     for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
     const json = consoleJSON(type, list, x, lim);
     const m = measureJSON(json);
-    if (m.bytes <= itemBytes && m.objects <= MAX_FRAME_OBJECTS - 2 && m.maxString <= lim.maxStringBytes) return json;
+    if (m.bytes <= itemBytes && m.objects <= MAX_FRAME_OBJECTS - 2 && m.maxString <= lim.maxStringBytes) {
+      lastItem.json = json;
+      lastItem.m = m;
+      return json;
+    }
+    if (x.handles) x.handles.rollback();
   }
   return consoleJSON(type, [{ type: 'string', value: '[inspector-worker: console call too large to forward]' }], x, lim);
 }
@@ -1173,12 +1359,13 @@ export function consoleItemJSON(type, args, extra) {
 /**
  * @param {string} type
  * @param {any[]} args
- * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string}} x
+ * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, session?:string}} x
  * @param {Limits} lim
  */
 function consoleJSON(type, args, x, lim) {
   /** @type {Record<string, any>} */
-  const ev = { type, args, timestamp: typeof x.timestamp === 'number' && x.timestamp >= 0 ? x.timestamp : nowMs() };
+  const ev = x.session ? { session: x.session, type, args } : { type, args };
+  ev.timestamp = typeof x.timestamp === 'number' && x.timestamp >= 0 ? x.timestamp : nowMs();
   if (x.stackTrace && x.stackTrace.callFrames && x.stackTrace.callFrames.length) ev.stackTrace = x.stackTrace;
   if (x.context) ev.context = capString(String(x.context), 1024);
   if (x.url) ev.url = capString(String(x.url), Math.min(8192, lim.maxStringBytes));

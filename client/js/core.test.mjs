@@ -245,7 +245,9 @@ test('worker close, hello reject, console sessions, requests', async () => {
   w.send('script.read', { id: 1, url: 'http://x/a.js' });
   w.send('close', { code: 'shutdown' });
   await tick();
-  assert.deepEqual(seen, [['open', 4], ['script.read', { id: 1, url: 'http://x/a.js' }], ['close', 'shutdown', undefined]]);
+  // console.* frames update consoleSessions and then reach onRequest too (a realm keeps a console group per session).
+  assert.deepEqual(seen, [['open', 4], ['console.enable', { session: 's1' }], ['script.read', { id: 1, url: 'http://x/a.js' }], ['close', 'shutdown', undefined]]);
+  assert.deepEqual([...p.consoleSessions], ['s1']);
   assert.equal(p.state, 'closed');
 
   /** @type {string[]} */
@@ -645,4 +647,26 @@ test('appItemJSON: identifier names, JSON-safe data, oversized data replaced', a
   assert.deepEqual(JSON.parse(appItemJSON('x', 'y'.repeat(300000))).app.data, { truncated: true, bytes: 300002 });
   let deep = {}; for (let i = 0; i < 70; i++) deep = { deep };
   assert.equal(JSON.parse(appItemJSON('x', deep)).app.data.truncated, true);
+});
+
+test('enqueueLater: the item is built when sent, in order with the others; one that does not fit is refused then', async () => {
+  const { w, p, connect } = setup();
+  let built = 0;
+  p.enqueueJSON('console', JSON.stringify({ console: log('first') }));
+  p.enqueueLater('console', () => { built++; return JSON.stringify({ console: log('later') }); }, 100);
+  p.enqueueLater('console', () => JSON.stringify({ console: log('x'.repeat(DEFAULT_LIMITS.maxStringBytes + 10)) }), 100);
+  p.enqueueJSON('console', JSON.stringify({ console: log('last') }), () => ',"url":"http://tail/"');
+  assert.equal(built, 0, 'nothing built while queued');
+  connect();
+  await tick(); await tick();
+  assert.equal(built, 1);
+  const items = w.items().map((/** @type {any} */ it) => [it.console.args[0].value, it.console.url]);
+  assert.deepEqual(items, [['first', undefined], ['later', undefined], ['last', 'http://tail/']]);
+  assert.equal(p.refused, 1);
+  assert.equal(p.queueBytes, 0);
+  // Dropped unbuilt when the queue overflows: never built, counted as dropped.
+  const q = new Producer({ role: 'client', source: 'c', maxQueueItems: 2 });
+  let b2 = 0;
+  for (let i = 0; i < 5; i++) q.enqueueLater('console', () => { b2++; return '{}'; }, 10);
+  assert.deepEqual([q.queue.length, q.dropped, b2, q.queueBytes], [2, 3, 0, 20]);
 });

@@ -4,6 +4,7 @@
 // Lines from stdin starting with "#" are commands, not frames:
 //   #values   log one call per value kind, an uncaught error, a rejection
 //   #burst N  log N numbered lines
+//   #objects  log objects (handles when a session enabled console)
 //   #stop     stop the client (close frame) and exit
 import readline from 'node:readline';
 import { fakeBrowser } from './browser.mjs';
@@ -49,6 +50,8 @@ rl.on('line', (line) => {
     b.dispatch('error', { message: 'Uncaught Error: uncaught', error: b.run('globalThis.__err'), filename: 'http://127.0.0.1:5173/app.js', lineno: 3, colno: 7 });
     b.dispatch('unhandledrejection', { reason: b.run(`new RangeError('rejected')`) });
     b.run(`history.pushState({}, '', '/next')`);
+  } else if (cmd === 'objects') {
+    b.run(`console.log('objects', { a: 1, nested: { b: [1, 2] } }, new Map([[1, 2]]), Symbol('x'), function f() {}, [1, 2, 3], 'tail')`);
   } else if (cmd === 'burst') {
     b.run(`for (let i = 0; i < ${Number(arg)}; i++) console.log('burst', i)`);
   } else if (cmd === 'stop') {
