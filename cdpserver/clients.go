@@ -75,6 +75,7 @@ type clientHub struct {
 	reads      scriptReads                              // Guarded by mu.
 	nextRead   uint64                                   // Guarded by mu: last script read id.
 	lossTimer  *time.Timer                              // Guarded by mu: a pending reportLosses, nil when none.
+	app        appReplay                                // Guarded by mu: the host's observations (clients_app.go).
 }
 
 type clientFrame struct {
@@ -260,6 +261,10 @@ func (h *clientHub) Appended(ref sourceproto.SourceRef, _ uint64, a *sourceproto
 func (h *clientHub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if ref.Role == sourceproto.RoleHost {
+		h.hostItemsLocked(items)
+		return
+	}
 	c := h.byRef[ref]
 	if c == nil {
 		return

@@ -290,6 +290,7 @@ func (h *clientHub) runtimeEnabling(s *Session) {
 		return
 	}
 	s.client.runtimeEnabled = true
+	h.replayAppLocked(s)
 	for _, id := range h.order {
 		c := h.frames[id].ctx
 		if c == nil {
@@ -346,6 +347,7 @@ func (h *clientHub) discardConsole() {
 			f.ctx.console, f.ctx.dropped = nil, 0
 		}
 	}
+	h.app = appReplay{}
 }
 
 // pageEnable answers Page.enable and Page.getResourceTree under the hub's

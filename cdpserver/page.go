@@ -46,6 +46,16 @@ func (s *Server) mainFrame() frame {
 	}
 }
 
+// hostContextName is the label of the host's context in the Console's
+// context selector: the script's file name, or "Host" when Node reported no
+// script file (node -e, a REPL).
+func (s *Server) hostContextName() string {
+	if u, err := url.Parse(s.hostInfo.URL); err == nil && u.Scheme == "file" && u.Path != "" && path.Base(u.Path) != "/" {
+		return path.Base(u.Path)
+	}
+	return "Host"
+}
+
 // resourceTree answers Page.getResourceTree: the host as the main frame, one
 // child frame per client page.
 func (s *Server) resourceTree(children []frameTree) []byte {

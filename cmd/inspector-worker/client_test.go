@@ -159,6 +159,34 @@ setInterval(() => {}, 1000);
 	}
 }
 
+// inspectorWorker.observe in a real host: an observation made before the
+// window opened (usually replayed to it; the replay bound is
+// TestHostObservationsInConsole's) and a later one, live, both reach the
+// window as Console info lines with the name and the data.
+func TestHostObservationsShowInConsole(t *testing.T) {
+	dir, script := writeScript(t, `
+globalThis.inspectorWorker.observe('ready', { pid: process.pid, big: 10n });
+globalThis.later = () => globalThis.inspectorWorker.observe('later', ['x']);
+console.log('pid ' + process.pid);
+setInterval(() => {}, 1000);
+`)
+	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
+	pid := w.nodePID()
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	isApp := func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), `observe(\"`) }
+	c.MustCall("Runtime.enable", nil)
+	m := c.ExpectEvent("Log.entryAdded", isApp)
+	want := fmt.Sprintf(`observe(\"ready\") {\"pid\":%d,\"big\":\"10\"}`, pid)
+	if !strings.Contains(string(m.Params), want) || !strings.Contains(string(m.Params), `"level":"info"`) {
+		t.Fatalf("observation before the window opened: %s, want text %s", m.Params, want)
+	}
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "later()"})
+	m = c.ExpectEvent("Log.entryAdded", isApp)
+	if !strings.Contains(string(m.Params), `observe(\"later\") [\"x\"]`) {
+		t.Fatalf("live observation: %s", m.Params)
+	}
+}
+
 // The embedded arrangement: an app starts the worker itself
 // (client/js/embed.mjs) on its own inspector, with the host channel on fd 3;
 // its observations are acknowledged by the worker.
