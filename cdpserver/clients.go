@@ -96,6 +96,9 @@ type clientContext struct {
 	console  [][]byte // projected consoleAPICalled params, oldest first
 	dropped  int      // console messages evicted from the replay buffer
 	scripts  []*clientScript
+	// navigated: this load is a reload whose Console divider is not shown
+	// yet (navigatedLocked).
+	navigated bool
 }
 
 type clientScript struct {
@@ -165,18 +168,57 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 	if err := reg.Add(c.realm); err == nil {
 		_ = reg.BindContext(c.realm, c.id, c.uniqueID)
 	}
+	c.navigated = known
 	h.broadcastLocked(func(ss *sessionState) [][]byte {
 		var out [][]byte
 		if ss.pageEnabled {
 			if !known {
 				out = append(out, h.frameAttached(f))
 			}
-			out = append(out, h.frameNavigated(f, c))
+			out = append(out, h.documentOpened(f, c))
 		}
 		if ss.runtimeEnabled {
 			out = append(out, h.contextCreated(c))
 		}
 		return out
+	})
+}
+
+// navigatedLocked shows the Console's divider for a page reload, once, with
+// the new load's first items. Chrome clears the Console on a main-frame
+// navigation (or prints "Navigated to <url>" with Preserve log) and does
+// neither for a child frame; a client page is a child frame here, but to its
+// developer it is a whole page, so the window gets Chrome's words as an info
+// line. Nothing is cleared: the Console also holds the host's messages, and
+// the frontend offers no way to clear one frame's messages. New windows get
+// only the new load's messages (the replay is per page load).
+//
+// The Console orders messages by timestamp, and the page's clock is not
+// the worker's (a page message sent 25 ms after the worker's "now" was
+// stamped 25 ms before it): so the divider waits for the new load's first
+// console message and takes the earliest page timestamp of that batch (the
+// frontend puts a message with the same stamp after it). A reloaded page
+// that never logs gets no divider: there is nothing of it to divide.
+func (h *clientHub) navigatedLocked(c *clientContext, items []sourceproto.Item) {
+	if !c.navigated {
+		return
+	}
+	at := 0.0
+	for i := range items {
+		if ev := items[i].Console; ev != nil && ev.Timestamp > 0 && (at == 0 || ev.Timestamp < at) {
+			at = ev.Timestamp
+		}
+	}
+	if at == 0 {
+		return
+	}
+	c.navigated = false
+	msg := logEntryAt("info", "Navigated to "+c.frame.url, at)
+	h.broadcastLocked(func(ss *sessionState) [][]byte {
+		if !ss.runtimeEnabled {
+			return nil
+		}
+		return [][]byte{msg}
 	})
 }
 
@@ -269,6 +311,7 @@ func (h *clientHub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
 	if c == nil {
 		return
 	}
+	h.navigatedLocked(c, items)
 	for i := range items {
 		switch it := &items[i]; {
 		case it.Console != nil:

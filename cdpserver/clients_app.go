@@ -63,11 +63,10 @@ func appEntry(ev *sourceproto.AppEvent) []byte {
 	if len(ev.Data) > 0 {
 		text += " " + string(ev.Data)
 	}
-	at := time.UnixMilli(0).Add(time.Duration(ev.Timestamp * float64(time.Millisecond)))
 	if ev.Timestamp <= 0 {
-		at = time.Now()
+		return logEntry("info", text, time.Now())
 	}
-	return logEntry("info", text, at)
+	return logEntryAt("info", text, ev.Timestamp)
 }
 
 // replayAppLocked sends the host's observation backlog to a window that is

@@ -126,11 +126,16 @@ func TestPageScaffoldMatchesHostContext(t *testing.T) {
 			Frame struct {
 				ID, URL, MimeType, LoaderID, SecurityOrigin string
 			} `json:"frame"`
-			Resources []any `json:"resources"`
+			Resources []struct{ URL, Type string } `json:"resources"`
 		} `json:"frameTree"`
 	}
 	if err := json.Unmarshal(tree.Result, &rt); err != nil {
 		t.Fatal(err)
+	}
+	// The frame's own URL is listed, as a non-Document: otherwise the
+	// frontend adds a Document for it, which Sources shows and cannot open.
+	if r := rt.FrameTree.Resources; len(r) != 1 || r[0].URL != rt.FrameTree.Frame.URL || r[0].Type == "Document" {
+		t.Fatalf("host frame resources %+v: want one non-Document entry for the frame URL %q", r, rt.FrameTree.Frame.URL)
 	}
 	f := rt.FrameTree.Frame
 	if f.ID != w.srv.TargetID() || f.MimeType != "text/html" || f.LoaderID == "" || rt.FrameTree.Resources == nil {

@@ -229,10 +229,25 @@ test('client pages: a reload keeps the window attached and the page selectable a
     await dt.waitForConsoleText('shop-page: loaded, load 1');
     assert.deepEqual((await openContextSelector(dt.page)).filter((x) => x === PAGE_TITLE), [PAGE_TITLE], 'the page is selectable before the reload');
     await closeContextSelector(dt.page);
+    // The page's document is listed in Sources as "(index)" (its title is the URL).
+    await dt.revealInNavigator(pageURL);
 
     await page.reload({ timeout: STEP_MS });
     await dt.page.bringToFront();
     await dt.waitForConsoleText('shop-page: loaded, load 2');
+    {
+      // Chrome's divider, and nothing cleared: the old load's message and the host's stay.
+      const texts = await dt.consoleTexts();
+      const divider = texts.indexOf(`Navigated to ${pageURL}`);
+      assert.ok(divider > texts.indexOf('shop-page: loaded, load 1') && texts.indexOf('shop-page: loaded, load 1') >= 0 &&
+        divider < texts.indexOf('shop-page: loaded, load 2') && texts.includes(HOST_STARTED),
+      `"Navigated to ${pageURL}" between the two loads, earlier messages kept: ${JSON.stringify(texts)}`);
+      t.diagnostic(`screenshot: ${await dt.screenshot('console-navigated')}`);
+    }
+    // "(index)" stays in Sources after the reload.
+    await dt.revealInNavigator(pageURL);
+    assert.equal(await dt.page.locator(`.navigator-file-tree-item[title="${pageURL}"]`).count(), 1, 'the page\'s (index) is listed once after the reload');
+    await dt.showPanel('console');
     await page.evaluate(() => /** @type {any} */ (window).shopLog('after the reload'));
     await dt.waitForConsoleText('shop-page: on demand after the reload');
     h.w.trigger('log', 'after the reload');
