@@ -76,3 +76,24 @@ func TestHostObservationsInConsole(t *testing.T) {
 		t.Errorf("after Runtime.discardConsoleEntries the replay starts with %q, want only the later observation", text)
 	}
 }
+
+// Page.getResourceContent is answered for a page's document only; anything
+// else is refused with the reason (never "wasn't found").
+func TestResourceContentRefusals(t *testing.T) {
+	w, reg, token := clientWorker(t)
+	a := w.dial("A")
+	enableAll(a)
+	const url = "http://127.0.0.1:3000/"
+	openPage(t, reg, token, "page-1", url, "Shop")
+	ev := clientContextEvent(t, a)
+	for _, tc := range []struct{ frame, url, want string }{
+		{w.srv.TargetID(), "file:///tmp/", "the host frame has no document"},
+		{ev.Context.AuxData.FrameID, url + "style.css", "is not the document of Shop"},
+		{"nope", url, `no frame "nope"`},
+	} {
+		m := a.Call("Page.getResourceContent", map[string]any{"frameId": tc.frame, "url": tc.url})
+		if m.Error == nil || m.Error.Code != codeServerError || !strings.Contains(m.Error.Message, tc.want) {
+			t.Errorf("Page.getResourceContent(%s, %s) = %s, want -32000 containing %q", tc.frame, tc.url, m.Raw, tc.want)
+		}
+	}
+}

@@ -46,12 +46,22 @@ func TestMethodTableAnswers(t *testing.T) {
 		"Page.getFrameTree":    srv.frameTreeAnswer,
 		"Target.getTargetInfo": srv.targetInfo,
 	}
+	// Local answers that are errors without a client page.
+	wantLocalError := map[string]string{
+		"Page.getResourceContent": `no frame "": the page has gone`,
+	}
 	for _, method := range sortedKeys(methods) {
 		e := methods[method]
 		t.Run(method, func(t *testing.T) {
 			m := c.Call(method, map[string]any{})
 			switch e.kind {
 			case answerLocal:
+				if msg, ok := wantLocalError[method]; ok {
+					if m.Error == nil || m.Error.Code != codeServerError || m.Error.Message != msg {
+						t.Fatalf("answer %s, want -32000 %q", m.Raw, msg)
+					}
+					return
+				}
 				want, ok := wantLocal[method]
 				if !ok {
 					t.Fatalf("local entry %s has no expected answer in wantLocal", method)

@@ -247,6 +247,13 @@ test('client pages: a reload keeps the window attached and the page selectable a
     // "(index)" stays in Sources after the reload.
     await dt.revealInNavigator(pageURL);
     assert.equal(await dt.page.locator(`.navigator-file-tree-item[title="${pageURL}"]`).count(), 1, 'the page\'s (index) is listed once after the reload');
+    // Opening it shows the page's document (page-host.js serves it no-store, so the
+    // page sends its current DOM, which says so).
+    await dt.page.locator(`.navigator-file-tree-item[title="${pageURL}"]`).click();
+    await dt.page.locator('#sources-panel-sources-view .cm-line', { hasText: 'the browser cache holds no copy' }).first().waitFor();
+    const docLines = await dt.editorLines();
+    assert.ok(docLines.some((l) => l.includes('<title>Shop page</title>')), `(index) shows the page's HTML: ${JSON.stringify(docLines.slice(0, 5))}`);
+    t.diagnostic(`screenshot: ${await dt.screenshot('sources-index')}`);
     await dt.showPanel('console');
     await page.evaluate(() => /** @type {any} */ (window).shopLog('after the reload'));
     await dt.waitForConsoleText('shop-page: on demand after the reload');
