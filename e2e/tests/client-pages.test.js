@@ -175,6 +175,8 @@ test("client pages: page messages are visible next to the host's", { timeout: TE
     const since = Date.now();
     const page = await openShopPage(t, pageURL, dt);
     await dt.waitForConsoleText('shop-page: loaded, load 1');
+    // The host's inspectorWorker.observe() call (serving the page) is a Console line.
+    await dt.waitForConsoleText('observe("page-served") {"load":1}');
     await page.evaluate(() => /** @type {any} */ (window).shopLog('next to the host'));
     await dt.waitForConsoleText('shop-page: on demand next to the host');
     h.w.trigger('log', 'after the page logged');
