@@ -79,6 +79,7 @@ type clientHub struct {
 	calls      runtimeCalls                             // Guarded by mu: runtime commands in flight (clients_runtime.go).
 	nextCall   uint64                                   // Guarded by mu: last runtime command id.
 	asyncSends atomic.Int32                             // frames in flight on sendAsync goroutines
+	app        appReplay                                // Guarded by mu: the host's observations (clients_app.go).
 }
 
 type clientFrame struct {
@@ -105,6 +106,9 @@ type clientContext struct {
 	// first one's events feed the replay buffer: the page sends one event
 	// per call per session.
 	consoleSessions []string
+	// navigated: this load is a reload whose Console divider is not shown
+	// yet (navigatedLocked).
+	navigated bool
 }
 
 type clientScript struct {
@@ -175,13 +179,14 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 	if err := reg.Add(c.realm); err == nil {
 		_ = reg.BindContext(c.realm, c.id, c.uniqueID)
 	}
+	c.navigated = known
 	h.broadcastLocked(func(ss *sessionState) [][]byte {
 		var out [][]byte
 		if ss.pageEnabled {
 			if !known {
 				out = append(out, h.frameAttached(f))
 			}
-			out = append(out, h.frameNavigated(f, c))
+			out = append(out, h.documentOpened(f, c))
 		}
 		if ss.runtimeEnabled {
 			out = append(out, h.contextCreated(c))
@@ -193,6 +198,44 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 	for _, ps := range h.consoleEnableLocked(c) {
 		h.sendAsync(h.reg, ps.ref, ps.body)
 	}
+}
+
+// navigatedLocked shows the Console's divider for a page reload, once, with
+// the new load's first items. Chrome clears the Console on a main-frame
+// navigation (or prints "Navigated to <url>" with Preserve log) and does
+// neither for a child frame; a client page is a child frame here, but to its
+// developer it is a whole page, so the window gets Chrome's words as an info
+// line. Nothing is cleared: the Console also holds the host's messages, and
+// the frontend offers no way to clear one frame's messages. New windows get
+// only the new load's messages (the replay is per page load).
+//
+// The Console orders messages by timestamp, and the page's clock is not
+// the worker's (a page message sent 25 ms after the worker's "now" was
+// stamped 25 ms before it): so the divider waits for the new load's first
+// console message and takes the earliest page timestamp of that batch (the
+// frontend puts a message with the same stamp after it). A reloaded page
+// that never logs gets no divider: there is nothing of it to divide.
+func (h *clientHub) navigatedLocked(c *clientContext, items []sourceproto.Item) {
+	if !c.navigated {
+		return
+	}
+	at := 0.0
+	for i := range items {
+		if ev := items[i].Console; ev != nil && ev.Timestamp > 0 && (at == 0 || ev.Timestamp < at) {
+			at = ev.Timestamp
+		}
+	}
+	if at == 0 {
+		return
+	}
+	c.navigated = false
+	msg := logEntryAt("info", "Navigated to "+c.frame.url, at)
+	h.broadcastLocked(func(ss *sessionState) [][]byte {
+		if !ss.runtimeEnabled {
+			return nil
+		}
+		return [][]byte{msg}
+	})
 }
 
 // SourceClosed destroys the generation's context and, after a grace period
@@ -280,10 +323,15 @@ func (h *clientHub) Appended(ref sourceproto.SourceRef, _ uint64, a *sourceproto
 func (h *clientHub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if ref.Role == sourceproto.RoleHost {
+		h.hostItemsLocked(items)
+		return
+	}
 	c := h.byRef[ref]
 	if c == nil {
 		return
 	}
+	h.navigatedLocked(c, items)
 	for i := range items {
 		switch it := &items[i]; {
 		case it.Console != nil:

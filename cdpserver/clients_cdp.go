@@ -52,6 +52,16 @@ func (h *clientHub) frameNavigated(f *clientFrame, c *clientContext) []byte {
 	return b
 }
 
+// documentOpened announces a page load. It is Page.frameNavigated plus the
+// frame's Document resource: on Page.frameNavigated alone the frontend drops
+// the frame's resources of the previous load (another loaderId), so after a
+// reload the page's "(index)" left Sources; on Page.documentOpened it adds
+// the Document back.
+func (h *clientHub) documentOpened(f *clientFrame, c *clientContext) []byte {
+	b, _ := json.Marshal(map[string]any{"method": "Page.documentOpened", "params": map[string]any{"frame": h.frameJSON(f, c)}})
+	return b
+}
+
 func (h *clientHub) contextCreated(c *clientContext) []byte {
 	b, _ := json.Marshal(map[string]any{"method": "Runtime.executionContextCreated", "params": map[string]any{
 		"context": map[string]any{
@@ -66,7 +76,7 @@ func (h *clientHub) childFramesLocked() []frameTree {
 	var out []frameTree
 	for _, id := range h.order {
 		f := h.frames[id]
-		out = append(out, frameTree{Frame: h.frameJSON(f, f.ctx), Resources: []struct{}{}})
+		out = append(out, frameTree{Frame: h.frameJSON(f, f.ctx), Resources: []frameResource{}})
 	}
 	return out
 }
@@ -342,8 +352,14 @@ func (h *clientHub) scriptParsed(s *clientScript) []byte {
 
 // logEntry renders a Log.entryAdded the worker itself says.
 func logEntry(level, text string, at time.Time) []byte {
+	return logEntryAt(level, text, float64(at.UnixNano())/1e6)
+}
+
+// logEntryAt is logEntry with a CDP timestamp (ms since the epoch), kept
+// exact when it comes from a producer.
+func logEntryAt(level, text string, ms float64) []byte {
 	b, _ := json.Marshal(map[string]any{"method": "Log.entryAdded", "params": map[string]any{"entry": map[string]any{
-		"source": "other", "level": level, "text": text, "timestamp": float64(at.UnixNano()) / 1e6}}})
+		"source": "other", "level": level, "text": text, "timestamp": ms}}})
 	return b
 }
 
@@ -364,6 +380,7 @@ func (h *clientHub) runtimeEnabling(s *Session) {
 	}
 	s.client.runtimeEnabled = true
 	var sends []pageSend
+	h.replayAppLocked(s)
 	for _, id := range h.order {
 		c := h.frames[id].ctx
 		if c == nil {
@@ -424,6 +441,7 @@ func (h *clientHub) discardConsole() {
 			f.ctx.console, f.ctx.dropped = nil, 0
 		}
 	}
+	h.app = appReplay{}
 }
 
 // pageEnable answers Page.enable and Page.getResourceTree under the hub's

@@ -28,6 +28,7 @@ type scriptRead struct {
 	reqID jsontext.Value
 	buf   []byte
 	timer *time.Timer
+	field string // the answer's member: "" = scriptSource (Debugger), "content" (Page.getResourceContent)
 }
 
 // scriptReads are the reads in flight, by read id. Guarded by clientHub.mu.
@@ -232,6 +233,11 @@ func (rs scriptReads) finish(id uint64, source []byte, failure string) {
 	// encoding/json (not jsontext) so that invalid UTF-8 in a page's file
 	// becomes U+FFFD instead of an error.
 	quoted, _ := json.Marshal(string(source))
+	if r.field == "content" {
+		out := append([]byte(`{"content":`), quoted...)
+		r.sess.enqueue(appendResult(nil, r.reqID, append(out, `,"base64Encoded":false}`...)))
+		return
+	}
 	out := append([]byte(`{"scriptSource":`), quoted...)
 	r.sess.enqueue(appendResult(nil, r.reqID, append(out, '}')))
 }

@@ -279,3 +279,58 @@ func TestClientReloadAndDetach(t *testing.T) {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// A reload shows Chrome's "Navigated to <url>" line in the Console, stamped
+// no later than the new load's first message (the Console orders by
+// timestamp; nothing is cleared: the host's messages share the Console), and
+// announces the load with Page.documentOpened, which keeps the page's
+// "(index)" Document in Sources. The first load has no divider.
+func TestClientReloadNavigatedDivider(t *testing.T) {
+	w, reg, token := clientWorker(t)
+	a := w.dial("A")
+	enableAll(a)
+	const url = "http://127.0.0.1:3000/"
+	pg := openPage(t, reg, token, "page-1", url, "Shop")
+	first := clientContextEvent(t, a)
+	pg.ingest(pg.p.Replace(t, sourceproto.ReplaceInitial, sourceprototest.Log("load 1")))
+	a.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return consoleText(t, m) == "load 1" })
+	pg.src.Close(sourceproto.CloseGoingAway)
+	pg2 := openPage(t, reg, token, "page-1", url, "Shop")
+	second := clientContextEvent(t, a)
+	// The first batch has no console message: the divider waits for one.
+	pg2.ingest(pg2.p.Replace(t, sourceproto.ReplaceInitial,
+		sourceproto.Item{Topic: sourceproto.TopicPage, Page: &sourceproto.PageInfo{URL: url, Title: "Shop"}}))
+	early := sourceprototest.Log("load 2")
+	early.Console.Timestamp = float64(time.Now().Add(-time.Second).UnixMilli()) // the page's clock, behind the worker's
+	later := sourceprototest.Log("later")
+	later.Console.Timestamp = early.Console.Timestamp + 10
+	pg2.ingest(pg2.p.Append(t, later, early))
+	a.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return consoleText(t, m) == "load 2" })
+
+	at := map[string][]int{}
+	var divider struct {
+		Entry struct{ Timestamp float64 } `json:"entry"`
+	}
+	for i, m := range a.All() {
+		switch {
+		case m.Method == "Log.entryAdded" && strings.Contains(string(m.Params), `"text":"Navigated to `+url+`"`):
+			at["divider"] = append(at["divider"], i)
+			json.Unmarshal(m.Params, &divider)
+		case m.Method == "Page.documentOpened" && strings.Contains(string(m.Params), first.Context.AuxData.FrameID):
+			at["opened"] = append(at["opened"], i)
+		case m.Method == "Runtime.executionContextCreated" && strings.Contains(string(m.Params), `"id":`+itoa(second.Context.ID)+`,`):
+			at["context"] = append(at["context"], i)
+		case m.Method == "Runtime.consoleAPICalled" && consoleText(t, m) == "load 2":
+			at["load 2"] = append(at["load 2"], i)
+		}
+	}
+	if len(at["divider"]) != 1 || len(at["opened"]) != 2 || len(at["context"]) != 1 {
+		t.Fatalf("want one divider, two Page.documentOpened (first load, reload), one new context; got positions %v", at)
+	}
+	if !(at["opened"][1] < at["context"][0] && at["context"][0] < at["divider"][0] && at["divider"][0] < at["load 2"][0]) {
+		t.Fatalf("order: want reload's documentOpened, new context, divider, the load's message; got positions %v", at)
+	}
+	if divider.Entry.Timestamp != early.Console.Timestamp {
+		t.Errorf("divider stamped %v, want the load's first message's %v (the Console sorts by time)", divider.Entry.Timestamp, early.Console.Timestamp)
+	}
+}

@@ -206,7 +206,7 @@ func (sess *Session) fromHost(msg []byte) {
 		sess.logHostRefusal(method, msg)
 		sess.hostAnswered(method, msg)
 	} else if hm.Method == "Runtime.executionContextCreated" {
-		msg = rewriteContextCreated(msg, sess.srv.targetID)
+		msg = rewriteContextCreated(renameHostContext(msg, sess.srv.hostContextName()), sess.srv.targetID)
 	} else if hm.Method == "Debugger.scriptParsed" && sess.srv.hidden(msg) {
 		return
 	}

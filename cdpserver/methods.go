@@ -119,7 +119,9 @@ var methods = map[string]methodEntry{
 	"Page.disable":         local(pageDisable),
 	"Page.getResourceTree": local(pageResourceTree),
 	"Page.getFrameTree":    local(pageFrameTree),
-	"Target.getTargetInfo": local(targetGetInfo),
+	// A page's document, read from the page (clients_document.go).
+	"Page.getResourceContent": local(pageGetResourceContent),
+	"Target.getTargetInfo":    local(targetGetInfo),
 
 	// Node's domains, where the worker also acts. Every other method of
 	// nodeDomains is routed without extras.

@@ -22,9 +22,16 @@ type frame struct {
 }
 
 type frameTree struct {
-	Frame       frame       `json:"frame"`
-	Resources   []struct{}  `json:"resources"`
-	ChildFrames []frameTree `json:"childFrames,omitempty"`
+	Frame       frame           `json:"frame"`
+	Resources   []frameResource `json:"resources"`
+	ChildFrames []frameTree     `json:"childFrames,omitempty"`
+}
+
+// frameResource is a Page.FrameResource.
+type frameResource struct {
+	URL      string `json:"url"`
+	Type     string `json:"type"`
+	MimeType string `json:"mimeType"`
 }
 
 // mainFrame describes the host as the page's main frame. Its URL is the host
@@ -46,15 +53,37 @@ func (s *Server) mainFrame() frame {
 	}
 }
 
+// hostContextName is the label of the host's context in the Console's
+// context selector: the script's file name, or "Host" when Node reported no
+// script file (node -e, a REPL).
+func (s *Server) hostContextName() string {
+	if u, err := url.Parse(s.hostInfo.URL); err == nil && u.Scheme == "file" && u.Path != "" && path.Base(u.Path) != "/" {
+		return path.Base(u.Path)
+	}
+	return "Host"
+}
+
 // resourceTree answers Page.getResourceTree: the host as the main frame, one
 // child frame per client page.
 func (s *Server) resourceTree(children []frameTree) []byte {
 	var out struct {
 		FrameTree frameTree `json:"frameTree"`
 	}
-	out.FrameTree = frameTree{Frame: s.mainFrame(), Resources: []struct{}{}, ChildFrames: children}
+	main := s.mainFrame()
+	out.FrameTree = frameTree{Frame: main, Resources: hostFrameResources(main), ChildFrames: children}
 	b, _ := json.Marshal(out)
 	return b
+}
+
+// hostFrameResources lists the host frame's own URL (the script's
+// directory) as a resource of type Other. The frontend gives every frame a
+// Document resource for its URL unless the tree already lists that URL, and
+// Sources shows Documents: the directory appeared in the navigator and
+// opening it asked Page.getResourceContent, which has nothing to read (there
+// is no host document), so the user saw "'Page.getResourceContent' wasn't
+// found". Sources leaves Other resources out.
+func hostFrameResources(main frame) []frameResource {
+	return []frameResource{{URL: main.URL, Type: "Other", MimeType: "text/directory"}}
 }
 
 func (s *Server) frameTreeAnswer() []byte {

@@ -21,7 +21,7 @@ import (
 // also sends for client realms).
 var workerEvents = map[string][]string{
 	// clients_cdp.go: one child frame per client page.
-	"Page": {"frameAttached", "frameNavigated", "frameDetached"},
+	"Page": {"frameAttached", "frameNavigated", "documentOpened", "frameDetached"},
 	// clients_cdp.go (logEntry): the worker's own warnings.
 	"Log": {"entryAdded"},
 	// The Network panel's events. Package network sends them once the host's

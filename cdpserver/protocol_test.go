@@ -94,7 +94,7 @@ func TestProtocolListsEachDomainOnce(t *testing.T) {
 	}
 	for domain, want := range map[string][]string{
 		"Network": {"requestWillBeSent", "responseReceived", "loadingFinished", "loadingFailed"},
-		"Page":    {"frameAttached", "frameNavigated", "frameDetached"},
+		"Page":    {"frameAttached", "frameNavigated", "documentOpened", "frameDetached"},
 		"Log":     {"entryAdded"},
 	} {
 		for _, ev := range want {
@@ -148,7 +148,7 @@ func TestPageDisableStopsFrameEvents(t *testing.T) {
 	// Frame events would be queued before the context's (SourceOpened), so
 	// once the context is here they would be too.
 	clientContextEvent(t, a)
-	for _, ev := range []string{"Page.frameAttached", "Page.frameNavigated"} {
+	for _, ev := range []string{"Page.frameAttached", "Page.frameNavigated", "Page.documentOpened"} {
 		if got := a.Events(ev); len(got) != 0 {
 			t.Fatalf("%s after Page.disable: %s", ev, got[0].Raw)
 		}

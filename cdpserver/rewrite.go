@@ -15,7 +15,9 @@ import (
 //     path (Node's CommonJS scripts, stack frames) becomes a file:// URL, so
 //     the page-target frontend builds a proper Sources tree (rewriteFileURLs).
 //  2. host → DevTools: Runtime.executionContextCreated gets auxData.frameId =
-//     the main frame and isDefault = true (rewriteContextCreated).
+//     the main frame and isDefault = true (rewriteContextCreated); Node's
+//     main context is named after the app instead of the node binary's path
+//     (renameHostContext).
 //  3. DevTools → host: Debugger.setBreakpointByUrl with a file:// url is sent
 //     as a urlRegex that matches both the file:// form (ES modules) and the bare
 //     path form (CommonJS), so breakpoints bind whichever way Node names the
@@ -102,6 +104,27 @@ func rewriteContextCreated(msg []byte, frameID string) []byte {
 	aux := appendAuxData(nil, msg[start:end], frameID)
 	out := append(bytes.Clone(msg[:start]), aux...)
 	return append(out, msg[end:]...)
+}
+
+// renameHostContext gives Node's main context (auxData.isDefault true, as
+// Node sends it) the app's name. Node names it "<process title>[<pid>]",
+// which under `run` is the node binary's full path: that is what the
+// Console's context selector showed (the label is the context's name; the
+// frame's name is only a fallback for an empty one). Other contexts (vm
+// contexts, isDefault false) keep their names. Call it before
+// rewriteContextCreated, which makes every context a default one.
+func renameHostContext(msg []byte, name string) []byte {
+	as, ae, ok := findMember(msg, "params", "context", "auxData", "isDefault")
+	if !ok || string(msg[as:ae]) != "true" {
+		return msg
+	}
+	ns, ne, ok := findMember(msg, "params", "context", "name")
+	if !ok || msg[ns] != '"' {
+		return msg
+	}
+	out := bytes.Clone(msg[:ns])
+	out, _ = jsontext.AppendQuote(out, name)
+	return append(out, msg[ne:]...)
 }
 
 // appendAuxData copies the members of old (an object, may be nil) except

@@ -6,9 +6,12 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/inspector-worker/inspector-worker/realm"
 )
 
 type rewriteCase struct {
@@ -428,4 +431,44 @@ func FuzzMapBreakpointURL(f *testing.F) {
 			t.Fatalf("mapBreakpointURL(%q) = %q is not valid JSON", params, got)
 		}
 	})
+}
+
+func TestRenameHostContext(t *testing.T) {
+	const node = `{"method":"Runtime.executionContextCreated","params":{"context":{"id":1,"origin":"","name":"/usr/local/bin/node[4242]","uniqueId":"1.2","auxData":{"isDefault":true}}}}`
+	cases := []struct{ name, in, want string }{
+		{"Node's main context", node, strings.Replace(node, `"/usr/local/bin/node[4242]"`, `"app \"1\".js"`, 1)},
+		{"vm context keeps its name",
+			`{"params":{"context":{"id":2,"name":"VM Context 1","auxData":{"isDefault":false}}}}`, ""},
+		{"no auxData", `{"params":{"context":{"id":2,"name":"node[1]"}}}`, ""},
+		{"isDefault not a bool", `{"params":{"context":{"name":"node[1]","auxData":{"isDefault":"true"}}}}`, ""},
+		{"name not a string", `{"params":{"context":{"name":5,"auxData":{"isDefault":true}}}}`, ""},
+		{"no name", `{"params":{"context":{"auxData":{"isDefault":true}}}}`, ""},
+		{"not JSON", `Runtime.executionContextCreated`, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.want
+			if want == "" {
+				want = tc.in
+			}
+			if got := renameHostContext([]byte(tc.in), `app "1".js`); string(got) != want {
+				t.Errorf("renameHostContext(%s)\n got %s\nwant %s", tc.in, got, want)
+			}
+		})
+	}
+}
+
+// TestHostContextName: the context selector never shows a path.
+func TestHostContextName(t *testing.T) {
+	for url, want := range map[string]string{
+		"file:///home/me/app/server.js": "server.js",
+		"file:///":                      "Host",
+		"":                              "Host",
+		"node:internal/repl":            "Host",
+	} {
+		s := &Server{hostInfo: realm.HostInfo{URL: url, Title: "/usr/bin/node"}}
+		if got := s.hostContextName(); got != want {
+			t.Errorf("hostContextName() with host URL %q = %q, want %q", url, got, want)
+		}
+	}
 }

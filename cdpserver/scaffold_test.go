@@ -46,12 +46,22 @@ func TestMethodTableAnswers(t *testing.T) {
 		"Page.getFrameTree":    srv.frameTreeAnswer,
 		"Target.getTargetInfo": srv.targetInfo,
 	}
+	// Local answers that are errors without a client page.
+	wantLocalError := map[string]string{
+		"Page.getResourceContent": `no frame "": the page has gone`,
+	}
 	for _, method := range sortedKeys(methods) {
 		e := methods[method]
 		t.Run(method, func(t *testing.T) {
 			m := c.Call(method, map[string]any{})
 			switch e.kind {
 			case answerLocal:
+				if msg, ok := wantLocalError[method]; ok {
+					if m.Error == nil || m.Error.Code != codeServerError || m.Error.Message != msg {
+						t.Fatalf("answer %s, want -32000 %q", m.Raw, msg)
+					}
+					return
+				}
 				want, ok := wantLocal[method]
 				if !ok {
 					t.Fatalf("local entry %s has no expected answer in wantLocal", method)
@@ -126,11 +136,16 @@ func TestPageScaffoldMatchesHostContext(t *testing.T) {
 			Frame struct {
 				ID, URL, MimeType, LoaderID, SecurityOrigin string
 			} `json:"frame"`
-			Resources []any `json:"resources"`
+			Resources []struct{ URL, Type string } `json:"resources"`
 		} `json:"frameTree"`
 	}
 	if err := json.Unmarshal(tree.Result, &rt); err != nil {
 		t.Fatal(err)
+	}
+	// The frame's own URL is listed, as a non-Document: otherwise the
+	// frontend adds a Document for it, which Sources shows and cannot open.
+	if r := rt.FrameTree.Resources; len(r) != 1 || r[0].URL != rt.FrameTree.Frame.URL || r[0].Type == "Document" {
+		t.Fatalf("host frame resources %+v: want one non-Document entry for the frame URL %q", r, rt.FrameTree.Frame.URL)
 	}
 	f := rt.FrameTree.Frame
 	if f.ID != w.srv.TargetID() || f.MimeType != "text/html" || f.LoaderID == "" || rt.FrameTree.Resources == nil {

@@ -2942,21 +2942,39 @@ return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_P
       if (abs.origin !== w.location.origin) return fail('unsupported', 'cross-origin script: the client reads same-origin scripts only');
       if (!fetchFn) return fail('unsupported', 'no fetch in this page');
       var res;
+      var isDocument = abs.href.split('#')[0] === String(w.location.href).split('#')[0];
       try {
-        res = await fetchFn(abs.href, { credentials: 'same-origin', cache: 'force-cache' });
+        // The browser's cache first (a script the page loaded is normally in
+        // it): the app's server does not see a second request.
+        res = await fetchFn(abs.href, isDocument
+          ? { credentials: 'same-origin', mode: 'same-origin', cache: 'only-if-cached' }
+          : { credentials: 'same-origin', cache: 'force-cache' });
       } catch (e) {
-        return fail('no-such-script', 'fetch failed');
+        if (!isDocument) return fail('no-such-script', 'fetch failed');
+        res = null;
       }
-      if (!res.ok) return fail('no-such-script', 'HTTP ' + res.status);
-      var declared = Number(res.headers.get('content-length'));
-      if (declared > IWCore.MAX_SCRIPT_BYTES) return fail('too-large', 'script over MaxScriptBytes');
-      var bytes = new Uint8Array(await res.arrayBuffer());
+      var bytes, contentType;
+      var fromDOM = isDocument && (!res || !res.ok);
+      if (fromDOM) {
+        // The page's own HTML is not in the cache (e.g. no-store): fetching it
+        // again could have effects on the server, so the page describes its
+        // current DOM instead, and says so.
+        bytes = new TextEncoder().encode('<!-- inspector-worker: the browser cache holds no copy of this page\'s HTML; ' +
+          'this is the page\'s current DOM -->\n<!DOCTYPE html>\n' + (document.documentElement ? document.documentElement.outerHTML : ''));
+        contentType = 'text/html';
+      } else {
+        if (!res || !res.ok) return fail('no-such-script', 'HTTP ' + (res ? res.status : 0));
+        var declared = Number(res.headers.get('content-length'));
+        if (declared > IWCore.MAX_SCRIPT_BYTES) return fail('too-large', 'script over MaxScriptBytes');
+        bytes = new Uint8Array(await res.arrayBuffer());
+        contentType = res.headers.get('content-type') || '';
+      }
       if (producer.gen !== gen) return;
       var frames = IWCore.scriptReadFrames(id, url, bytes, {
         content: !!req.content,
         limits: producer.limits,
-        contentType: res.headers.get('content-type') || '',
-        sourceMapURL: res.headers.get('sourcemap') || res.headers.get('x-sourcemap') || sourceMappingURL(bytes),
+        contentType: contentType,
+        sourceMapURL: fromDOM || !res ? '' : (res.headers.get('sourcemap') || res.headers.get('x-sourcemap') || sourceMappingURL(bytes)),
         hash: await sha256(bytes),
       });
       for (var i = 0; i < frames.length; i++) {

@@ -55,8 +55,12 @@ const http = require('http');
 globalThis.pauseHost = () => { setTimeout(function hostPaused() { debugger; console.log('host resumed'); }, 0); return 'armed'; };
 const page = '<!doctype html><html><head><title>Test page</title>' + globalThis.inspectorWorker.bootstrapSnippet() +
   '</head><body><script src="/app.js"></script></body></html>';
+globalThis.appJSRequests = 0;
+globalThis.pageRequests = 0;
 http.createServer((req, res) => {
-  if (req.url === '/app.js') { res.setHeader('content-type', 'text/javascript'); res.end(process.env.PAGE_JS); return; }
+  if (req.url === '/app.js') { globalThis.appJSRequests++; res.setHeader('content-type', 'text/javascript'); res.end(process.env.PAGE_JS); return; }
+  if (req.url === '/') globalThis.pageRequests++;
+  if (process.env.PAGE_NO_STORE) res.setHeader('cache-control', 'no-store');
   res.setHeader('content-type', 'text/html'); res.end(page);
 }).listen(0, '127.0.0.1', function () { console.log('pid ' + process.pid + ' page http://127.0.0.1:' + this.address().port + '/'); });
 `
@@ -104,6 +108,81 @@ func TestClientPageTenThousandMessages(t *testing.T) {
 		if got, want := firstArg(t, m), fmt.Sprintf("m %d", i); got != want {
 			t.Fatalf("page message %d is %q", i, got)
 		}
+	}
+}
+
+// Sources reads a page script from the page, which takes it from the
+// browser's HTTP cache (fetch with cache: 'force-cache'): the host's server
+// sees one request for app.js, the page load's, not a second one per read.
+func TestClientScriptReadUsesBrowserCache(t *testing.T) {
+	_, c, pageURL := startPageHost(t, `console.log('page loaded');`)
+	c.MustCall("Debugger.enable", nil)
+	openPage(t, pageURL)
+	sp := c.ExpectEvent("Debugger.scriptParsed", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), `/app.js"`) })
+	var p struct {
+		ScriptID string `json:"scriptId"`
+	}
+	json.Unmarshal(sp.Params, &p)
+	for range 2 {
+		src := c.MustCall("Debugger.getScriptSource", map[string]any{"scriptId": p.ScriptID})
+		if !strings.Contains(string(src.Result), "page loaded") {
+			t.Fatalf("getScriptSource(%s) = %s", p.ScriptID, src.Result)
+		}
+	}
+	hits := c.MustCall("Runtime.evaluate", map[string]any{"expression": "appJSRequests"})
+	if !strings.Contains(string(hits.Result), `"value":1,`) {
+		t.Fatalf("the host served app.js %s times, want 1 (the page load; reads come from the browser cache)", hits.Result)
+	}
+}
+
+// Sources opens a page's "(index)": Page.getResourceContent reads the
+// document from the page, out of the browser's cache; with a no-store page
+// the page sends its current DOM, marked as such. Neither makes the host's
+// server serve the page again. The host frame has no document.
+func TestClientDocumentContent(t *testing.T) {
+	for _, noStore := range []bool{false, true} {
+		t.Run(fmt.Sprintf("no-store=%v", noStore), func(t *testing.T) {
+			if noStore {
+				t.Setenv("PAGE_NO_STORE", "1")
+			}
+			w, c, pageURL := startPageHost(t, `document.body.dataset.ran = 'yes'; console.log('page loaded');`)
+			openPage(t, pageURL)
+			c.ExpectEvent("Runtime.consoleAPICalled", isClientConsole)
+			var tree struct {
+				FrameTree struct {
+					Frame       struct{ ID, URL string } `json:"frame"`
+					ChildFrames []struct {
+						Frame struct{ ID, URL string } `json:"frame"`
+					} `json:"childFrames"`
+				} `json:"frameTree"`
+			}
+			json.Unmarshal(c.MustCall("Page.getResourceTree", nil).Result, &tree)
+			if len(tree.FrameTree.ChildFrames) != 1 || tree.FrameTree.ChildFrames[0].Frame.URL != pageURL {
+				t.Fatalf("resource tree %+v", tree)
+			}
+			m := c.MustCall("Page.getResourceContent", map[string]any{"frameId": tree.FrameTree.ChildFrames[0].Frame.ID, "url": pageURL})
+			var got struct {
+				Content       string `json:"content"`
+				Base64Encoded bool   `json:"base64Encoded"`
+			}
+			json.Unmarshal(m.Result, &got)
+			if got.Base64Encoded || !strings.Contains(got.Content, "<title>Test page</title>") {
+				t.Fatalf("page document %s", m.Raw)
+			}
+			if fromDOM := strings.Contains(got.Content, "this is the page's current DOM") && strings.Contains(got.Content, `data-ran="yes"`); fromDOM != noStore {
+				t.Fatalf("document read from the DOM = %v, want %v: %s", fromDOM, noStore, got.Content)
+			}
+			hits := c.MustCall("Runtime.evaluate", map[string]any{"expression": "pageRequests"})
+			if !strings.Contains(string(hits.Result), `"value":1,`) {
+				t.Fatalf("the host served the page %s times, want 1 (the browser's load)", hits.Result)
+			}
+			host := c.Call("Page.getResourceContent", map[string]any{"frameId": tree.FrameTree.Frame.ID, "url": tree.FrameTree.Frame.URL})
+			if host.Error == nil || !strings.Contains(string(host.Raw), "the host frame has no document") {
+				t.Fatalf("the host frame's content: %s", host.Raw)
+			}
+			w.cmd.Process.Signal(syscall.SIGTERM)
+			w.wait()
+		})
 	}
 }
 
@@ -156,6 +235,34 @@ setInterval(() => {}, 1000);
 	})
 	if !strings.Contains(string(m.Params), "queue overflowed") {
 		t.Fatalf("loss report %s", m.Params)
+	}
+}
+
+// inspectorWorker.observe in a real host: an observation made before the
+// window opened (usually replayed to it; the replay bound is
+// TestHostObservationsInConsole's) and a later one, live, both reach the
+// window as Console info lines with the name and the data.
+func TestHostObservationsShowInConsole(t *testing.T) {
+	dir, script := writeScript(t, `
+globalThis.inspectorWorker.observe('ready', { pid: process.pid, big: 10n });
+globalThis.later = () => globalThis.inspectorWorker.observe('later', ['x']);
+console.log('pid ' + process.pid);
+setInterval(() => {}, 1000);
+`)
+	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
+	pid := w.nodePID()
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	isApp := func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), `observe(\"`) }
+	c.MustCall("Runtime.enable", nil)
+	m := c.ExpectEvent("Log.entryAdded", isApp)
+	want := fmt.Sprintf(`observe(\"ready\") {\"pid\":%d,\"big\":\"10\"}`, pid)
+	if !strings.Contains(string(m.Params), want) || !strings.Contains(string(m.Params), `"level":"info"`) {
+		t.Fatalf("observation before the window opened: %s, want text %s", m.Params, want)
+	}
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "later()"})
+	m = c.ExpectEvent("Log.entryAdded", isApp)
+	if !strings.Contains(string(m.Params), `observe(\"later\") [\"x\"]`) {
+		t.Fatalf("live observation: %s", m.Params)
 	}
 }
 

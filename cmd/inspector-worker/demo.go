@@ -41,5 +41,6 @@ func cmdDemo(args []string, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "inspector-worker: demo app written to %s; press Ctrl-C to stop it\n", filepath.Join(dir, "app.js"))
 	fmt.Fprintf(stderr, "inspector-worker: in DevTools, open Sources → app.js and click the line marked \"set a breakpoint\"\n")
+	fmt.Fprintf(stderr, "inspector-worker: the demo app also serves a page (its URL follows); open it in a browser and its console and objects appear in the same DevTools window\n")
 	return runHost(hostRun{ep: ep, argv: []string{*node, "app.js"}, dir: dir, temp: []string{dir}}, stderr)
 }

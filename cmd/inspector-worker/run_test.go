@@ -239,6 +239,33 @@ func TestDemo(t *testing.T) {
 	if !strings.Contains(string(m.Result), `"value":6`) {
 		t.Fatalf("evaluate in the demo: %s", m.Raw)
 	}
+
+	// The demo page: its URL on stderr after the DevTools URL; opened in a
+	// browser, it is a second context in the same window and logs objects.
+	page := w.waitFor(w.stderr, `open the demo page in a browser: (http://127\.0\.0\.1:\d+/)`)
+	if i, j := strings.Index(w.stderr.String(), "open in Chrome:"), strings.Index(w.stderr.String(), page); i < 0 || j < i {
+		t.Fatalf("the page URL is not printed after the DevTools URL:\n%s", w.stderr)
+	}
+	c.ExpectEvent("Log.entryAdded", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), `observe(\"demo-page\") {\"url\":\"`+page)
+	})
+	openPage(t, page)
+	ctx := c.ExpectEvent("Runtime.executionContextCreated", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), `"id":-`) })
+	if !strings.Contains(string(ctx.Params), `"name":"Demo shop"`) {
+		t.Fatalf("demo page context %s", ctx.Params)
+	}
+	for _, want := range []string{"page: loaded; the cart is", "orders from the host"} {
+		m := c.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool {
+			return isClientConsole(m) && strings.Contains(firstArg(t, m), want)
+		})
+		var p struct {
+			Args []struct{ Type, ClassName string } `json:"args"`
+		}
+		json.Unmarshal(m.Params, &p)
+		if len(p.Args) != 2 || p.Args[1].Type != "object" {
+			t.Fatalf("page message %q does not log an object: %s", want, m.Params)
+		}
+	}
 	w.cmd.Process.Signal(syscall.SIGINT)
 	if got := w.wait(); got != 0 {
 		t.Fatalf("demo exit %d after Ctrl-C", got)

@@ -153,7 +153,11 @@ test('client pages: the page appears as its own entry in the Console\'s context 
     const titles = await openContextSelector(dt.page);
     t.diagnostic(`context selector entries: ${JSON.stringify(titles)}`);
     assert.equal(titles.filter((x) => x === PAGE_TITLE).length, 1, `one entry for the page: ${JSON.stringify(titles)}`);
-    assert.ok(titles.some((x) => x.startsWith(`${process.execPath}[`) || /node\[\d+\]$/.test(x)), `an entry for the node host: ${JSON.stringify(titles)}`);
+    // The host's entry is named after the app's script, never the node binary's path.
+    assert.equal(titles.filter((x) => x === 'page-host.js').length, 1, `one entry for the host, named after its script: ${JSON.stringify(titles)}`);
+    for (const x of titles) {
+      assert.ok(!x.includes(process.execPath) && !/node\[\d+\]/.test(x) && !x.includes('/'), `no entry names the node binary or a path: ${JSON.stringify(x)}`);
+    }
     assert.ok(titles.length >= 2, `the host's entry and the page's: ${JSON.stringify(titles)}`);
     t.diagnostic(`screenshot: ${await dt.screenshot('context-selector')}`);
     await closeContextSelector(dt.page);
@@ -171,6 +175,8 @@ test("client pages: page messages are visible next to the host's", { timeout: TE
     const since = Date.now();
     const page = await openShopPage(t, pageURL, dt);
     await dt.waitForConsoleText('shop-page: loaded, load 1');
+    // The host's inspectorWorker.observe() call (serving the page) is a Console line.
+    await dt.waitForConsoleText('observe("page-served") {"load":1}');
     await page.evaluate(() => /** @type {any} */ (window).shopLog('next to the host'));
     await dt.waitForConsoleText('shop-page: on demand next to the host');
     h.w.trigger('log', 'after the page logged');
@@ -225,10 +231,32 @@ test('client pages: a reload keeps the window attached and the page selectable a
     await dt.waitForConsoleText('shop-page: loaded, load 1');
     assert.deepEqual((await openContextSelector(dt.page)).filter((x) => x === PAGE_TITLE), [PAGE_TITLE], 'the page is selectable before the reload');
     await closeContextSelector(dt.page);
+    // The page's document is listed in Sources as "(index)" (its title is the URL).
+    await dt.revealInNavigator(pageURL);
 
     await page.reload({ timeout: STEP_MS });
     await dt.page.bringToFront();
     await dt.waitForConsoleText('shop-page: loaded, load 2');
+    {
+      // Chrome's divider, and nothing cleared: the old load's message and the host's stay.
+      const texts = await dt.consoleTexts();
+      const divider = texts.indexOf(`Navigated to ${pageURL}`);
+      assert.ok(divider > texts.indexOf('shop-page: loaded, load 1') && texts.indexOf('shop-page: loaded, load 1') >= 0 &&
+        divider < texts.indexOf('shop-page: loaded, load 2') && texts.includes(HOST_STARTED),
+      `"Navigated to ${pageURL}" between the two loads, earlier messages kept: ${JSON.stringify(texts)}`);
+      t.diagnostic(`screenshot: ${await dt.screenshot('console-navigated')}`);
+    }
+    // "(index)" stays in Sources after the reload.
+    await dt.revealInNavigator(pageURL);
+    assert.equal(await dt.page.locator(`.navigator-file-tree-item[title="${pageURL}"]`).count(), 1, 'the page\'s (index) is listed once after the reload');
+    // Opening it shows the page's document (page-host.js serves it no-store, so the
+    // page sends its current DOM, which says so).
+    await dt.page.locator(`.navigator-file-tree-item[title="${pageURL}"]`).click();
+    await dt.page.locator('#sources-panel-sources-view .cm-line', { hasText: 'the browser cache holds no copy' }).first().waitFor();
+    const docLines = await dt.editorLines();
+    assert.ok(docLines.some((l) => l.includes('<title>Shop page</title>')), `(index) shows the page's HTML: ${JSON.stringify(docLines.slice(0, 5))}`);
+    t.diagnostic(`screenshot: ${await dt.screenshot('sources-index')}`);
+    await dt.showPanel('console');
     await page.evaluate(() => /** @type {any} */ (window).shopLog('after the reload'));
     await dt.waitForConsoleText('shop-page: on demand after the reload');
     h.w.trigger('log', 'after the reload');

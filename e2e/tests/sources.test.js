@@ -27,6 +27,13 @@ test('sources: the host script is listed under a file:// tree and its text is sh
     });
     assert.ok(ancestry.includes('file://'), `host.js is under file:// in the navigator; its ancestors: ${JSON.stringify(ancestry)}`);
     assert.equal(await dt.page.locator(`.navigator-file-tree-item[title="${FIXTURE_URL}"]`).count(), 1, 'host.js is listed once');
+    // The host frame's URL is the script's folder; it is not a document, so the
+    // folder (open now) lists no "(index)" entry for it (it used to, and opening it
+    // showed "'Page.getResourceContent' wasn't found").
+    const folderURL = new URL('.', FIXTURE_URL).href;
+    const titles = await dt.navigatorTitles();
+    assert.ok(!titles.includes(folderURL), `no navigator entry for the host frame's folder ${folderURL}: ${JSON.stringify(titles)}`);
+    assert.equal(await dt.page.locator(`.navigator-file-tree-item[title="${folderURL}"]`).count(), 0, `no file item for ${folderURL}`);
     await dt.openSource(FIXTURE_URL);
     await dt.page.locator('#sources-panel-sources-view .cm-line', { hasText: 'function pauseHere' }).first().waitFor();
     const shown = (await dt.editorLines()).map((l) => l.trimEnd());

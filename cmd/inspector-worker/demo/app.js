@@ -1,10 +1,16 @@
-// inspector-worker demo host: a tiny order service that logs as it works.
+// inspector-worker demo host: a tiny order service that logs as it works,
+// and serves a shop page that loads the inspector-worker client.
 // Open the DevTools URL inspector-worker printed, then:
 //   - Console: see the messages below; type `orders` or `total(orders[0])`.
 //   - Sources: open app.js (under file://) and click the line number of the
 //     marked line in total() to set a breakpoint; it pauses within 2 seconds.
 //     Resume with F8.
+//   - Open the demo page's URL (printed after the DevTools URL) in a browser:
+//     the page's console messages and objects appear in the same DevTools
+//     window, in its own context ("Demo shop" in the Console's context menu).
 'use strict';
+
+const http = require('node:http');
 
 const orders = [];
 let tick = 0;
@@ -13,6 +19,8 @@ let timer;
 // Ctrl-C (forwarded by inspector-worker) ends the demo cleanly, exit code 0.
 function stop(signal) {
   clearInterval(timer);
+  server.close();
+  server.closeAllConnections(); // a browser's keep-alive connection would hold the exit
   console.log(`demo host stopping on ${signal} after ${tick} orders`);
 }
 process.once('SIGINT', () => stop('SIGINT'));
@@ -42,9 +50,69 @@ function nextOrder() {
   if (tick % 5 === 0) console.warn(`${orders.length} orders kept in memory`);
 }
 
+// The demo page: its script logs objects the page owns (a cart, the orders
+// it fetched from this host, a DOM element). The client script tag comes
+// from the preload (bootstrapSnippet): the page reports to this run's worker.
+const PAGE_SCRIPT = `// shop.js: the demo page's script (served by the demo host)
+const cart = { owner: 'ada', items: [{ sku: 'book', qty: 1 }], opened: new Date() };
+window.cart = cart;
+
+function addToCart(sku) {
+  cart.items.push({ sku, qty: 1 });
+  console.log('page: added ' + sku + ' to the cart', cart);
+}
+window.addToCart = addToCart;
+
+async function refresh() {
+  const res = await fetch('/api/orders');
+  const latest = await res.json();
+  console.log('page: ' + latest.length + ' orders from the host', latest);
+  document.getElementById('count').textContent = String(latest.length);
+}
+
+document.getElementById('add').addEventListener('click', () => addToCart('pen'));
+document.getElementById('refresh').addEventListener('click', refresh);
+console.log('page: loaded; the cart is', cart);
+console.info('page: the heading element', document.querySelector('h1'));
+refresh();
+`;
+
+function pageHTML() {
+  const snippet = globalThis.inspectorWorker ? globalThis.inspectorWorker.bootstrapSnippet() : '';
+  return '<!doctype html><html><head><meta charset="utf-8"><title>Demo shop</title>' + snippet + '</head><body>' +
+    '<h1>Demo shop</h1><p>Orders at the host: <span id="count">?</span></p>' +
+    '<button id="add">Add a pen to the cart</button> <button id="refresh">Fetch the orders</button>' +
+    '<p>This page logs to the inspector-worker DevTools window, next to the host.</p>' +
+    '<script src="/shop.js"></script></body></html>';
+}
+
+const server = http.createServer((req, res) => {
+  const path = new URL(req.url || '/', 'http://demo').pathname;
+  if (path === '/') {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(pageHTML());
+  } else if (path === '/shop.js') {
+    res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8' });
+    res.end(PAGE_SCRIPT);
+  } else if (path === '/api/orders') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(orders.slice(-5)));
+  } else {
+    res.writeHead(404);
+    res.end();
+  }
+});
+
 console.log('demo host started (pid %d); a new order every 2 seconds', process.pid);
 globalThis.orders = orders;
 globalThis.total = total;
 timer = setInterval(nextOrder, 2000);
 nextOrder();
+server.listen(0, '127.0.0.1', () => {
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  // On stderr, not through console: it is for the terminal, next to the
+  // DevTools URL, not a Console message.
+  process.stderr.write(`inspector-worker demo: open the demo page in a browser: ${url}\n`);
+  if (globalThis.inspectorWorker) globalThis.inspectorWorker.observe('demo-page', { url });
+});
 

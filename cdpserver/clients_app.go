@@ -1,0 +1,82 @@
+package cdpserver
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/inspector-worker/inspector-worker/sourceproto"
+)
+
+// Host observations: inspectorWorker.observe(name, data) in the host (the
+// run preload, or embed.mjs) sends an "app" item over the host channel. The
+// hub shows each one in every window's Console as a Log.entryAdded info line
+//
+//	observe("ready") {"pid":4242}
+//
+// and keeps the last maxReplayPerContext of them for windows that enable
+// Runtime later, like a page's console messages.
+//
+// Why Log.entryAdded: the worker has no host execution context of its own to
+// name (context ids belong to each window's Node session) and no object ids
+// to hand out for the data, which is plain JSON anyway; a log entry needs
+// neither and the frontend shows it with its timestamp in the Console.
+// Rejected: Runtime.consoleAPICalled with a made-up context id (the
+// frontend would file it under no context, or under a wrong one).
+
+// appReplay is the host's observation backlog for windows that open later.
+// Guarded by clientHub.mu.
+type appReplay struct {
+	entries [][]byte // Log.entryAdded messages, oldest first
+	dropped int      // entries evicted from the buffer
+}
+
+// hostItemsLocked projects the host channel's items; only "app" items have
+// a projection (the host's console and scripts reach DevTools through Node's
+// inspector, not this channel).
+func (h *clientHub) hostItemsLocked(items []sourceproto.Item) {
+	for i := range items {
+		if ev := items[i].App; ev != nil {
+			h.appLocked(ev)
+		}
+	}
+}
+
+func (h *clientHub) appLocked(ev *sourceproto.AppEvent) {
+	msg := appEntry(ev)
+	if len(h.app.entries) == maxReplayPerContext {
+		h.app.entries = h.app.entries[1:]
+		h.app.dropped++
+	}
+	h.app.entries = append(h.app.entries, msg)
+	for _, s := range h.sessionsLocked() {
+		if s.client.runtimeEnabled {
+			h.observeLocked(s, msg)
+		}
+	}
+}
+
+// appEntry renders one observation. Data is validated JSON (the decoder's)
+// and bounded by the producer (a value over its limit arrives as
+// {"truncated":true,"bytes":N}).
+func appEntry(ev *sourceproto.AppEvent) []byte {
+	text := fmt.Sprintf("observe(%q)", ev.Name)
+	if len(ev.Data) > 0 {
+		text += " " + string(ev.Data)
+	}
+	if ev.Timestamp <= 0 {
+		return logEntry("info", text, time.Now())
+	}
+	return logEntryAt("info", text, ev.Timestamp)
+}
+
+// replayAppLocked sends the host's observation backlog to a window that is
+// enabling Runtime.
+func (h *clientHub) replayAppLocked(s *Session) {
+	if h.app.dropped > 0 {
+		s.enqueue(logEntry("warning", fmt.Sprintf("[inspector-worker] %d older host observations are not replayed (the replay keeps the last %d)",
+			h.app.dropped, maxReplayPerContext), time.Now()))
+	}
+	for _, m := range h.app.entries {
+		s.enqueue(m)
+	}
+}
