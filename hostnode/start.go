@@ -15,9 +15,11 @@ import (
 const (
 	defaultReadyTimeout = 15 * time.Second
 	// outputDrainGrace is how long Done waits, after node exited, for its
-	// stdout/stderr pipes to reach EOF. A grandchild that inherited them could
-	// otherwise hold Done (and the worker's shutdown) open forever; after the
-	// grace the pipes are closed and the rest of its output is lost.
+	// stdout/stderr pipes to reach EOF while nothing is read from them
+	// (output.go). A descendant that inherited them and left node's group
+	// could otherwise hold Done (and the worker's shutdown) open forever;
+	// after the grace the pipes are closed and the rest of its output is
+	// lost. Data still flowing is never cut.
 	outputDrainGrace = 2 * time.Second
 )
 
@@ -56,20 +58,23 @@ type Options struct {
 // Process is a node child started by Start.
 //
 // Goroutines: waitLoop (waits for the exit, kills the group, reaps node and
-// the orphan reaper, closes Done); inside exec.Cmd one copier each for stdout
-// and stderr (stderr goes through a stderrScanner); stdinLoop when
-// Options.Stdin is not an *os.File.
+// the orphan reaper, drains the output, closes Done); one outputCopier loop
+// each for stdout (unless it is a file) and stderr (which goes through a
+// stderrScanner); stdinLoop when Options.Stdin is not an *os.File.
 //
 // Besides node, Start runs one more process, the orphan reaper (reaper.go):
 // it kills node's group and removes Options.RemoveIfOrphaned if this process
 // dies without reaping node. It is reaped before Done is closed.
 type Process struct {
-	cmd    *exec.Cmd      // Static after Start; cmd.Wait is called by waitLoop only.
-	reaper *orphanReaper  // Static after Start; owned by waitLoop.
-	argv   []string       // Static after construction.
-	url    string         // Static after Start returned it.
-	stderr *stderrScanner // Static after construction; see its field comments.
-	done   chan struct{}  // closed by waitLoop
+	cmd    *exec.Cmd     // Static after Start; cmd.Wait is called by waitLoop only.
+	reaper *orphanReaper // Static after Start; owned by waitLoop.
+	// copiers copy node's stdout (unless it is a file) and stderr; static
+	// after Start, drained by waitLoop.
+	copiers []*outputCopier
+	argv    []string       // Static after construction.
+	url     string         // Static after Start returned it.
+	stderr  *stderrScanner // Static after construction; see its field comments.
+	done    chan struct{}  // closed by waitLoop
 
 	exitCode atomic.Int64 // -1 until waitLoop stores the final code
 
@@ -126,8 +131,12 @@ func spawn(ctx context.Context, opts Options) (*Process, error) {
 	sc := newStderrScanner(opts.Stderr, exe)
 	cmd := &exec.Cmd{
 		Path: exe, Args: argv, Dir: opts.Dir, Env: opts.Env,
-		Stdout: opts.Stdout, Stderr: sc, ExtraFiles: opts.ExtraFiles,
-		SysProcAttr: sysProcAttr(), WaitDelay: outputDrainGrace,
+		Stdout: opts.Stdout, ExtraFiles: opts.ExtraFiles,
+		SysProcAttr: sysProcAttr(),
+	}
+	copiers, childEnds, err := setOutputs(cmd, opts.Stdout, sc)
+	if err != nil {
+		return nil, &StartError{Kind: ErrSpawn, Argv: argv, ExitCode: -1, Err: err}
 	}
 	stdinCopy, err := setStdin(cmd, opts.Stdin)
 	if err == nil {
@@ -135,6 +144,14 @@ func spawn(ctx context.Context, opts Options) (*Process, error) {
 	}
 	if stdinCopy != nil {
 		stdinCopy(err == nil)
+	}
+	for i, c := range copiers {
+		if err != nil {
+			c.abandon(childEnds[i])
+			continue
+		}
+		childEnds[i].Close() // the child holds its own copy
+		c.start()
 	}
 	if err != nil {
 		if opts.Dir != "" { // exec reports a bad Dir as if the executable were missing
@@ -146,12 +163,49 @@ func spawn(ctx context.Context, opts Options) (*Process, error) {
 	if err != nil {
 		killGroup(cmd.Process.Pid) // node is alive and unreaped: its group id is still its own
 		_ = cmd.Wait()
+		for _, c := range copiers {
+			c.drain()
+		}
 		return nil, &StartError{Kind: ErrSpawn, Argv: argv, PID: cmd.Process.Pid, ExitCode: -1, Err: err}
 	}
-	p := &Process{cmd: cmd, reaper: reaper, argv: argv, stderr: sc, done: make(chan struct{})}
+	p := &Process{cmd: cmd, reaper: reaper, copiers: copiers, argv: argv, stderr: sc, done: make(chan struct{})}
 	p.exitCode.Store(-1)
 	go p.waitLoop()
 	return p, nil
+}
+
+// setOutputs gives the child our own pipes for stdout (unless it goes to a
+// file, which the child then writes directly) and stderr, copied by
+// outputCopiers, instead of exec.Cmd's copiers whose WaitDelay cuts a slow
+// consumer off (see outputCopier). It returns the copiers and the child's
+// ends, in the same order.
+func setOutputs(cmd *exec.Cmd, stdout io.Writer, stderr io.Writer) ([]*outputCopier, []*os.File, error) {
+	var copiers []*outputCopier
+	var ends []*os.File
+	add := func(w io.Writer) (*os.File, error) {
+		end, c, err := newOutputCopier(w)
+		if err != nil {
+			for i, c := range copiers {
+				c.abandon(ends[i])
+			}
+			return nil, err
+		}
+		copiers, ends = append(copiers, c), append(ends, end)
+		return end, nil
+	}
+	if _, isFile := stdout.(*os.File); stdout != nil && !isFile {
+		end, err := add(stdout)
+		if err != nil {
+			return nil, nil, err
+		}
+		cmd.Stdout = end
+	}
+	end, err := add(stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Stderr = end
+	return copiers, ends, nil
 }
 
 // setStdin connects r to the child. exec.Cmd would copy a non-file reader
@@ -205,9 +259,12 @@ func (p *Process) waitLoop() {
 		p.mu.Unlock()
 		p.reaper.release()
 	}
-	// The error is either the exit status (read from ProcessState below) or
-	// ErrWaitDelay when an inherited pipe outlived the grace.
+	// The error is the exit status, read from ProcessState below. Wait does
+	// not wait for output: every pipe is ours (setOutputs).
 	_ = p.cmd.Wait()
+	for _, c := range p.copiers {
+		c.drain()
+	}
 	p.mu.Lock()
 	p.exited = true // without waitExitedNoReap (not Linux) only now
 	p.mu.Unlock()
@@ -278,7 +335,7 @@ func (p *Process) NodeArgs() []string { return append([]string(nil), p.argv...) 
 
 // Done is closed when the child has exited, its process group was killed (on
 // Linux), the orphan reaper was reaped, AND its stdout/stderr were fully
-// copied to Options.Stdout/Stderr (or outputDrainGrace ran out).
+// copied to Options.Stdout/Stderr (or stayed idle for outputDrainGrace).
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // ExitCode is valid after Done: the exit status, or 128+signal number when

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -337,5 +338,45 @@ func TestWaitingForDisconnect(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "stdin ended") {
 		t.Errorf("stdout = %q", stdout.String())
+	}
+}
+
+// slowWriter takes its time with every write, like a consumer that is busy
+// (a trace adding an event per line on a loaded machine).
+type slowWriter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (w *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(outputDrainGrace * 3 / 4)
+	w.mu.Lock()
+	w.n += len(p)
+	w.mu.Unlock()
+	return len(p), nil
+}
+
+// Nothing node wrote is lost to a slow consumer: the output is drained for
+// as long as it flows, not for a fixed time after the exit. exec.Cmd's
+// WaitDelay cut off what was still in the pipe (a trace lost ~6,600 events):
+// here node exits with 64 KiB in the pipe, read 32 KiB per slow write.
+func TestOutputNotCutForSlowConsumer(t *testing.T) {
+	ctx := testCtx(t)
+	const size = 96 << 10
+	script := writeScript(t, "process.stdout.write('x'.repeat("+strconv.Itoa(size)+"));")
+	w := &slowWriter{}
+	p, err := Start(ctx, Options{Argv: []string{"node", script}, Stdout: w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.Done():
+	case <-ctx.Done():
+		t.Fatal("node did not finish")
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n != size {
+		t.Fatalf("the consumer got %d of %d bytes", w.n, size)
 	}
 }
