@@ -46,6 +46,9 @@ func TestRelayIsByteExact(t *testing.T) {
 	via, direct := w.dial("worker"), w.dialDirect("direct")
 	var scriptID string
 	for _, c := range []*cdptest.Client{via, direct} {
+		// 50 MB through -race on a loaded machine took up to 180 s in the
+		// flake check, one request more than Timeout.
+		c.SetTimeout(5 * time.Minute)
 		c.MustCall("Debugger.enable", nil)
 		m := scriptParsedFor(c, "host.js")
 		var p struct{ ScriptID string }

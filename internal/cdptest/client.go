@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,6 +39,8 @@ type Client struct {
 	t    testing.TB
 	name string
 	c    *websocket.Conn
+
+	timeout atomic.Int64 // a time.Duration; 0 = Timeout (SetTimeout)
 
 	mu     sync.Mutex
 	cond   *sync.Cond
@@ -140,6 +143,18 @@ func (cl *Client) Send(method string, params any) int64 {
 	return id
 }
 
+// SetTimeout replaces Timeout for this client's waits: for a conversation
+// that moves tens of MB, which under -race on a loaded machine can take
+// minutes (still a hang detector).
+func (cl *Client) SetTimeout(d time.Duration) { cl.timeout.Store(int64(d)) }
+
+func (cl *Client) wait() time.Duration {
+	if d := time.Duration(cl.timeout.Load()); d > 0 {
+		return d
+	}
+	return Timeout
+}
+
 // Call sends a request and waits for its answer (result or error).
 func (cl *Client) Call(method string, params any) Msg {
 	cl.t.Helper()
@@ -193,14 +208,14 @@ func (cl *Client) Expect(what string, match func(Msg) bool) Msg {
 // ExpectClosed waits for the connection to end and returns the close error.
 func (cl *Client) ExpectClosed() error {
 	cl.t.Helper()
-	deadline := time.AfterFunc(Timeout, func() { cl.mu.Lock(); cl.cond.Broadcast(); cl.mu.Unlock() })
+	deadline := time.AfterFunc(cl.wait(), func() { cl.mu.Lock(); cl.cond.Broadcast(); cl.mu.Unlock() })
 	defer deadline.Stop()
 	start := time.Now()
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	for !cl.closed {
-		if time.Since(start) > Timeout {
-			cl.t.Fatalf("%s: connection still open after %v", cl.name, Timeout)
+		if time.Since(start) > cl.wait() {
+			cl.t.Fatalf("%s: connection still open after %v", cl.name, cl.wait())
 		}
 		cl.cond.Wait()
 	}
@@ -228,7 +243,7 @@ func (cl *Client) All() []Msg {
 }
 
 func (cl *Client) waitFor(match func(int, Msg) bool, consume bool) (Msg, bool) {
-	deadline := time.AfterFunc(Timeout, func() { cl.mu.Lock(); cl.cond.Broadcast(); cl.mu.Unlock() })
+	deadline := time.AfterFunc(cl.wait(), func() { cl.mu.Lock(); cl.cond.Broadcast(); cl.mu.Unlock() })
 	defer deadline.Stop()
 	start := time.Now()
 	cl.mu.Lock()
@@ -247,7 +262,7 @@ func (cl *Client) waitFor(match func(int, Msg) bool, consume bool) (Msg, bool) {
 			}
 		}
 		from = len(cl.msgs)
-		if cl.closed || time.Since(start) > Timeout {
+		if cl.closed || time.Since(start) > cl.wait() {
 			return Msg{}, false
 		}
 		cl.cond.Wait()
