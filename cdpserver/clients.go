@@ -193,11 +193,11 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 		}
 		return out
 	})
-	// Windows with Runtime enabled want the new page's console objects.
-	// Sent on their own goroutines: this callback holds the source's lock.
-	for _, ps := range h.consoleEnableLocked(c) {
-		h.sendAsync(h.reg, ps.ref, ps.body)
-	}
+	// console.enable for the windows that have Runtime enabled waits for the
+	// page's initial replace (Replaced): sent from here it raced the welcome
+	// that Open's caller sends after this callback, and a page drops frames
+	// that come before its welcome, so load-time console objects had no
+	// objectIds.
 }
 
 // navigatedLocked shows the Console's divider for a page reload, once, with
@@ -313,7 +313,27 @@ func (h *clientHub) detachFrame(f *clientFrame) {
 // page's state, so its items are handled like appended ones (page and script
 // items are idempotent; console items in it are the producer's backlog).
 func (h *clientHub) Replaced(ref sourceproto.SourceRef, _ uint64, r *sourceproto.Replace) {
+	if r.Reason == sourceproto.ReplaceInitial {
+		h.consoleEnableWelcomed(ref)
+	}
 	h.items(ref, r.Items)
+}
+
+// consoleEnableWelcomed tells a page that just sent its initial replace (so
+// it has its welcome) which windows want its console objects. Sent on their
+// own goroutines: this callback holds the source's lock. The page's items
+// in this replace were serialized before it knew: they carry previews only.
+func (h *clientHub) consoleEnableWelcomed(ref sourceproto.SourceRef) {
+	h.mu.Lock()
+	var sends []pageSend
+	if c := h.byRef[ref]; c != nil {
+		sends = h.consoleEnableLocked(c)
+	}
+	reg := h.reg
+	h.mu.Unlock()
+	for _, ps := range sends {
+		h.sendAsync(reg, ps.ref, ps.body)
+	}
 }
 
 func (h *clientHub) Appended(ref sourceproto.SourceRef, _ uint64, a *sourceproto.Append) {
