@@ -31,8 +31,9 @@ type hostBackend struct{}
 // clientObjectRef marks a table-owned objectId as a JSON member value:
 // `"objectId":"iw:…"`, `"promiseObjectId":"iw:…"` or an argument's. Inside a
 // JSON string (an expression that mentions one) the quotes are escaped, so
-// the raw bytes only match real structure.
-var clientObjectRef = []byte(`":"iw:`)
+// the raw bytes only match real structure; and only members named …ObjectId
+// match, so an expression that starts with "iw:" (a label) still reaches Node.
+var clientObjectRef = []byte(`bjectId":"iw:`)
 
 func (hostBackend) serve(sess *Session, req request, msg []byte, e methodEntry, _ *realm.Realm) {
 	// A page's objectId never reaches Node: V8 would answer "Could not find

@@ -236,7 +236,11 @@ func TestClientRuntimeRealmsDoNotMix(t *testing.T) {
 	if m := a.MustCall("Runtime.getProperties", map[string]any{"objectId": host.Result.ObjectID, "ownProperties": true}); !strings.Contains(string(m.Result), `"name":"x"`) {
 		t.Fatalf("host getProperties: %s", m.Raw)
 	}
-	// Text that only looks like a page objectId is not one.
+	// Text that only looks like a page objectId is not one, nor is an
+	// expression that starts like one.
+	if m := a.MustCall("Runtime.evaluate", map[string]any{"expression": `iw: 6 * 7`}); !strings.Contains(string(m.Result), `"value":42`) {
+		t.Fatalf("host evaluate of a labelled expression: %s", m.Raw)
+	}
 	if m := a.MustCall("Runtime.evaluate", map[string]any{"expression": `JSON.parse('{"objectId":"iw:1"}').objectId`}); !strings.Contains(string(m.Result), `"value":"iw:1"`) {
 		t.Fatalf("host evaluate of a string: %s", m.Raw)
 	}
