@@ -276,3 +276,38 @@ test('client pages: a reload keeps the window attached and the page selectable a
     await checkCdpLog(t, proxy, name, since);
   });
 });
+
+test('client pages: evaluating in the page context prints its value, an object expands, a throw shows as an error', { timeout: TEST_MS }, async (t) => {
+  const name = 'client-evaluate';
+  const { h, pageURL } = await startPageHost(t, name);
+  const proxy = /** @type {NonNullable<typeof h.proxy>} */ (h.proxy);
+  await h.run(async () => {
+    const dt = await h.open();
+    await dt.waitForConsoleText(HOST_STARTED);
+    const since = Date.now();
+    await openShopPage(t, pageURL, dt);
+    await dt.waitForConsoleText('shop-page: loaded, load 1');
+    // Select the page's context, as a user does, then evaluate at the prompt.
+    await openContextSelector(dt.page);
+    await dt.page.locator('[role=menuitem] .console-context-selector-element .title', { hasText: PAGE_TITLE }).first().click();
+    await dt.page.locator('button.soft-dropdown[aria-label^="JavaScript context"]', { hasText: PAGE_TITLE }).waitFor();
+
+    await dt.evaluateInConsole('document.title');
+    await dt.page.locator('.console-user-command-result .console-message-text', { hasText: `'${PAGE_TITLE}'` }).waitFor();
+
+    await dt.evaluateInConsole("console.log('cart', {items: [{sku: 'A-1', qty: 2}], total: 7})");
+    const logged = dt.page.locator('.console-message-wrapper', { has: dt.page.locator('.console-message-text', { hasText: 'cart' }) }).last();
+    await logged.waitFor();
+    // Expand the logged object: its properties come from the page (getProperties).
+    await logged.locator('.console-view-object-properties-section, .object-properties-section, .tree-outline').first().waitFor();
+    await logged.locator('.object-value-object, .console-object-preview, .console-view-object-properties-section').first().click();
+    await logged.locator('.name', { hasText: /^items$/ }).first().waitFor({ state: 'visible' });
+    await logged.locator('.name', { hasText: /^total$/ }).first().waitFor({ state: 'visible' });
+    t.diagnostic(`screenshot: ${await dt.screenshot('page-object-expanded')}`);
+
+    await dt.evaluateInConsole('missingThing.x');
+    await dt.page.locator('.console-error-level .console-message-text', { hasText: /ReferenceError: missingThing is not defined/ }).first().waitFor();
+    t.diagnostic(`screenshot: ${await dt.screenshot('page-evaluate')}`);
+    await checkCdpLog(t, proxy, name, since);
+  });
+});
