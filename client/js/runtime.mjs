@@ -507,7 +507,24 @@ export class Realm {
       if (frames.length) d.stackTrace = { callFrames: frames };
     }
     d.exception = this.ro(ctx, err, group, preview);
+    if (typeof d.exception.description === 'string') d.exception.description = this.withoutOwnFrames(d.exception.description);
     return d;
+  }
+
+  /**
+   * An error's description (its stack text) without the agent's own frames
+   * below the evaluated code, as V8 shows an evaluation's exception. The
+   * error object itself is not touched.
+   * @param {string} text
+   */
+  withoutOwnFrames(text) {
+    const lines = text.split('\n');
+    const kept = lines.filter((line) => {
+      if (!/^\s*at /.test(line)) return true;
+      const f = parseStack(line)[0];
+      return !(f && f.url && this.isOwn(f));
+    });
+    return kept.length === lines.length ? text : kept.join('\n');
   }
 
   /**

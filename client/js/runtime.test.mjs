@@ -406,3 +406,15 @@ test('malformed commands are answered with an error, never thrown', async () => 
   r.handle('runtime.command', null);
   assert.deepEqual(results.map((x) => [x.id, x.error.code]), [[1, 'invalid-argument'], [2, 'unsupported'], [3, 'invalid-argument']]);
 });
+
+test('an exception\'s description leaves out the agent\'s own frames; the error object keeps them', async () => {
+  // This test file plays the agent: its frames are "own".
+  const here = new URL(import.meta.url).href;
+  const { evaluate } = setup({ isOwn: (f) => f.url === here });
+  const x = await evaluate('globalThis.__lastErr = new Error("boom"); throw globalThis.__lastErr');
+  const desc = x.exceptionDetails.exception.description;
+  assert.match(desc, /^Error: boom/);
+  assert.ok(!desc.includes(here), 'no own frame in: ' + desc);
+  assert.ok(/** @type {any} */ (globalThis).__lastErr.stack.includes(here), 'the error object is untouched');
+  delete /** @type {any} */ (globalThis).__lastErr;
+});
