@@ -47,6 +47,8 @@ type recorder struct {
 	firstSeqs []uint64
 	gaps      []sourceproto.Gap
 	responses []sourceproto.Body
+	// bound is wait's hang bound; 0 = 20 s.
+	bound time.Duration
 }
 
 func (r *recorder) SourceOpened(i sourceproto.SourceInfo) {
@@ -81,9 +83,13 @@ func (r *recorder) Response(_ sourceproto.SourceRef, b sourceproto.Body) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) wait(t *testing.T, what string, cond func() bool) {
+func (r *recorder) wait(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	bound := r.bound
+	if bound == 0 {
+		bound = 20 * time.Second
+	}
+	deadline := time.Now().Add(bound)
 	for {
 		r.mu.Lock()
 		ok := cond()
