@@ -123,7 +123,7 @@ test('hello, replace, appends: newline framing, one append in flight until the a
   assert.deepEqual(app.frames.slice(4).map((f) => f.body.items.map((/** @type {any} */ it) => it.app.name)), r.observeAfter ? [['after']] : []);
 });
 
-test('a worker that never answers does not block the app: 100,000 observations, prompt exit', async () => {
+test('a worker that never answers does not block the app: 100,000 observations, prompt exit', async (t) => {
   const t0 = Date.now();
   const app = startApp({ OBS: '100000' });
   await app.frame(1);
@@ -131,8 +131,12 @@ test('a worker that never answers does not block the app: 100,000 observations, 
   const wall = Date.now() - t0;
   assert.deepEqual(r.exit, { code: 0, signal: null });
   assert.deepEqual(r.stats, { queued: 10000, dropped: 90000, sent: 0, acked: 0 });
-  assert.ok(r.loopMs < 3000, `observe loop took ${r.loopMs} ms`);
-  assert.ok(wall < 8000, `exit took ${wall} ms`);
+  // Not a speed check (a shared machine took 3.4 s): an observe() that
+  // waited for the worker would never return, the loop never end and the
+  // app never exit. The bounds only turn such a hang into a failure.
+  assert.ok(r.loopMs < 60_000, `observe loop took ${r.loopMs} ms`);
+  assert.ok(wall < 90_000, `exit took ${wall} ms`);
+  t.diagnostic(`100,000 observe() calls: ${Math.round(r.loopMs)} ms; exit after ${wall} ms`);
   assert.equal(app.frames.length, 1);
 });
 
