@@ -222,6 +222,21 @@ func (cl *Client) ExpectClosed() error {
 	return cl.err
 }
 
+// ExpectAnyEvent waits until some event named method that satisfies match
+// has been received, wherever it is among the received messages: for an
+// event whose order against the others is not fixed (a replayed or a live
+// one, depending on timing), which ExpectEvent's cursor could have passed.
+func (cl *Client) ExpectAnyEvent(method string, match func(Msg) bool) Msg {
+	cl.t.Helper()
+	m, ok := cl.waitFor(func(_ int, m Msg) bool {
+		return m.Method == method && m.ID == nil && (match == nil || match(m))
+	}, false)
+	if !ok {
+		cl.t.Fatalf("%s: no %s event at all: %s", cl.name, method, cl.state())
+	}
+	return m
+}
+
 // Events returns every received event named method, in order.
 func (cl *Client) Events(method string) []Msg {
 	cl.mu.Lock()
