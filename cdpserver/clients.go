@@ -109,6 +109,11 @@ type clientContext struct {
 	// navigated: this load is a reload whose Console divider is not shown
 	// yet (navigatedLocked).
 	navigated bool
+	// welcomed: the page sent its initial replace, so it has its welcome and
+	// takes worker frames; until then Runtime commands wait in held
+	// (holdUntilWelcomedLocked).
+	welcomed bool
+	held     []callStart
 }
 
 type clientScript struct {
@@ -326,14 +331,17 @@ func (h *clientHub) Replaced(ref sourceproto.SourceRef, _ uint64, r *sourceproto
 func (h *clientHub) consoleEnableWelcomed(ref sourceproto.SourceRef) {
 	h.mu.Lock()
 	var sends []pageSend
+	var held []callStart
 	if c := h.byRef[ref]; c != nil {
 		sends = h.consoleEnableLocked(c)
+		c.welcomed, held, c.held = true, c.held, nil
 	}
 	reg := h.reg
 	h.mu.Unlock()
 	for _, ps := range sends {
 		h.sendAsync(reg, ps.ref, ps.body)
 	}
+	h.sendHeld(held)
 }
 
 func (h *clientHub) Appended(ref sourceproto.SourceRef, _ uint64, a *sourceproto.Append) {

@@ -79,15 +79,48 @@ func (h *clientHub) runtimeRequest(s *Session, req request, r *realm.Realm) {
 	}
 	h.mu.Lock()
 	start, answer, werr := h.startCallLocked(s, req, r)
+	held := false
+	if werr == nil && answer == nil {
+		held = h.holdUntilWelcomedLocked(r, start)
+	}
 	h.mu.Unlock()
 	switch {
 	case werr != nil:
 		s.refuse(req, werr)
 	case answer != nil:
 		s.enqueue(answer)
-	default:
+	case !held:
 		h.sendCall(start)
 	}
+}
+
+// holdUntilWelcomedLocked keeps a command for a page that has not sent its
+// initial replace yet, and reports whether it did. Windows learn of a page's
+// context at its hello, before the carrier has sent the page its welcome, and
+// a page drops frames that come before its welcome: a window that evaluated
+// at once (a loaded machine made that likely) got the deadline error 10 s
+// later. Held commands keep their deadline; sendHeld sends them in order.
+func (h *clientHub) holdUntilWelcomedLocked(r *realm.Realm, cs callStart) bool {
+	c := h.contextOfLocked(r)
+	if c == nil || c.welcomed {
+		return false
+	}
+	c.held = append(c.held, cs)
+	return true
+}
+
+// sendHeld sends the commands held for a page until its welcome, in order,
+// on its own goroutine: the caller is a consumer callback that holds the
+// source's lock (a full outbox closes the source inside Send).
+func (h *clientHub) sendHeld(held []callStart) {
+	if len(held) == 0 {
+		return
+	}
+	go func() {
+		for _, cs := range held {
+			h.sendCall(cs)
+		}
+	}()
 }
 
 // startCallLocked turns req into a registered command. It returns a local
