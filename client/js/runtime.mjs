@@ -20,6 +20,7 @@
 // frame limits before it is sent (previews dropped, then descriptors
 // halved, then error "too-large").
 import { remoteObject, measureJSON, parseStack, capString, DEFAULT_LIMITS, MAX_FRAME_OBJECTS, MAX_DEPTH, MAX_ID_BYTES } from './core.mjs';
+import { evaluatePath } from './sideeffect.mjs';
 
 /** Handles one DevTools session may hold in this page (provisional included). */
 export const MAX_HANDLES_PER_SESSION = 65536;
@@ -607,9 +608,16 @@ export class Realm {
    * @param {any} p EvaluateParams
    */
   evaluate(ctx, p) {
-    if (p.throwOnSideEffect) return this.sideEffectRefusal();
     if (typeof p.expression !== 'string') throw new TransportFailure('invalid-argument', 'expression must be a string');
     const group = typeof p.objectGroup === 'string' ? p.objectGroup : '';
+    if (p.throwOnSideEffect) {
+      // Completions and the eager preview: a property path is read without
+      // running page code (sideeffect.mjs); anything else refuses as V8 does.
+      const r = evaluatePath(p.expression, this.global, this.evalFn);
+      if (r === null) return this.sideEffectRefusal();
+      if (!r.ok) return this.thrown(ctx, r.v, p, group);
+      return this.settle(ctx, r.v, false, p, group);
+    }
     const undo = p.includeCommandLineAPI ? this.installCommandLineAPI() : null;
     let r;
     try {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -29,6 +30,27 @@ console.log('cart', window.cart);`)
 	title := c.MustCall("Runtime.evaluate", map[string]any{"expression": "document.title", "contextId": created.Context.ID})
 	if !strings.Contains(string(title.Result), `"value":"Test page"`) {
 		t.Fatalf("document.title in the page: %s", title.Raw)
+	}
+	// What the frontend sends while the user types: a side-effect-free read
+	// (completions, eager preview) is answered, a write refused as V8 does,
+	// and an unfinished line is told apart by the syntax check.
+	eager := c.MustCall("Runtime.evaluate", map[string]any{"expression": "document.title", "contextId": created.Context.ID, "throwOnSideEffect": true})
+	if !strings.Contains(string(eager.Result), `"value":"Test page"`) {
+		t.Fatalf("side-effect-free document.title: %s", eager.Raw)
+	}
+	write := c.MustCall("Runtime.evaluate", map[string]any{"expression": "document.title = 'x'", "contextId": created.Context.ID, "throwOnSideEffect": true})
+	if !strings.Contains(string(write.Result), "Possible side-effect") {
+		t.Fatalf("a write with throwOnSideEffect: %s", write.Raw)
+	}
+	// The frontend treats "Unexpected end of input" and "Unterminated template
+	// literal" as an unfinished line; any other answer as complete.
+	const unfinished = `"description":"SyntaxError: (Unexpected end of input|Unterminated template literal)`
+	for expr, want := range map[string]string{"a(": unfinished, "if (x) {": unfinished, "`abc": unfinished,
+		"a(}": `"description":"SyntaxError: Unexpected token '}'`, "a(1)": `^\{\}$`, "return 1": `^\{\}$`} {
+		cs := c.MustCall("Runtime.compileScript", map[string]any{"expression": expr, "sourceURL": "", "persistScript": false, "executionContextId": created.Context.ID})
+		if !regexp.MustCompile(want).Match(cs.Result) || strings.Contains(string(cs.Result), "objectId") {
+			t.Fatalf("compileScript(%q) = %s, want %s and no objectId", expr, cs.Raw, want)
+		}
 	}
 	byUnique := c.MustCall("Runtime.evaluate", map[string]any{"expression": "location.pathname", "uniqueContextId": created.Context.UniqueID})
 	if !strings.Contains(string(byUnique.Result), `"value":"/"`) {
