@@ -15,7 +15,7 @@ import (
 )
 
 // chromiumPath is Debian's chromium, which scripts/test.sh installs.
-func chromiumPath(t *testing.T) string {
+func chromiumPath(t testing.TB) string {
 	t.Helper()
 	p := os.Getenv("E2E_CHROMIUM")
 	if p == "" {
@@ -32,7 +32,7 @@ func chromiumPath(t *testing.T) string {
 
 // openPage starts headless chromium on url; it is killed (whole process
 // group) at test end.
-func openPage(t *testing.T, url string) {
+func openPage(t testing.TB, url string) {
 	t.Helper()
 	cmd := exec.Command(chromiumPath(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -65,7 +65,7 @@ http.createServer((req, res) => {
 }).listen(0, '127.0.0.1', function () { console.log('pid ' + process.pid + ' page http://127.0.0.1:' + this.address().port + '/'); });
 `
 
-func startPageHost(t *testing.T, pageJS string) (*workerProc, *cdptest.Client, string) {
+func startPageHost(t testing.TB, pageJS string) (*workerProc, *cdptest.Client, string) {
 	t.Helper()
 	dir, script := writeScript(t, pageHost)
 	t.Setenv("PAGE_JS", pageJS)
