@@ -32,6 +32,8 @@ export const MAX_CALL_ARGUMENTS = 64;
 export const MAX_AWAITING_ACK = 4096;
 /** What V8 throws for throwOnSideEffect; DevTools' eager evaluation shows nothing for it. */
 export const SIDE_EFFECT_TEXT = 'EvalError: Possible side-effect in debug-evaluate';
+/** V8's eval origin in a stack line: "eval at NAME (URL:L:C), <anonymous>:L:C". */
+const EVAL_ORIGIN = /eval at [^()]*\((\S+?):\d+:\d+\), (<anonymous>:\d+:\d+)/;
 /** The object group a session's console arguments live in (V8's name). */
 export const CONSOLE_GROUP = 'console';
 
@@ -520,12 +522,27 @@ export class Realm {
    */
   withoutOwnFrames(text) {
     const lines = text.split('\n');
-    const kept = lines.filter((line) => {
-      if (!/^\s*at /.test(line)) return true;
+    let changed = false;
+    const kept = [];
+    for (let line of lines) {
+      if (!/^\s*at /.test(line)) { kept.push(line); continue; }
+      // Code evaluated by the agent: "at f (eval at g (<agent url>:l:c),
+      // <anonymous>:L:C)"; V8 shows an evaluation's code as "<anonymous>:L:C".
+      const clean = line.replace(EVAL_ORIGIN, (m, url, loc) => (this.isOwn({ url }) ? loc : m))
+        .replace(/^(\s*at )eval \((<anonymous>:\d+:\d+)\)$/, '$1$2');
+      if (clean !== line) { changed = true; line = clean; }
       const f = parseStack(line)[0];
-      return !(f && f.url && this.isOwn(f));
-    });
-    return kept.length === lines.length ? text : kept.join('\n');
+      if (f && f.url && this.isOwn(f)) { changed = true; continue; }
+      kept.push(line);
+    }
+    // The indirect eval that ran it, and what called that (the agent), are
+    // below the evaluated code: cut at the outermost bare eval frame.
+    if (changed) {
+      let cut = -1;
+      for (let i = 0; i < kept.length; i++) if (/^\s*at eval \(<anonymous>\)$/.test(kept[i])) cut = i;
+      if (cut > 0) kept.length = cut;
+    }
+    return changed ? kept.join('\n') : text;
   }
 
   /**

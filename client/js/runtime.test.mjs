@@ -448,3 +448,12 @@ test('an exception\'s description leaves out the agent\'s own frames; the error 
   assert.ok(/** @type {any} */ (globalThis).__lastErr.stack.includes(here), 'the error object is untouched');
   delete /** @type {any} */ (globalThis).__lastErr;
 });
+
+test('an evaluation\'s own code shows as "<anonymous>:L:C", as V8 shows it in Chrome', async () => {
+  const agent = new URL('./runtime.mjs', import.meta.url).href;
+  const { evaluate } = setup({ isOwn: (f) => f.url === agent });
+  const x = await evaluate('missingThing.x');
+  assert.equal(x.exceptionDetails.exception.description, 'ReferenceError: missingThing is not defined\n    at <anonymous>:1:1');
+  const y = await evaluate('function boom() { throw new Error("b"); }\nboom()');
+  assert.equal(y.exceptionDetails.exception.description, 'Error: b\n    at boom (<anonymous>:1:25)\n    at <anonymous>:2:1');
+});
