@@ -1339,13 +1339,26 @@ function stackOfHolder(h, isOwn) {
     let stack;
     try { stack = h.error.stack; } catch (e) { stack = undefined; }
     h.error = null;
-    const frames = parseStack(stack);
-    let i = 0;
-    while (i < frames.length && isOwn(frames[i])) i++;
-    h.frames = frames.slice(i, i + h.keep);
+    const c = lastStack;
+    if (typeof stack === 'string' && stack === c.text && h.keep === c.keep && isOwn === c.isOwn) {
+      h.frames = c.frames; // a loop logs from one call site: parse its stack once
+    } else {
+      const frames = parseStack(stack);
+      let i = 0;
+      while (i < frames.length && isOwn(frames[i])) i++;
+      h.frames = frames.slice(i, i + h.keep);
+      if (typeof stack === 'string') Object.assign(c, { text: stack, keep: h.keep, isOwn, frames: h.frames });
+    }
   }
   return h.frames.length ? { callFrames: h.frames } : undefined;
 }
+
+/**
+ * The last stack text stackOfHolder parsed and its frames (shared, never
+ * mutated: callers only serialize them).
+ * @type {{text: string, keep: number, isOwn: any, frames: any[]}}
+ */
+const lastStack = { text: '', keep: -1, isOwn: null, frames: [] };
 
 // ---------------------------------------------------------------------------
 // Console events
@@ -2906,12 +2919,18 @@ return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_P
   // enabled session, its objects carrying handles of that session's
   // console group. The call's stack is taken now and formatted when the
   // item is sent (Producer.enqueueJSON's tail), off the page's call.
+  /** @type {{frames: any, json: string}} */
+  var lastTail = { frames: null, json: '' };
+
   /** @param {string} type @param {any[]} args @param {any} holder @param {any} stackTrace */
   function consoleItems(type, args, holder, stackTrace) {
     var x = { timestamp: IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits, session: '', handles: undefined };
     var tail = holder ? function () {
       var st = IWCore.stackOfHolder(holder, isOwn);
-      return st ? ',"stackTrace":' + JSON.stringify(st) : '';
+      if (!st) return '';
+      // Calls from one site share their frames (stackOfHolder): serialize once.
+      if (st.callFrames !== lastTail.frames) lastTail = { frames: st.callFrames, json: ',"stackTrace":' + JSON.stringify(st) };
+      return lastTail.json;
     } : undefined;
     if (!IWRuntime.anyNeedsHandles(args)) {
       // Primitives only: nothing can change before the item is sent, so
