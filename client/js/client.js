@@ -2814,7 +2814,7 @@ return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_P
       enumerable: false,
       value: Object.freeze({
         source: function () { return source; },
-        stats: function () { var s = /** @type {any} */ (producer.stats()); s.runtime = realm.stats(); return s; },
+        stats: function () { var s = /** @type {any} */ (producer.stats()); s.runtime = realm.stats(); s.held = held.length; s.holding = holding; return s; },
         stop: stop,
       }),
     });
@@ -2922,9 +2922,85 @@ return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_P
   /** @type {{frames: any, json: string}} */
   var lastTail = { frames: null, json: '' };
 
-  /** @param {string} type @param {any[]} args @param {any} holder @param {any} stackTrace */
-  function consoleItems(type, args, holder, stackTrace) {
-    var x = { timestamp: IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits, session: '', handles: undefined };
+  // Load-time calls. What a page logs before its connection knows the
+  // DevTools windows (console.enable comes after the initial replace) would
+  // carry no handles, so a window open before the page loaded could not
+  // expand it. Such calls are held, in order, until the windows are known:
+  // the first console.enable + HOLD_AFTER_ENABLE_MS (the others come in the
+  // same instant), or HOLD_QUIET_MS after the initial replace was acked
+  // with none, and at most HOLD_MAX_MS after the client started or
+  // HOLD_MAX_CALLS calls. An object call is serialized at the call (its
+  // preview shows the values then, as V8's does) with placeholder handles,
+  // which become each window's handles when it is sent.
+  var HOLD_MAX_MS = 3000, HOLD_MAX_CALLS = 1000, HOLD_QUIET_MS = 250, HOLD_AFTER_ENABLE_MS = 20;
+  var holding = true;
+  /** @type {Array<() => void>} */
+  var held = [];
+  var holdStart = IWCore.nowMs(), ackedAt = 0, enabledAt = 0;
+  var holdTimer = setT(checkHold, 10);
+  var HELD_SESSION = '\u0002';
+  var HELD_SESSION_RE = /^\{"console":\{"session":"\\u0002",/;
+  var HELD_HANDLE_RE = /,"handle":"\\u0001(\d+)"/g;
+
+  function checkHold() {
+    holdTimer = 0;
+    if (!holding) return;
+    var now = IWCore.nowMs();
+    if (producer.state === 'open' && producer.replaceAcked) {
+      if (!ackedAt) ackedAt = now;
+      if (producer.consoleSessions.size && !enabledAt) enabledAt = now;
+    }
+    if (now - holdStart >= HOLD_MAX_MS || (enabledAt && now - enabledAt >= HOLD_AFTER_ENABLE_MS) ||
+      (ackedAt && !enabledAt && now - ackedAt >= HOLD_QUIET_MS)) {
+      releaseHeld();
+      return;
+    }
+    holdTimer = setT(checkHold, 10);
+  }
+
+  function releaseHeld() {
+    holding = false;
+    if (holdTimer) { clearT(holdTimer); holdTimer = 0; }
+    var list = held;
+    held = [];
+    for (var i = 0; i < list.length; i++) { try { list[i](); } catch (e) { /* never throw into the page */ } }
+  }
+
+  /**
+   * A held object call: its item text now, with placeholders; sent later
+   * to each window then enabled, or without handles to none.
+   * @param {string} type @param {any[]} args @param {any} tail @param {any} x
+   */
+  function holdObjectCall(type, args, tail, x) {
+    /** @type {any[]} */
+    var values = [];
+    x.session = HELD_SESSION;
+    x.handles = {
+      make: function (/** @type {any} */ v) { values.push(v); return '\u0001' + (values.length - 1); },
+      rollback: function () { values.length = 0; },
+    };
+    var json = IWCore.consoleItemJSON(type, args, x);
+    if (!HELD_SESSION_RE.test(json)) return; // the call was too large: consoleItemJSON's placeholder message
+    held.push(function () {
+      if (!producer.consoleSessions.size) {
+        producer.enqueueJSON('console', json.replace(HELD_SESSION_RE, '{"console":{').replace(HELD_HANDLE_RE, ''), tail);
+        return;
+      }
+      producer.consoleSessions.forEach(function (session) {
+        var hs = realm.consoleHandles(session);
+        producer.enqueueJSON('console', json.replace(HELD_SESSION_RE, '{"console":{"session":' + JSON.stringify(session) + ',')
+          .replace(HELD_HANDLE_RE, function (_m, n) {
+            var h = hs.make(values[+n]);
+            return h ? ',"handle":' + JSON.stringify(h) : '';
+          }), tail);
+      });
+    });
+  }
+
+  /** @param {string} type @param {any[]} args @param {any} holder @param {any} stackTrace @param {number} [timestamp] */
+  function consoleItems(type, args, holder, stackTrace, timestamp) {
+    if (holding && held.length >= HOLD_MAX_CALLS) releaseHeld();
+    var x = { timestamp: timestamp || IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits, session: '', handles: undefined };
     var tail = holder ? function () {
       var st = IWCore.stackOfHolder(holder, isOwn);
       if (!st) return '';
@@ -2932,6 +3008,13 @@ return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_P
       if (st.callFrames !== lastTail.frames) lastTail = { frames: st.callFrames, json: ',"stackTrace":' + JSON.stringify(st) };
       return lastTail.json;
     } : undefined;
+    // Holding starts with the first object call: a page that logs only
+    // strings at load is never delayed.
+    if (holding && (held.length || IWRuntime.anyNeedsHandles(args))) {
+      if (IWRuntime.anyNeedsHandles(args)) holdObjectCall(type, args, tail, x);
+      else held.push(function () { consoleItems(type, args, holder, stackTrace, x.timestamp); });
+      return;
+    }
     if (!IWRuntime.anyNeedsHandles(args)) {
       // Primitives only: nothing can change before the item is sent, so
       // it is serialized then, off the page's call.
@@ -3056,6 +3139,7 @@ return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_P
       try {
         paused = true;
         if (timer) { clearT(timer); timer = 0; }
+        if (holding) releaseHeld();
         producer.flush(true);
         producer.close('going-away', 'pagehide');
         hangUp();
@@ -3148,6 +3232,9 @@ return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_P
   function stop() {
     stopped = true;
     if (timer) { clearT(timer); timer = 0; }
+    if (holdTimer) { clearT(holdTimer); holdTimer = 0; }
+    holding = false;
+    held = [];
     try { producer.close('normal', 'stopped'); } catch (e) { /* ignore */ }
     hangUp();
     unwrapConsole();
