@@ -31,6 +31,7 @@ type endpointFlags struct {
 	maxWindows  int
 	maxClients  int
 	idleTimeout time.Duration
+	pageTimeout time.Duration
 	set         map[string]bool // flags given explicitly
 }
 
@@ -42,6 +43,8 @@ func (e *endpointFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&e.maxClients, "max-clients", carrier.DefaultMaxClients, "browser page connections open at once (ws /client)")
 	fs.DurationVar(&e.idleTimeout, "idle-timeout", cdpserver.DefaultIdleTimeout,
 		"close HTTP keep-alive connections idle this long")
+	fs.DurationVar(&e.pageTimeout, "page-timeout", cdpserver.DefaultClientRuntimeTimeout,
+		"how long a DevTools window waits for a page to answer an evaluation or an object expansion")
 }
 
 // check refuses limits that would refuse everything.
@@ -53,13 +56,15 @@ func (e *endpointFlags) check() error {
 		return fmt.Errorf("--max-clients %d: give at least 1", e.maxClients)
 	case e.idleTimeout <= 0:
 		return fmt.Errorf("--idle-timeout %v: give a positive duration, e.g. 30s", e.idleTimeout)
+	case e.pageTimeout <= 0:
+		return fmt.Errorf("--page-timeout %v: give a positive duration, e.g. 10s", e.pageTimeout)
 	}
 	return nil
 }
 
 // serverOptions fills in the limits the flags set.
 func (e *endpointFlags) serverOptions(o cdpserver.Options) cdpserver.Options {
-	o.MaxWindows, o.IdleTimeout = e.maxWindows, e.idleTimeout
+	o.MaxWindows, o.IdleTimeout, o.ClientRuntimeTimeout = e.maxWindows, e.idleTimeout, e.pageTimeout
 	return o
 }
 
