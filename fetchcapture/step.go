@@ -31,6 +31,9 @@ type Origin struct {
 	Role     sourceproto.Role
 	FrameID  string
 	LoaderID string
+	// DocumentURL is the URL of the document the request is made for: the
+	// page's, or the host frame's.
+	DocumentURL string
 }
 
 // Request is a request head as recorded (headers already redacted). It is
