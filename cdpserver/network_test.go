@@ -80,8 +80,7 @@ func (h *hostFeed) read() []byte {
 func (h *hostFeed) send(items ...sourceproto.Item) {
 	h.t.Helper()
 	h.write(h.p.Append(h.t, items...))
-	f := sourceprototest.Expect(h.t, h.read(), sourceproto.FrameAck)
-	_ = f
+	sourceprototest.Expect(h.t, h.read(), sourceproto.FrameAck)
 }
 
 func fetchItem(ev *sourceproto.FetchEvent) sourceproto.Item {
