@@ -13,7 +13,15 @@ import (
 // accounting, and the Go heap near it once collected. The figures are
 // logged (go test -v -run TestMemory ./fetchcapture).
 func TestMemoryTenThousandMegabyteResponses(t *testing.T) {
-	const responses, size = 10000, 1 << 20
+	const size = 1 << 20
+	responses := 10000
+	if raceEnabled {
+		// 10 GB of allocations under the race detector starved the tests of
+		// other packages running beside it (go test ./...); 1,000 responses
+		// still pass the budget 15 times over.
+		responses = 1000
+		t.Logf("race detector on: %d responses instead of 10,000 (run without -race for the full figure)", responses)
+	}
 	j := New(Options{})
 	open(j, host)
 	_, sub := j.Subscribe(0) // a reader that never reads: its queue is bounded too
