@@ -380,6 +380,10 @@ func TestNetworkBodiesAndEndings(t *testing.T) {
 	if m.Error == nil || m.Error.Code != codeServerError || !strings.Contains(m.Error.Message, "node:http") {
 		t.Fatalf("node:http body: %s", m.Raw)
 	}
+	m = a.Call("Network.getResponseBody", map[string]any{"requestId": ids["/\""]})
+	if m.Error == nil || !strings.Contains(m.Error.Message, "failed before a response") {
+		t.Fatalf("refused body: %s", m.Raw)
+	}
 	m = a.Call("Network.getResponseBody", map[string]any{"requestId": "iw-net.999999"})
 	if m.Error == nil || !strings.Contains(m.Error.Message, "evicted") {
 		t.Fatalf("unknown id: %s", m.Raw)

@@ -67,7 +67,7 @@ var (
 	// ErrBodiesNotRead: the producer does not read this request's bodies.
 	ErrBodiesNotRead = errors.New("fetchcapture: bodies of node:http/https requests are not captured (reading them would consume the application's streams)")
 	// ErrNoBody: the request has no body of that kind.
-	ErrNoBody = errors.New("fetchcapture: the request has no such body")
+	ErrNoBody = errors.New("fetchcapture: the request has no body")
 	// ErrBrokenBody: the producer's chunks did not line up; the body was dropped.
 	ErrBrokenBody = errors.New("fetchcapture: the body was not captured correctly")
 )

@@ -446,6 +446,9 @@ func (j *Journal) Body(requestID string, response bool) (BodyPart, error) {
 		if !e.ended {
 			return out, ErrNotFinished
 		}
+		if !e.gotResponse {
+			return out, fmt.Errorf("%w: the request failed before a response arrived", ErrNoBody)
+		}
 		for i := len(e.steps) - 1; i >= 0; i-- {
 			if e.steps[i].Kind == StepResponse {
 				out.Response = e.steps[i].Response

@@ -89,6 +89,12 @@ func TestLifecycleAndBody(t *testing.T) {
 	if _, err := j.Body(e.RequestID, false); !errors.Is(err, ErrNoBody) {
 		t.Fatalf("request body: %v", err)
 	}
+	feed(j, host, reqEv("refused", "http://x/"), failEv("refused", "connect ECONNREFUSED", false))
+	snap, sub := j.Subscribe(0)
+	sub.Close()
+	if _, err := j.Body(snap[1].RequestID, true); !errors.Is(err, ErrNoBody) || !strings.Contains(err.Error(), "before a response") {
+		t.Fatalf("refused: %v", err)
+	}
 	if _, err := j.Body("iw-net.999", true); !errors.Is(err, ErrUnknownRequest) {
 		t.Fatalf("unknown: %v", err)
 	}

@@ -144,7 +144,7 @@ func bodyError(method, id string, err error) error {
 	case errors.Is(err, fetchcapture.ErrNotFinished):
 		return &Error{method + ": the request has not finished yet; ask again when it has"}
 	case errors.Is(err, fetchcapture.ErrNoBody):
-		return &Error{method + ": the request has no body"}
+		return &Error{method + ": " + strings.TrimPrefix(err.Error(), "fetchcapture: ")}
 	case errors.Is(err, fetchcapture.ErrBrokenBody):
 		return &Error{method + ": " + strings.TrimPrefix(err.Error(), "fetchcapture: ")}
 	}
