@@ -71,12 +71,9 @@ func wireSession(s *Session) string { return "w" + strconv.FormatInt(s.id, 10) }
 
 // runtimeRequest answers a Runtime request routed to the client realm r.
 func (h *clientHub) runtimeRequest(s *Session, req request, r *realm.Realm) {
-	// Eager evaluation (a request per keystroke) keeps its local answer: no
-	// round trip to the page while the user types.
-	if req.Method == "Runtime.evaluate" && strings.Contains(string(req.Params), `"throwOnSideEffect":true`) {
-		s.enqueue(appendResult(nil, req.ID, []byte(evalSideEffectRefusal)))
-		return
-	}
+	// throwOnSideEffect (completions, the eager preview) goes to the page
+	// too: the agent reads property paths without running page code
+	// (client/js/sideeffect.mjs) and refuses the rest with V8's EvalError.
 	h.mu.Lock()
 	start, answer, werr := h.startCallLocked(s, req, r)
 	held := false
@@ -239,7 +236,14 @@ func (h *clientHub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourcepr
 	}
 	m := &objectMapper{t: call.sess.objects, realm: call.realm, gen: call.ref.Gen, group: call.group,
 		ctxID: call.ctxID, scriptID: h.scriptIDLocked(ref)}
-	body, err := projectRuntimeResult(res, m)
+	var body []byte
+	var err error
+	if call.cdp == "Runtime.compileScript" {
+		m.noHandles, ack.Accepted = true, false // a syntax check keeps no object
+		body, err = compileScriptAnswer(res, m)
+	} else {
+		body, err = projectRuntimeResult(res, m)
+	}
 	if err == nil && m.full {
 		err = fmt.Errorf("the window holds %d objects already (object.MaxObjects); release some (clear the Console) and retry", object.MaxObjects)
 	}

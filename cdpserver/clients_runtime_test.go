@@ -151,15 +151,28 @@ func TestClientRuntimeEvaluateAndExpand(t *testing.T) {
 	if string(m.Result) != `{"names":["cart","user"]}` {
 		t.Fatalf("globalLexicalScopeNames: %s", m.Raw)
 	}
-	// compileScript is refused with a reason (the client realm's slot).
-	if m = a.Call("Runtime.compileScript", map[string]any{"expression": "1", "sourceURL": "", "persistScript": false,
-		"executionContextId": ctx.Context.ID}); m.Error == nil || !strings.Contains(m.Error.Message, "compile-only") {
+	// compileScript is a syntax check in the page: new Function, never run,
+	// its answer unacknowledged so the page keeps nothing.
+	from := ag.count()
+	if m = a.MustCall("Runtime.compileScript", map[string]any{"expression": "1", "sourceURL": "", "persistScript": false,
+		"executionContextId": ctx.Context.ID}); string(m.Result) != `{}` {
 		t.Fatalf("compileScript: %s", m.Raw)
+	}
+	ag.waitFrame("the syntax check", from, func(f sourceproto.Frame) bool {
+		c, ok := f.Body.(*sourceproto.RuntimeCommand)
+		return ok && c.Evaluate != nil && c.Evaluate.Expression == syntaxCheck+`("1")`
+	})
+	ag.waitFrame("its refused ack", from, func(f sourceproto.Frame) bool {
+		ack, ok := f.Body.(*sourceproto.RuntimeAck)
+		return ok && !ack.Accepted && ack.Method == sourceproto.MethodEvaluate
+	})
+	if m = a.Call("Runtime.runScript", map[string]any{"scriptId": "1", "executionContextId": ctx.Context.ID}); m.Error == nil || !strings.Contains(m.Error.Message, "not kept") {
+		t.Fatalf("runScript: %s", m.Raw)
 	}
 
 	// releaseObject: the page is told, with its own handle.
 	before := ag.liveHandles(wire)
-	from := ag.count()
+	from = ag.count()
 	a.MustCall("Runtime.releaseObject", map[string]any{"objectId": ans.Result.ObjectID})
 	ag.waitFrame("releaseObject", from, isCommand(sourceproto.MethodReleaseObject, nil))
 	if got := ag.liveHandles(wire); got != before-1 {
@@ -522,4 +535,24 @@ func TestClientRuntimePageOutboxFull(t *testing.T) {
 	if objs, calls := w.srv.clients.objectCounts(sess); objs != 0 || calls != 0 {
 		t.Fatalf("%d objects, %d calls left", objs, calls)
 	}
+}
+
+// Completions and the eager preview (throwOnSideEffect) are the page's to
+// answer: the worker forwards them with the flag, so the agent can read a
+// property path and refuse the rest (client/js/sideeffect.mjs).
+func TestClientRuntimeSideEffectFreeEvaluateReachesPage(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{})
+	ag := openAgent(t, reg, token, "page-1", "Shop")
+	a := w.dial("A")
+	ctx, _ := windowOn(t, a, ag, "Shop")
+	from := ag.count()
+	m := a.MustCall("Runtime.evaluate", map[string]any{"expression": "globalThis", "uniqueContextId": ctx.Context.UniqueID,
+		"objectGroup": "completion", "throwOnSideEffect": true, "replMode": true, "timeout": 500})
+	if !strings.Contains(string(m.Result), `"value":42`) {
+		t.Fatalf("side-effect-free evaluate answered %s, want the page's answer", m.Raw)
+	}
+	ag.waitFrame("the command with throwOnSideEffect", from, func(f sourceproto.Frame) bool {
+		c, ok := f.Body.(*sourceproto.RuntimeCommand)
+		return ok && c.Evaluate != nil && c.Evaluate.ThrowOnSideEffect && c.Evaluate.Expression == "globalThis"
+	})
 }

@@ -41,6 +41,7 @@ type cdpRuntimeParams struct {
 	NonIndexedPropertiesOnly bool              `json:"nonIndexedPropertiesOnly"`
 	FunctionDeclaration      string            `json:"functionDeclaration"`
 	Arguments                []cdpCallArgument `json:"arguments"`
+	PersistScript            bool              `json:"persistScript"`
 }
 
 type cdpCallArgument struct {
@@ -128,9 +129,46 @@ func runtimeCommand(method string, params []byte, r *handleResolver) (*sourcepro
 	case "Runtime.globalLexicalScopeNames":
 		return &sourceproto.RuntimeCommand{Method: sourceproto.MethodGlobalLexicalScopeNames,
 			GlobalLexicalScopeNames: &sourceproto.GlobalLexicalScopeNamesParams{}}, "", nil
+	case "Runtime.compileScript":
+		return compileScriptCommand(&p)
 	}
 	return nil, "", fmt.Errorf("%s is not offered in client pages: the page agent serves evaluate, getProperties, "+
-		"callFunctionOn, awaitPromise, releaseObject(Group) and globalLexicalScopeNames", method)
+		"callFunctionOn, awaitPromise, releaseObject(Group), globalLexicalScopeNames and compileScript (syntax check)", method)
+}
+
+// syntaxCheck is the page-side syntax check compileScriptCommand sends.
+// `new Function(src)` compiles without running, but V8 parses the body
+// inside a wrapper, so an unfinished line fails at the wrapper's closing
+// brace ("Unexpected token '}'") instead of "Unexpected end of input",
+// which is what the frontend looks for to decide that Enter continues the
+// line. So the source is compiled twice, the second time with a different
+// token after it: when the error moves with the token, it was at the end
+// of the source, and the answer is V8's "Unexpected end of input"; when it
+// stays, it is the source's own error, rethrown as is.
+const syntaxCheck = `(function (src) {
+  function err(s) { try { new Function(s); return null; } catch (e) { return e instanceof SyntaxError ? String(e.message) : null; } }
+  var a = err(src);
+  if (a === null) return;
+  if (err(src + "\n]") !== a) throw new SyntaxError("Unexpected end of input");
+  new Function(src);
+})`
+
+// compileScriptCommand checks syntax in the page without running the code
+// (syntaxCheck). The frontend asks on Enter whether an expression is
+// complete and reads only the exception's description. Differences from
+// V8's script grammar (a top-level `return` passes) are documented; a kept
+// (persistScript) script is refused: nothing would run it.
+func compileScriptCommand(p *cdpRuntimeParams) (*sourceproto.RuntimeCommand, string, error) {
+	if p.PersistScript {
+		return nil, "", fmt.Errorf("persistScript: a page keeps no compiled scripts (Runtime.runScript is not offered); use Runtime.evaluate")
+	}
+	quoted, err := json.Marshal(p.Expression)
+	if err != nil {
+		return nil, "", fmt.Errorf("invalid expression: %v", err)
+	}
+	return &sourceproto.RuntimeCommand{Method: sourceproto.MethodEvaluate, Evaluate: &sourceproto.EvaluateParams{
+		Expression: syntaxCheck + "(" + string(quoted) + ")", Silent: true,
+	}}, "", nil
 }
 
 func callFunctionOnCommand(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
@@ -174,10 +212,13 @@ type objectMapper struct {
 	scriptID func(url string) string
 	ids      []string // added so far, for rollback
 	full     bool     // the table refused one
+	// noHandles renders objects without objectIds (a syntax check's
+	// exception): the result is not acknowledged, so the page frees them.
+	noHandles bool
 }
 
 func (m *objectMapper) id(handle string) cdpruntime.RemoteObjectID {
-	if handle == "" || m.full {
+	if handle == "" || m.full || m.noHandles {
 		return ""
 	}
 	id, ok := m.t.Add(object.Handle{Realm: m.realm, Generation: m.gen, ID: handle}, m.group)
@@ -231,6 +272,17 @@ func projectRuntimeResult(res *sourceproto.RuntimeResult, m *objectMapper) ([]by
 	default:
 		return nil, fmt.Errorf("the page answered an unknown method %q", res.Method)
 	}
+	return jsonv2.Marshal(v, jsonv2.AllowInvalidUTF8(true))
+}
+
+// compileScriptAnswer renders the page's answer to a syntax check
+// (compileScriptCommand): no scriptId (nothing is kept), the SyntaxError
+// when there is one.
+func compileScriptAnswer(res *sourceproto.RuntimeResult, m *objectMapper) ([]byte, error) {
+	if res.Method != sourceproto.MethodEvaluate {
+		return nil, fmt.Errorf("the page answered %q to a syntax check", res.Method)
+	}
+	v := &cdpruntime.CompileScriptResult{ExceptionDetails: m.exception(res.Evaluate.ExceptionDetails)}
 	return jsonv2.Marshal(v, jsonv2.AllowInvalidUTF8(true))
 }
 

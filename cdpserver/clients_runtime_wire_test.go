@@ -38,7 +38,9 @@ func TestRuntimeCommandResolves(t *testing.T) {
 		{"host argument", "Runtime.callFunctionOn", `{"functionDeclaration":"f","arguments":[{"objectId":"1.2.3"}]}`, "Node host"},
 		{"argument", "Runtime.callFunctionOn", `{"objectId":"` + ids["cur"] + `","functionDeclaration":"f","arguments":[{"objectId":"` + ids["cur"] + `"},{"value":{"a":1}}]}`, ""},
 		{"bad json", "Runtime.evaluate", `{"expression":`, "invalid params"},
-		{"not offered", "Runtime.compileScript", `{}`, "not offered"},
+		{"compile", "Runtime.compileScript", `{"expression":"a(","sourceURL":"","persistScript":false}`, ""},
+		{"persist", "Runtime.compileScript", `{"expression":"1","persistScript":true}`, "persistScript"},
+		{"not offered", "Runtime.runScript", `{}`, "not offered"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd, _, err := runtimeCommand(tc.method, []byte(tc.params), r)

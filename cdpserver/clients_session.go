@@ -39,10 +39,3 @@ func discardClientConsole(s *Session, _ request) {
 	s.srv.clients.discardConsole()
 	s.srv.clients.discardConsoleFor(s)
 }
-
-// evalSideEffectRefusal is what DevTools' eager evaluation expects when an
-// expression cannot be evaluated without side effects; a CDP error instead
-// would log an error per keystroke.
-const evalSideEffectRefusal = `{"result":{"type":"object","subtype":"error","className":"EvalError","description":"EvalError: Possible side-effect in debug-evaluate"},` +
-	`"exceptionDetails":{"exceptionId":0,"text":"Uncaught","lineNumber":0,"columnNumber":0,` +
-	`"exception":{"type":"object","subtype":"error","className":"EvalError","description":"EvalError: Possible side-effect in debug-evaluate"}}}`

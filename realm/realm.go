@@ -104,8 +104,7 @@ func NewClientRealm(sourceID, name string) *Realm {
 		"Debugger.continueToLocation":  clientReadOnly,
 		"Debugger.evaluateOnCallFrame": clientReadOnly,
 		"Debugger.setScriptSource":     clientReadOnly,
-		"Runtime.compileScript":        "the client agent evaluates source text directly; compile-only checks are not offered",
-		"Runtime.runScript":            "the client agent evaluates source text directly; compile-only checks are not offered",
+		"Runtime.runScript":            "the client agent evaluates source text directly: compiled scripts are not kept (Runtime.compileScript checks syntax only)",
 	}
 	return r
 }

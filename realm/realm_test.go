@@ -121,8 +121,7 @@ func TestClientRealmCheck(t *testing.T) {
 		"Debugger.enable":              "read-only", // the whole Debugger slot
 		"Debugger.pause":               "read-only",
 		"Debugger.resume":              "read-only",
-		"Runtime.compileScript":        "compile-only",
-		"Runtime.runScript":            "compile-only",
+		"Runtime.runScript":            "not kept",
 	}
 	for _, m := range methods {
 		err := c.Check(m)

@@ -1336,13 +1336,26 @@ function stackOfHolder(h, isOwn) {
     let stack;
     try { stack = h.error.stack; } catch (e) { stack = undefined; }
     h.error = null;
-    const frames = parseStack(stack);
-    let i = 0;
-    while (i < frames.length && isOwn(frames[i])) i++;
-    h.frames = frames.slice(i, i + h.keep);
+    const c = lastStack;
+    if (typeof stack === 'string' && stack === c.text && h.keep === c.keep && isOwn === c.isOwn) {
+      h.frames = c.frames; // a loop logs from one call site: parse its stack once
+    } else {
+      const frames = parseStack(stack);
+      let i = 0;
+      while (i < frames.length && isOwn(frames[i])) i++;
+      h.frames = frames.slice(i, i + h.keep);
+      if (typeof stack === 'string') Object.assign(c, { text: stack, keep: h.keep, isOwn, frames: h.frames });
+    }
   }
   return h.frames.length ? { callFrames: h.frames } : undefined;
 }
+
+/**
+ * The last stack text stackOfHolder parsed and its frames (shared, never
+ * mutated: callers only serialize them).
+ * @type {{text: string, keep: number, isOwn: any, frames: any[]}}
+ */
+const lastStack = { text: '', keep: -1, isOwn: null, frames: [] };
 
 // ---------------------------------------------------------------------------
 // Console events

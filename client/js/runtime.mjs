@@ -20,6 +20,7 @@
 // frame limits before it is sent (previews dropped, then descriptors
 // halved, then error "too-large").
 import { remoteObject, measureJSON, parseStack, capString, DEFAULT_LIMITS, MAX_FRAME_OBJECTS, MAX_DEPTH, MAX_ID_BYTES } from './core.mjs';
+import { evaluatePath } from './sideeffect.mjs';
 
 /** Handles one DevTools session may hold in this page (provisional included). */
 export const MAX_HANDLES_PER_SESSION = 65536;
@@ -31,6 +32,8 @@ export const MAX_CALL_ARGUMENTS = 64;
 export const MAX_AWAITING_ACK = 4096;
 /** What V8 throws for throwOnSideEffect; DevTools' eager evaluation shows nothing for it. */
 export const SIDE_EFFECT_TEXT = 'EvalError: Possible side-effect in debug-evaluate';
+/** V8's eval origin in a stack line: "eval at NAME (URL:L:C), <anonymous>:L:C". */
+const EVAL_ORIGIN = /eval at [^()]*\((\S+?):\d+:\d+\), (<anonymous>:\d+:\d+)/;
 /** The object group a session's console arguments live in (V8's name). */
 export const CONSOLE_GROUP = 'console';
 
@@ -519,12 +522,27 @@ export class Realm {
    */
   withoutOwnFrames(text) {
     const lines = text.split('\n');
-    const kept = lines.filter((line) => {
-      if (!/^\s*at /.test(line)) return true;
+    let changed = false;
+    const kept = [];
+    for (let line of lines) {
+      if (!/^\s*at /.test(line)) { kept.push(line); continue; }
+      // Code evaluated by the agent: "at f (eval at g (<agent url>:l:c),
+      // <anonymous>:L:C)"; V8 shows an evaluation's code as "<anonymous>:L:C".
+      const clean = line.replace(EVAL_ORIGIN, (m, url, loc) => (this.isOwn({ url }) ? loc : m))
+        .replace(/^(\s*at )eval \((<anonymous>:\d+:\d+)\)$/, '$1$2');
+      if (clean !== line) { changed = true; line = clean; }
       const f = parseStack(line)[0];
-      return !(f && f.url && this.isOwn(f));
-    });
-    return kept.length === lines.length ? text : kept.join('\n');
+      if (f && f.url && this.isOwn(f)) { changed = true; continue; }
+      kept.push(line);
+    }
+    // The indirect eval that ran it, and what called that (the agent), are
+    // below the evaluated code: cut at the outermost bare eval frame.
+    if (changed) {
+      let cut = -1;
+      for (let i = 0; i < kept.length; i++) if (/^\s*at eval \(<anonymous>\)$/.test(kept[i])) cut = i;
+      if (cut > 0) kept.length = cut;
+    }
+    return changed ? kept.join('\n') : text;
   }
 
   /**
@@ -607,9 +625,16 @@ export class Realm {
    * @param {any} p EvaluateParams
    */
   evaluate(ctx, p) {
-    if (p.throwOnSideEffect) return this.sideEffectRefusal();
     if (typeof p.expression !== 'string') throw new TransportFailure('invalid-argument', 'expression must be a string');
     const group = typeof p.objectGroup === 'string' ? p.objectGroup : '';
+    if (p.throwOnSideEffect) {
+      // Completions and the eager preview: a property path is read without
+      // running page code (sideeffect.mjs); anything else refuses as V8 does.
+      const r = evaluatePath(p.expression, this.global, this.evalFn);
+      if (r === null) return this.sideEffectRefusal();
+      if (!r.ok) return this.thrown(ctx, r.v, p, group);
+      return this.settle(ctx, r.v, false, p, group);
+    }
     const undo = p.includeCommandLineAPI ? this.installCommandLineAPI() : null;
     let r;
     try {

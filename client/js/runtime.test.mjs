@@ -154,6 +154,36 @@ test('evaluate: exceptions are answers with exceptionDetails; awaitPromise; retu
   delete /** @type {any} */ (globalThis).__ran;
 });
 
+test('evaluate throwOnSideEffect: a property path is read (completions, eager preview); a user getter or a call refuses', async () => {
+  const { evaluate } = setup();
+  const g = /** @type {any} */ (globalThis);
+  g.__iwPathProbe = { inner: { n: 7 } };
+  let ran = 0;
+  Object.defineProperty(g.__iwPathProbe, 'lazy', { get() { ran++; return 1; }, configurable: true });
+  try {
+    // What the frontend sends for global completions: an object with a handle.
+    const gl = await evaluate('globalThis', { throwOnSideEffect: true, objectGroup: 'completion', replMode: true });
+    assert.equal(gl.result.type, 'object');
+    assert.ok(gl.result.handle, 'the global object has a handle');
+    assert.equal(gl.exceptionDetails, undefined);
+    const n = await evaluate('__iwPathProbe.inner["n"]', { throwOnSideEffect: true });
+    assert.deepEqual(n.result, { type: 'number', value: 7, description: '7' });
+    const s = await evaluate("'abc'.length", { throwOnSideEffect: true });
+    assert.equal(s.result.value, 3);
+    const lazy = await evaluate('__iwPathProbe.lazy', { throwOnSideEffect: true });
+    assert.equal(lazy.result.description, SIDE_EFFECT_TEXT);
+    assert.equal(ran, 0, 'a user getter never runs');
+    const call = await evaluate('__iwPathProbe.toString()', { throwOnSideEffect: true });
+    assert.equal(call.result.description, SIDE_EFFECT_TEXT);
+    const undef = await evaluate('__iwPathProbe.none.x', { throwOnSideEffect: true });
+    assert.match(undef.exceptionDetails.exception.description, /^TypeError: Cannot read properties of undefined \(reading 'x'\)/);
+    const missing = await evaluate('__iwNoSuchName', { throwOnSideEffect: true });
+    assert.match(missing.exceptionDetails.exception.description, /^ReferenceError: __iwNoSuchName is not defined/);
+  } finally {
+    delete g.__iwPathProbe;
+  }
+});
+
 test('evaluate: includeCommandLineAPI installs $_ and keys for the call only; var declarations persist', async () => {
   const { evaluate } = setup();
   await evaluate('({ k1: 1, k2: 2 })', { includeCommandLineAPI: true });
@@ -417,4 +447,13 @@ test('an exception\'s description leaves out the agent\'s own frames; the error 
   assert.ok(!desc.includes(here), 'no own frame in: ' + desc);
   assert.ok(/** @type {any} */ (globalThis).__lastErr.stack.includes(here), 'the error object is untouched');
   delete /** @type {any} */ (globalThis).__lastErr;
+});
+
+test('an evaluation\'s own code shows as "<anonymous>:L:C", as V8 shows it in Chrome', async () => {
+  const agent = new URL('./runtime.mjs', import.meta.url).href;
+  const { evaluate } = setup({ isOwn: (f) => f.url === agent });
+  const x = await evaluate('missingThing.x');
+  assert.equal(x.exceptionDetails.exception.description, 'ReferenceError: missingThing is not defined\n    at <anonymous>:1:1');
+  const y = await evaluate('function boom() { throw new Error("b"); }\nboom()');
+  assert.equal(y.exceptionDetails.exception.description, 'Error: b\n    at boom (<anonymous>:1:25)\n    at <anonymous>:2:1');
 });

@@ -63,20 +63,20 @@ func (b *syncBuffer) String() string {
 
 // workerProc is one inspector-worker process started by a test.
 type workerProc struct {
-	t              *testing.T
+	t              testing.TB
 	cmd            *exec.Cmd
 	stdout, stderr *syncBuffer
 	done           chan struct{}
 	code           int
 }
 
-func startCmd(t *testing.T, dir string, args ...string) *workerProc {
+func startCmd(t testing.TB, dir string, args ...string) *workerProc {
 	t.Helper()
 	return startCmdEnv(t, dir, nil, args...)
 }
 
 // startCmdEnv is startCmd with env added to the worker's environment.
-func startCmdEnv(t *testing.T, dir string, env []string, args ...string) *workerProc {
+func startCmdEnv(t testing.TB, dir string, env []string, args ...string) *workerProc {
 	t.Helper()
 	w := &workerProc{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	w.cmd = exec.Command(workerBin, args...)
@@ -158,7 +158,7 @@ func (w *workerProc) wait() int {
 	}
 }
 
-func writeScript(t *testing.T, body string) (dir, name string) {
+func writeScript(t testing.TB, body string) (dir, name string) {
 	t.Helper()
 	dir = t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "host.js"), []byte(body), 0o644); err != nil {

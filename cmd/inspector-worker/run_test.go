@@ -96,7 +96,7 @@ const timer = setInterval(() => {}, 1000);
 }
 
 // pageURL reads the one target's WebSocket URL from /json/list.
-func pageURL(t *testing.T, addr string) string {
+func pageURL(t testing.TB, addr string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/json/list")
 	if err != nil {

@@ -277,7 +277,7 @@ test('client pages: a reload keeps the window attached and the page selectable a
   });
 });
 
-test('client pages: evaluating in the page context prints its value, an object expands, a throw shows as an error', { timeout: TEST_MS }, async (t) => {
+test('client pages: evaluating in the page context prints its value, an object expands, a throw shows as an error, autocomplete lists page globals', { timeout: TEST_MS }, async (t) => {
   const name = 'client-evaluate';
   const { h, pageURL } = await startPageHost(t, name);
   const proxy = /** @type {NonNullable<typeof h.proxy>} */ (h.proxy);
@@ -308,6 +308,22 @@ test('client pages: evaluating in the page context prints its value, an object e
     await dt.evaluateInConsole('missingThing.x');
     await dt.page.locator('.console-error-level .console-message-text', { hasText: /ReferenceError: missingThing is not defined/ }).first().waitFor();
     t.diagnostic(`screenshot: ${await dt.screenshot('page-evaluate')}`);
+
+    // Autocomplete in the page context lists a page global: the frontend evaluates
+    // globalThis with throwOnSideEffect and lists its properties, both in the page.
+    const prompt = dt.page.locator('#console-prompt .cm-content');
+    await prompt.click();
+    await dt.page.keyboard.type('shopL');
+    await dt.page.locator('.cm-tooltip-autocomplete li', { hasText: 'shopLog' }).first().waitFor({ state: 'visible' });
+    t.diagnostic(`screenshot: ${await dt.screenshot('page-autocomplete')}`);
+    await dt.page.keyboard.press('Escape');
+    await dt.page.keyboard.press('Control+A');
+    await dt.page.keyboard.press('Backspace');
+    // Eager evaluation previews a side-effect-free path, as Chrome's does.
+    await dt.page.keyboard.type('document.title');
+    await dt.page.locator('.console-eager-preview', { hasText: PAGE_TITLE }).waitFor({ state: 'visible' });
+    await dt.page.keyboard.press('Control+A');
+    await dt.page.keyboard.press('Backspace');
     await checkCdpLog(t, proxy, name, since);
   });
 });
