@@ -364,7 +364,7 @@ func TestNetworkBodiesAndEndings(t *testing.T) {
 		t.Fatalf("truncated body: %d bytes, base64 %v", len(s), b64)
 	}
 	warn := a.ExpectAnyEvent("Log.entryAdded", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "truncated at 120000 bytes") })
-	if !strings.Contains(string(warn.Params), "5242880 bytes") {
+	if !strings.Contains(string(warn.Params), "5242880 bytes of it reached the capture") {
 		t.Fatalf("warning without the whole size: %s", warn.Raw)
 	}
 	body(ids["/cut"])

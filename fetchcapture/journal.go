@@ -447,7 +447,7 @@ func (j *Journal) Body(requestID string, response bool) (BodyPart, error) {
 			return out, ErrNotFinished
 		}
 		if !e.gotResponse {
-			return out, fmt.Errorf("%w: the request failed before a response arrived", ErrNoBody)
+			return out, fmt.Errorf("%w: it failed before a response arrived", ErrNoBody)
 		}
 		for i := len(e.steps) - 1; i >= 0; i-- {
 			if e.steps[i].Kind == StepResponse {

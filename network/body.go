@@ -126,9 +126,12 @@ func truncationText(b fetchcapture.BodyPart) string {
 	if b.By == "journal" {
 		why = "the worker's journal byte budget"
 	}
+	// Total is what the producer saw: the whole body, or only what it read
+	// before it cancelled its copy (wire-p7 allows both), so it is worded
+	// as that and never as the body's size.
 	total := ""
 	if b.Total > int64(len(b.Data)) {
-		total = fmt.Sprintf("; the whole body had %d bytes", b.Total)
+		total = fmt.Sprintf("; %d bytes of it reached the capture", b.Total)
 	}
 	return fmt.Sprintf("[inspector-worker] The response body of %s was truncated at %d bytes by %s%s. The Network panel shows the captured prefix.",
 		url, len(b.Data), why, total)

@@ -208,7 +208,7 @@ func TestBodies(t *testing.T) {
 		t.Fatalf("binary: %+v", b)
 	}
 	b, n := ask("iw-net.3")
-	if b.Base64Encoded || b.Body != strings.Repeat("a", 99) || !strings.Contains(string(n), "truncated at 100 bytes") || !strings.Contains(string(n), "300 bytes") {
+	if b.Base64Encoded || b.Body != strings.Repeat("a", 99) || !strings.Contains(string(n), "truncated at 100 bytes") || !strings.Contains(string(n), "300 bytes of it reached the capture") {
 		t.Fatalf("truncated: %+v %s", b, n)
 	}
 	if _, n := ask("iw-net.3"); n != nil {
