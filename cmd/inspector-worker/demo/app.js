@@ -109,18 +109,20 @@ const server = http.createServer((req, res) => {
 });
 
 // The host's own outgoing traffic, for the Network panel: its API (as a
-// client of itself would) and, every 20 s, a health check of a port nothing
-// listens on (a refused request, whose error shows with its cause).
+// client of itself would) and, at first and then every 20 s, a health check
+// of a port nothing listens on (a refused request; its error shows its cause).
 let refusedPort = 0;
 let fetchTimer;
+let fetches = 0;
 async function hostFetches() {
+  fetches++;
   const base = `http://127.0.0.1:${server.address().port}`;
   try {
     await (await fetch(`${base}/api/orders`, { headers: { accept: 'application/json' } })).json();
   } catch {
     // the server is stopping
   }
-  if (tick % 10 === 0 && refusedPort) {
+  if (fetches % 5 === 1 && refusedPort) {
     try {
       await fetch(`http://127.0.0.1:${refusedPort}/health`);
     } catch {
