@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
@@ -32,7 +33,11 @@ type endpointFlags struct {
 	maxClients  int
 	idleTimeout time.Duration
 	pageTimeout time.Duration
-	set         map[string]bool // flags given explicitly
+	// noCapture and redact are the fetch capture's switches (--no-capture,
+	// --redact-header); serve's embedded mode takes them too.
+	noCapture bool
+	redact    []string
+	set       map[string]bool // flags given explicitly
 }
 
 func (e *endpointFlags) register(fs *flag.FlagSet) {
@@ -45,7 +50,21 @@ func (e *endpointFlags) register(fs *flag.FlagSet) {
 		"close HTTP keep-alive connections idle this long")
 	fs.DurationVar(&e.pageTimeout, "page-timeout", cdpserver.DefaultClientRuntimeTimeout,
 		"how long a DevTools window waits for a page to answer an evaluation or an object expansion")
+	fs.BoolVar(&e.noCapture, "no-capture", false,
+		"do not capture fetch traffic: the host's capture is not installed ("+captureEnv+"=0) and fetch observations are ignored")
+	fs.Func("redact-header", "replace this header's value in the Network log (repeatable, any case), e.g. --redact-header authorization",
+		func(v string) error {
+			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, " \t:") {
+				return fmt.Errorf("%q is not a header name", v)
+			}
+			e.redact = append(e.redact, v)
+			return nil
+		})
 }
+
+// captureEnv switches the host preload's fetch capture (client/js): "0"
+// leaves fetch unwrapped.
+const captureEnv = "INSPECTOR_WORKER_CAPTURE"
 
 // check refuses limits that would refuse everything.
 func (e *endpointFlags) check() error {
@@ -65,6 +84,7 @@ func (e *endpointFlags) check() error {
 // serverOptions fills in the limits the flags set.
 func (e *endpointFlags) serverOptions(o cdpserver.Options) cdpserver.Options {
 	o.MaxWindows, o.IdleTimeout, o.ClientRuntimeTimeout = e.maxWindows, e.idleTimeout, e.pageTimeout
+	o.NoCapture, o.RedactHeaders = e.noCapture, e.redact
 	return o
 }
 
