@@ -523,11 +523,14 @@ export class Producer {
    * @param {string} topic
    * @param {string} json
    * @param {() => string} [tail]
+   * @param {{bytes:number, objects:number, depth:number, maxString:number}} [measured]
+   *   json's measurement when the caller knows it exactly (a fetch body
+   *   chunk: ASCII of a known shape), so a large item is not scanned
    */
-  enqueueJSON(topic, json, tail) {
+  enqueueJSON(topic, json, tail, measured) {
     try {
       // consoleItemJSON has just measured the text it returned: not twice.
-      const m = lastItem.json === json ? lastItem.m : measureJSON(json);
+      const m = measured || (lastItem.json === json ? lastItem.m : measureJSON(json));
       if (!this.itemFits(m)) { this.refused++; return false; }
       this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
       this.queueBytes += m.bytes;
@@ -1267,9 +1270,11 @@ export function captureStack(isOwn) {
  * records its frames but formats no text until .stack is read), to be
  * turned into call frames later by stackOfHolder. undefined when the
  * page's Error.stackTraceLimit is 0.
+ * @param {number} [own] frames above the caller's that belong to the
+ *   producer (and are dropped by stackOfHolder's isOwn); default 5
  * @returns {{error: any, keep: number, frames?: any}|undefined}
  */
-export function stackHolder() {
+export function stackHolder(own) {
   const E = /** @type {any} */ (Error);
   const lim = E.stackTraceLimit;
   if (typeof lim === 'number' && lim <= 0) return undefined;
@@ -1277,7 +1282,7 @@ export function stackHolder() {
   try {
     // The producer's own frames above the page's: the console wrapper,
     // its hook, the emitter, this function.
-    if (typeof lim === 'number') E.stackTraceLimit = keep + 5;
+    if (typeof lim === 'number') E.stackTraceLimit = keep + (own === undefined ? 5 : own);
     return { error: new Error(), keep };
   } catch (e) {
     return undefined;
