@@ -22,6 +22,11 @@
  * logged meanwhile after the new replace. It answers snapshot-request with
  * a replace and script.read with script.meta/chunk/end.
  *
+ * It also captures the page's fetch and XMLHttpRequest calls as `fetch`
+ * items (capture.mjs; kind "xhr" for XHR): the page gets the same
+ * responses, errors and events; bodies are read from clones, at most 1 MiB
+ * each (data-capture-body-bytes="N" changes it).
+ *
  * The page's console keeps working identically whatever happens here: each
  * wrapper calls the original first and returns its result; everything of
  * ours runs afterwards inside try/catch, and a socket is only ever written
@@ -2694,7 +2699,9 @@ class FetchRecord {
     const json = this.head('body', nowMs()) + '{"part":"' + part + '","offset":' + offset + ',"data":"' + b64 + '"}}}';
     // All ASCII, three objects, three levels: measured without a scan.
     const m = { bytes: json.length, objects: 3, depth: 3, maxString: Math.max(b64.length, this.id.length) };
-    this.emit(() => this.sink.producer.enqueueJSON('fetch', json, undefined, m));
+    const fn = () => this.sink.producer.enqueueJSON('fetch', json, undefined, m);
+    // Request body chunks are what the hold waits for: never held.
+    if (part === 'request') safe(fn); else this.emit(fn);
   }
 
   /** The finished phase, once. */
@@ -3240,7 +3247,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     source: source,
     token: token,
     capabilities: ['console', 'scripts', 'runtime'],
-    topics: ['console', 'page', 'script'],
+    topics: ['console', 'page', 'script', 'fetch'],
     agent: { name: 'inspector-worker-client', version: IWCore.AGENT_VERSION },
     page: pageInfo,
     snapshot: snapshot,
@@ -3267,6 +3274,11 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
 
   var unwrapConsole = IWCore.wrapConsole(w.console, emit);
   var unhook = installObservers();
+  // The page's fetch and XMLHttpRequest (capture.mjs): always on in a page;
+  // each body keeps at most data-capture-body-bytes bytes (default 1 MiB).
+  var captureSink = { producer: producer, isOwn: isOwn, budget: IWCapture.bodyBudget(attr('data-capture-body-bytes')) };
+  var unwrapFetch = safeInstall(function () { return IWCapture.wrapFetch(w, captureSink); });
+  var unwrapXHR = safeInstall(function () { return IWCapture.wrapXHR(w, captureSink); });
   connect();
 
   try {
@@ -3280,6 +3292,11 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
       }),
     });
   } catch (e) { /* a frozen window */ }
+
+  /** @param {() => (null | (() => void))} install @returns {() => void} */
+  function safeInstall(install) {
+    try { return install() || function () {}; } catch (e) { return function () {}; }
+  }
 
   /** @param {string} name @returns {string|null} */
   function attr(name) {
@@ -3606,6 +3623,8 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     try { producer.close('normal', 'stopped'); } catch (e) { /* ignore */ }
     hangUp();
     unwrapConsole();
+    unwrapFetch();
+    unwrapXHR();
     unhook();
     try { delete w.__inspectorWorkerClient; } catch (e) { /* ignore */ }
   }
