@@ -307,6 +307,8 @@ class Deque {
  * @property {() => boolean} [writable] false while the carrier's own buffer is too full
  * @property {(fn: () => void) => void} [retryLater] called with flush when writable() said false
  * @property {(fn: () => void) => void} [schedule] defers a flush (default queueMicrotask)
+ * @property {number} [batchWindow] ms a flush waits for more items, also after an ack (default 0: at once):
+ *   a host doing many small fetches then writes one batch per window, not a frame (and an ack) per fetch
  * @property {(type: string, body: any) => void} [onRequest] worker → producer frames the core does not handle (script.read, …)
  * @property {(code: string, reason?: string) => void} [onClose] the worker closed this generation
  * @property {(gen: number) => void} [onOpen] a welcome arrived
@@ -342,7 +344,8 @@ class Producer {
     this.maxQueueBytes = o.maxQueueBytes || QUEUE_MAX_BYTES;
     this.writable = o.writable || null;
     this.retryLater = o.retryLater || null;
-    this.schedule = o.schedule || defaultSchedule;
+    this.batchWindow = o.batchWindow || 0;
+    this.schedule = o.schedule || (this.batchWindow ? windowSchedule(this.batchWindow) : defaultSchedule);
     this.onRequest = o.onRequest || null;
     this.onClose = o.onClose || null;
     this.onOpen = o.onOpen || null;
@@ -514,7 +517,10 @@ class Producer {
       else { this.replaceAcked = true; this.replaceFailures = 0; }
       released = true;
     }
-    if (released) this.flush();
+    if (released) {
+      if (this.batchWindow && this.queue.length < this.limits.maxBatchItems && !this.needSnapshot) this.kick();
+      else this.flush();
+    }
   }
 
   /** @param {any} body */
@@ -814,6 +820,17 @@ class Producer {
       inFlight: this.inFlight.length,
     };
   }
+}
+
+/**
+ * A schedule that waits ms (a Node timer that does not keep the process alive).
+ * @param {number} ms
+ */
+function windowSchedule(ms) {
+  return (/** @type {() => void} */ fn) => {
+    const t = /** @type {any} */ (setTimeout(fn, ms));
+    if (t && typeof t.unref === 'function') t.unref();
+  };
 }
 
 /** @param {() => void} fn */
@@ -2814,14 +2831,36 @@ async function readBody(rec, part, stream) {
   const size = Math.max(3, Math.min(lim.maxChunkBytes, Math.floor(lim.maxStringBytes / 4) * 3));
   let reader;
   try { reader = stream.getReader(); } catch (e) { return e; }
-  let total = 0, kept = 0, fill = 0, offset = 0;
-  /** @type {Uint8Array|null} */
-  let buf = null;
-  const flush = () => {
-    if (!fill || !buf) return;
-    rec.chunk(part, offset, buf.subarray(0, fill));
-    offset += fill;
-    fill = 0;
+  let total = 0, kept = 0, offset = 0, pendingLen = 0;
+  // Copies of what is not sent yet: a chunk item carries up to `size`
+  // bytes, so small reads are gathered first (the stream's chunks may be
+  // shared with the application's branch: copied, never held as views).
+  /** @type {Uint8Array[]} */
+  let pending = [];
+  const send = (/** @type {Uint8Array} */ piece) => {
+    rec.chunk(part, offset, piece);
+    offset += piece.length;
+  };
+  const flush = (/** @type {boolean} */ all) => {
+    while (pendingLen >= size || (all && pendingLen > 0)) {
+      const n = Math.min(size, pendingLen);
+      let piece;
+      if (pending[0].length === n) {
+        piece = /** @type {Uint8Array} */ (pending.shift());
+      } else {
+        piece = new Uint8Array(n);
+        let at = 0;
+        while (at < n) {
+          const head = pending[0];
+          const take = Math.min(head.length, n - at);
+          piece.set(take === head.length ? head : head.subarray(0, take), at);
+          at += take;
+          if (take === head.length) pending.shift(); else pending[0] = head.subarray(take);
+        }
+      }
+      pendingLen -= n;
+      send(piece);
+    }
   };
   /** @type {any} */
   let error = null;
@@ -2832,15 +2871,20 @@ async function readBody(rec, part, stream) {
       const v = r.value;
       const u8 = v instanceof Uint8Array ? v : ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(0);
       total += u8.length;
-      let at = 0;
-      while (kept < budget && at < u8.length) {
-        if (!buf) buf = new Uint8Array(size);
-        const n = Math.min(size - fill, budget - kept, u8.length - at);
-        buf.set(u8.subarray(at, at + n), fill);
-        fill += n;
+      const n = Math.min(u8.length, budget - kept);
+      if (n > 0) {
+        let at = 0;
+        // Whole items straight from the chunk (encoded now, not kept).
+        while (pendingLen === 0 && n - at >= size) {
+          send(u8.subarray(at, at + size));
+          at += size;
+        }
+        if (at < n) {
+          pending.push(u8.slice(at, n));
+          pendingLen += n - at;
+        }
         kept += n;
-        at += n;
-        if (fill === size) flush();
+        flush(false);
       }
       if (total > budget) {
         if (part === 'request') rec.requestTruncated = true; else rec.responseTruncated = true;
@@ -2851,7 +2895,8 @@ async function readBody(rec, part, stream) {
   } catch (e) {
     error = e === undefined || e === null ? new Error('body read failed') : e;
   }
-  flush();
+  flush(true);
+  pending = [];
   if (part === 'request') rec.requestBytes = total; else rec.responseBytes = total;
   return error;
 }
@@ -2876,44 +2921,49 @@ function wrapFetch(global, sink) {
   const enabled = sink.enabled || (() => true);
   /** @type {any} */
   const wrapper = function fetch(/** @type {any} */ input, /** @type {any} */ init) {
-    let rec = null, req = null, holder;
+    /** @type {FetchRecord|null} */
+    let rec = null;
+    /** @type {{url: string, method: string, headers: any, signal: any, request: any}|null} */
+    let h = null;
+    let holder;
     if (enabled()) {
       try {
         holder = stackHolder();
-        req = arguments.length > 1 ? new Req(input, init) : new Req(input);
+        h = bodyless(global, input, init, arguments.length) ||
+          normalized(arguments.length > 1 ? new Req(input, init) : new Req(input));
         rec = new FetchRecord(sink);
       } catch (e) {
         rec = null; // the original call makes (and reports) the same error
       }
     }
     // @ts-ignore -- `this` is whatever the caller used
-    if (!rec || !req) return orig.apply(this, arguments);
-    const start = nowMs();
+    if (!rec || !h) return orig.apply(this, arguments);
+    const r = rec, head = h;
     let reqClone = null;
     try {
-      reqClone = req.body ? req.clone() : null;
+      reqClone = head.request && head.request.body ? head.request.clone() : null;
     } catch (e) { reqClone = null; }
     try {
-      rec.request({ url: String(req.url), method: String(req.method), headers: headersOf(req.headers), hasBody: !!reqClone }, start, holder);
+      r.request({ url: head.url, method: head.method, headers: headersOf(head.headers), hasBody: !!reqClone }, nowMs(), holder);
       if (reqClone) {
-        rec.hold();
-        readBody(rec, 'request', reqClone.body).then(() => rec.release(), () => rec.release());
+        r.hold();
+        readBody(r, 'request', reqClone.body).then(() => r.release(), () => r.release());
       }
     } catch (e) { /* items lost, the call goes on */ }
     let p;
     try {
       // @ts-ignore -- `this` is whatever the caller used
-      p = orig.call(this, req);
+      p = head.request ? orig.call(this, head.request) : orig.apply(this, arguments);
     } catch (e) {
-      safe(() => rec.fail(errorMessage(e), signalAborted(req)));
+      safe(() => r.fail(errorMessage(e), signalAborted(head.signal)));
       throw e; // the same object, synchronously, as without capture
     }
     if (!p || typeof p.then !== 'function') return p;
     return p.then((/** @type {any} */ res) => {
-      safe(() => onResponse(rec, req, res));
+      safe(() => onResponse(r, head, res));
       return res;
     }, (/** @type {any} */ e) => {
-      safe(() => rec.fail(errorMessage(e), signalAborted(req)));
+      safe(() => r.fail(errorMessage(e), signalAborted(head.signal)));
       throw e;
     });
   };
@@ -2924,16 +2974,67 @@ function wrapFetch(global, sink) {
   return () => { try { if (global.fetch === wrapper) global.fetch = orig; } catch (e) { /* ignore */ } };
 }
 
-/** @param {any} req */
-function signalAborted(req) {
-  try { return !!(req && req.signal && req.signal.aborted); } catch (e) { return false; }
+/** @param {any} signal */
+function signalAborted(signal) {
+  try { return !!(signal && signal.aborted); } catch (e) { return false; }
+}
+
+// Methods fetch normalizes to upper case (the Fetch standard's list).
+const NORMALIZED_METHODS = /^(delete|get|head|options|post|put)$/i;
+
+/**
+ * The head of a call without a body, read from the caller's own arguments,
+ * which then go to the original fetch unchanged: building a Request costs
+ * about a third of a whole loopback fetch in Node 20 (each makes its own
+ * AbortSignal), and there is no body to tee. null when the call has (or
+ * may have) a body, or anything is unusual: the caller's arguments are
+ * then normalized into one Request.
+ * @param {any} global
+ * @param {any} input
+ * @param {any} init
+ * @param {number} argc
+ */
+function bodyless(global, input, init, argc) {
+  if (argc > 1 && init !== undefined && init !== null) {
+    if (typeof init !== 'object' || (init.body !== undefined && init.body !== null)) return null;
+  } else {
+    init = undefined;
+  }
+  const R = global.Request;
+  let url, method = 'GET', headers = null, signal = null;
+  if (typeof input === 'string' || (global.URL && input instanceof global.URL)) {
+    const base = global.location && global.location.href;
+    url = (base ? new URL(String(input), String(base)) : new URL(String(input))).href;
+  } else if (typeof R === 'function' && input instanceof R) {
+    if (input.body !== null) return null;
+    url = String(input.url);
+    method = String(input.method);
+    headers = input.headers;
+    signal = input.signal;
+  } else {
+    return null;
+  }
+  if (init) {
+    if (init.method !== undefined) {
+      const m = String(init.method);
+      method = NORMALIZED_METHODS.test(m) ? m.toUpperCase() : m;
+    }
+    if (init.headers !== undefined) headers = new global.Headers(init.headers);
+    if (init.signal !== undefined) signal = init.signal;
+  }
+  return { url, method, headers: headers || [], signal, request: null };
+}
+
+/** @param {any} req a Request the wrapper made */
+function normalized(req) {
+  return { url: String(req.url), method: String(req.method), headers: req.headers, signal: req.signal, request: req };
 }
 
 /**
  * The original fetch resolved: the response head now, the body from a
  * clone made before the application can read the original.
  * @param {FetchRecord} rec
- * @param {any} req
+ * @param {{url: string, signal: any}} req
  * @param {any} res
  */
 function onResponse(rec, req, res) {
@@ -2953,7 +3054,7 @@ function onResponse(rec, req, res) {
     return;
   }
   readBody(rec, 'response', clone.body).then((err) => {
-    if (err) rec.fail(errorMessage(err), signalAborted(req) || isAbort(err));
+    if (err) rec.fail(errorMessage(err), signalAborted(req.signal) || isAbort(err));
     else rec.finish();
   }, () => rec.fail('body read failed', false));
 }

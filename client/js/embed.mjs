@@ -301,6 +301,8 @@ class Deque {
  * @property {() => boolean} [writable] false while the carrier's own buffer is too full
  * @property {(fn: () => void) => void} [retryLater] called with flush when writable() said false
  * @property {(fn: () => void) => void} [schedule] defers a flush (default queueMicrotask)
+ * @property {number} [batchWindow] ms a flush waits for more items, also after an ack (default 0: at once):
+ *   a host doing many small fetches then writes one batch per window, not a frame (and an ack) per fetch
  * @property {(type: string, body: any) => void} [onRequest] worker → producer frames the core does not handle (script.read, …)
  * @property {(code: string, reason?: string) => void} [onClose] the worker closed this generation
  * @property {(gen: number) => void} [onOpen] a welcome arrived
@@ -336,7 +338,8 @@ class Producer {
     this.maxQueueBytes = o.maxQueueBytes || QUEUE_MAX_BYTES;
     this.writable = o.writable || null;
     this.retryLater = o.retryLater || null;
-    this.schedule = o.schedule || defaultSchedule;
+    this.batchWindow = o.batchWindow || 0;
+    this.schedule = o.schedule || (this.batchWindow ? windowSchedule(this.batchWindow) : defaultSchedule);
     this.onRequest = o.onRequest || null;
     this.onClose = o.onClose || null;
     this.onOpen = o.onOpen || null;
@@ -508,7 +511,10 @@ class Producer {
       else { this.replaceAcked = true; this.replaceFailures = 0; }
       released = true;
     }
-    if (released) this.flush();
+    if (released) {
+      if (this.batchWindow && this.queue.length < this.limits.maxBatchItems && !this.needSnapshot) this.kick();
+      else this.flush();
+    }
   }
 
   /** @param {any} body */
@@ -808,6 +814,17 @@ class Producer {
       inFlight: this.inFlight.length,
     };
   }
+}
+
+/**
+ * A schedule that waits ms (a Node timer that does not keep the process alive).
+ * @param {number} ms
+ */
+function windowSchedule(ms) {
+  return (/** @type {() => void} */ fn) => {
+    const t = /** @type {any} */ (setTimeout(fn, ms));
+    if (t && typeof t.unref === 'function') t.unref();
+  };
 }
 
 /** @param {() => void} fn */
