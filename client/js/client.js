@@ -307,8 +307,9 @@ class Deque {
  * @property {() => boolean} [writable] false while the carrier's own buffer is too full
  * @property {(fn: () => void) => void} [retryLater] called with flush when writable() said false
  * @property {(fn: () => void) => void} [schedule] defers a flush (default queueMicrotask)
- * @property {number} [batchWindow] ms a flush waits for more items, also after an ack (default 0: at once):
- *   a host doing many small fetches then writes one batch per window, not a frame (and an ack) per fetch
+ * @property {number} [batchWindow] ms a flush for `fetch` items waits for more items, also after an ack
+ *   (default 0: at once): a host doing many small fetches then writes one batch per window, not a frame
+ *   (and an ack) per fetch; any other item still flushes at once
  * @property {(type: string, body: any) => void} [onRequest] worker → producer frames the core does not handle (script.read, …)
  * @property {(code: string, reason?: string) => void} [onClose] the worker closed this generation
  * @property {(gen: number) => void} [onOpen] a welcome arrived
@@ -345,7 +346,9 @@ class Producer {
     this.writable = o.writable || null;
     this.retryLater = o.retryLater || null;
     this.batchWindow = o.batchWindow || 0;
-    this.schedule = o.schedule || (this.batchWindow ? windowSchedule(this.batchWindow) : defaultSchedule);
+    this.schedule = o.schedule || defaultSchedule;
+    this.lazySchedule = this.batchWindow ? windowSchedule(this.batchWindow) : null;
+    this.lazyScheduled = false;
     this.onRequest = o.onRequest || null;
     this.onClose = o.onClose || null;
     this.onOpen = o.onOpen || null;
@@ -518,7 +521,7 @@ class Producer {
       released = true;
     }
     if (released) {
-      if (this.batchWindow && this.queue.length < this.limits.maxBatchItems && !this.needSnapshot) this.kick();
+      if (this.lazySchedule && this.queue.length < this.limits.maxBatchItems && !this.needSnapshot) this.kick(true);
       else this.flush();
     }
   }
@@ -592,7 +595,7 @@ class Producer {
         this.pendingDropped++;
         this.dropped++;
       }
-      this.kick();
+      this.kick(topic === 'fetch');
       return true;
     } catch (e) {
       return false;
@@ -619,7 +622,7 @@ class Producer {
         this.pendingDropped++;
         this.dropped++;
       }
-      this.kick();
+      this.kick(topic === 'fetch');
       return true;
     } catch (e) {
       return false;
@@ -646,8 +649,17 @@ class Producer {
     return this.write(text);
   }
 
-  kick() {
-    if (this.flushScheduled || this.state !== 'open') return;
+  /** @param {boolean} [lazy] may wait batchWindow for more items */
+  kick(lazy) {
+    if (this.state !== 'open') return;
+    const later = this.lazySchedule;
+    if (lazy && later) {
+      if (this.lazyScheduled || this.flushScheduled) return;
+      this.lazyScheduled = true;
+      later(() => { this.lazyScheduled = false; this.flush(); });
+      return;
+    }
+    if (this.flushScheduled) return;
     this.flushScheduled = true;
     this.schedule(() => { this.flushScheduled = false; this.flush(); });
   }
