@@ -10,6 +10,7 @@
 //
 //   node scripts/fetch-capture-bench.mjs            # ROUNDS=7
 //   ROUNDS=15 node scripts/fetch-capture-bench.mjs
+//   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' node scripts/fetch-capture-bench.mjs
 //
 // Goals (issue P7): ≤ 1.05× for 1 KB, ≤ 1.25× for 1 MB. A figure, never a
 // test assertion: the machine is shared.
@@ -29,7 +30,9 @@ const server = http.createServer((req, res) => {
 await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const base = 'http://127.0.0.1:' + server.address().port;
 
-const child = spawn(process.execPath, ['--require', js('testdata/save-fetch.cjs'), '--require', js('preload.cjs'), js('testdata/bench-app.cjs')], {
+// BENCH_NODE_ARGS: extra node flags for the app, e.g. "--cpu-prof --cpu-prof-dir=/tmp/x".
+const extra = (process.env.BENCH_NODE_ARGS || '').split(' ').filter(Boolean);
+const child = spawn(process.execPath, [...extra, '--require', js('testdata/save-fetch.cjs'), '--require', js('preload.cjs'), js('testdata/bench-app.cjs')], {
   stdio: ['ignore', 'pipe', 'inherit', 'pipe'],
   env: { PATH: process.env.PATH, BASE: base, ROUNDS: process.env.ROUNDS || '7', INSPECTOR_WORKER_FD: '3' },
 });
