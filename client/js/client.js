@@ -3015,7 +3015,8 @@ function bodyless(global, input, init, argc) {
   const R = global.Request;
   let url, method = 'GET', headers = null, signal = null;
   if (typeof input === 'string' || (global.URL && input instanceof global.URL)) {
-    const base = global.location && global.location.href;
+    // A page resolves relative URLs against its base URL (<base href>).
+    const base = (global.document && global.document.baseURI) || (global.location && global.location.href);
     url = (base ? new URL(String(input), String(base)) : new URL(String(input))).href;
   } else if (typeof R === 'function' && input instanceof R) {
     if (input.body !== null) return null;
