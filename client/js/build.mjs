@@ -27,8 +27,8 @@ export const TARGETS = ['client.js', 'preload.cjs', 'embed.mjs'];
 /**
  * Modules inlined after core.mjs into some targets only: runtime.mjs (the
  * page's Runtime realm) ships in client.js alone, nodecapture.mjs (the
- * host's node:http capture) in preload.cjs alone, so neither carries code
- * it never runs; capture.mjs (fetch capture) ships in both. Such a module
+ * host's node:http capture) in the host files (preload.cjs, embed.mjs), so
+ * none carries code it never runs; capture.mjs (fetch capture) in all three. Such a module
  * imports from core.mjs or an earlier module of its target with lines
  * `import { a, b } from './core.mjs';`, each of which becomes
  * `var a = IWCore.a, b = IWCore.b;`, and is wrapped like core.mjs into
@@ -38,6 +38,7 @@ export const TARGETS = ['client.js', 'preload.cjs', 'embed.mjs'];
 export const EXTRA = {
   'client.js': [{ file: 'runtime.mjs', name: 'IWRuntime' }, { file: 'capture.mjs', name: 'IWCapture' }],
   'preload.cjs': [{ file: 'capture.mjs', name: 'IWCapture' }, { file: 'nodecapture.mjs', name: 'IWNodeCapture' }],
+  'embed.mjs': [{ file: 'capture.mjs', name: 'IWCapture' }, { file: 'nodecapture.mjs', name: 'IWNodeCapture' }],
 };
 
 /** Namespace of each inlinable module, for the import lines. */
