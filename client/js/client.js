@@ -3608,7 +3608,22 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   var unhook = installObservers();
   // The page's fetch and XMLHttpRequest (capture.mjs): always on in a page;
   // each body keeps at most data-capture-body-bytes bytes (default 1 MiB).
-  var captureSink = { producer: producer, isOwn: isOwn, budget: IWCapture.bodyBudget(attr('data-capture-body-bytes')) };
+  // The capture's items wait behind held load-time console calls too
+  // (afterHeld): the stream keeps the page's order.
+  var heldProducer = {
+    enqueueJSON: function (/** @type {string} */ t, /** @type {string} */ j, /** @type {any} */ tail, /** @type {any} */ m) {
+      if (!(holding && held.length)) return producer.enqueueJSON(t, j, tail, m);
+      held.push(function () { producer.enqueueJSON(t, j, tail, m); });
+      return true;
+    },
+    enqueueLater: function (/** @type {string} */ t, /** @type {() => string} */ b, /** @type {number} */ n) {
+      if (!(holding && held.length)) return producer.enqueueLater(t, b, n);
+      held.push(function () { producer.enqueueLater(t, b, n); });
+      return true;
+    },
+    get limits() { return producer.limits; },
+  };
+  var captureSink = { producer: /** @type {any} */ (heldProducer), isOwn: isOwn, budget: IWCapture.bodyBudget(attr('data-capture-body-bytes')) };
   var unwrapFetch = safeInstall(function () { return IWCapture.wrapFetch(w, captureSink); });
   var unwrapXHR = safeInstall(function () { return IWCapture.wrapXHR(w, captureSink); });
   connect();
@@ -3679,7 +3694,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     var p = pageInfo();
     if (p.url === lastPage.url && p.title === lastPage.title) return;
     lastPage = p;
-    if (producer.state === 'open') producer.enqueue('page', producer.capPage(p));
+    afterHeld(function () { if (producer.state === 'open') producer.enqueue('page', producer.capPage(p)); });
   }
 
   /** @param {any} el a <script> element */
@@ -3697,7 +3712,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     var url = scriptUrl(el);
     if (!url || knownScripts.has(url) || producer.state !== 'open') return;
     knownScripts.add(url);
-    producer.enqueue('script', { url: url });
+    afterHeld(function () { producer.enqueue('script', { url: url }); });
   }
 
   // The retained state a replace carries: the page and its scripts.
@@ -3766,6 +3781,16 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
       return;
     }
     holdTimer = setT(checkHold, 10);
+  }
+
+  /**
+   * Runs fn now, or after the held calls when some are held: every item the
+   * page makes keeps its place in the stream.
+   * @param {() => void} fn
+   */
+  function afterHeld(fn) {
+    if (holding && held.length) held.push(fn);
+    else fn();
   }
 
   function releaseHeld() {
