@@ -49,6 +49,7 @@ type clientHub struct {
 	// locks to its left, never the reverse.
 	//
 	//	sourceproto.Source.mu → clientHub.mu → Server.mu → sendQueue.mu, realm.Registry.mu, object.Table.mu
+	//	network.Window.mu → clientHub.mu (initiator scriptIds, Server.fetchScriptID)
 	//
 	// The sourceproto.Consumer callbacks (SourceOpened … Response) arrive
 	// holding their source's lock and take mu. So, holding mu, never call

@@ -207,8 +207,11 @@ func (sess *Session) fromHost(msg []byte) {
 		sess.hostAnswered(method, msg)
 	} else if hm.Method == "Runtime.executionContextCreated" {
 		msg = rewriteContextCreated(renameHostContext(msg, sess.srv.hostContextName()), sess.srv.targetID)
-	} else if hm.Method == "Debugger.scriptParsed" && sess.srv.hidden(msg) {
-		return
+	} else if hm.Method == "Debugger.scriptParsed" {
+		if sess.srv.hidden(msg) {
+			return
+		}
+		sess.srv.hostScripts.note(msg)
 	}
 	sess.enqueue(rewriteFileURLs(msg))
 }

@@ -21,7 +21,26 @@ func (s *Server) newNetwork() *network.Domain {
 		MaxEntries: s.opts.JournalMaxEntries, MaxBytes: s.opts.JournalMaxBytes, RedactHeaders: s.opts.RedactHeaders,
 		Describe: s.describeSource,
 	})
-	return network.New(j)
+	return network.New(j, s.fetchScriptID)
+}
+
+// fetchScriptID names the script of an initiator frame: a page's by the
+// hub's "c<n>" ids, the host's by the V8 ids its scriptParsed events
+// carried (the same in every Node session of the isolate). It runs on a
+// network window's drain (network.Window.mu may be held) and takes the
+// hub's lock: the order network.Window.mu → clientHub.mu; nothing holding
+// the hub's lock takes a window's.
+func (s *Server) fetchScriptID(r *fetchcapture.Request, u string) string {
+	if r.Origin.Role == sourceproto.RoleHost {
+		return s.hostScripts.id(u)
+	}
+	h := s.clients
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.byRef[r.Source]; c != nil {
+		return c.scriptIDFor(u)
+	}
+	return ""
 }
 
 // describeSource runs under the source's lock and takes the hub's (the

@@ -137,6 +137,7 @@ type netParams struct {
 	} `json:"redirectResponse"`
 	Initiator struct {
 		Type  string `json:"type"`
+		URL   string `json:"url"` // a top frame without a scriptId comes as a location
 		Stack struct {
 			CallFrames []struct {
 				URL string `json:"url"`
@@ -208,7 +209,11 @@ func TestNetworkReplayLiveAndFrames(t *testing.T) {
 		if p.Type != "Fetch" || p.Initiator.Type != "script" {
 			t.Fatalf("type/initiator: %s", m.Raw)
 		}
-		if !isPage && p.Initiator.Stack.CallFrames[0].URL != "file:///srv/app.js" {
+		top := p.Initiator.URL
+		if len(p.Initiator.Stack.CallFrames) > 0 {
+			top = p.Initiator.Stack.CallFrames[0].URL
+		}
+		if !isPage && top != "file:///srv/app.js" {
 			t.Fatalf("host initiator url: %s", m.Raw)
 		}
 		if !strings.Contains(string(p.Request), `"authorization":"[redacted by inspector-worker]"`) {

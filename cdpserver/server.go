@@ -93,15 +93,18 @@ const (
 // (readLoop, hostLoop, sendLoop); one hostWatch that closes every session
 // when the host is gone.
 type Server struct {
-	targetID string               // Static after construction.
-	host     Host                 // Static after construction.
-	hostInfo realm.HostInfo       // Static after construction.
-	registry *realm.Registry      // Static after construction.
-	clients  *clientHub           // Static after construction.
-	network  *network.Domain      // Static after construction: the fetch journal's Network domain.
-	logf     func(string, ...any) // Static after construction.
-	debug    bool                 // Static after construction: Options.Logf was set.
-	opts     Options              // Static after construction, defaults filled in.
+	targetID string          // Static after construction.
+	host     Host            // Static after construction.
+	hostInfo realm.HostInfo  // Static after construction.
+	registry *realm.Registry // Static after construction.
+	clients  *clientHub      // Static after construction.
+	// hostScripts: the host's script URLs → scriptIds, for the Network
+	// domain's initiator links (its own leaf lock).
+	hostScripts hostScripts
+	network     *network.Domain      // Static after construction: the fetch journal's Network domain.
+	logf        func(string, ...any) // Static after construction.
+	debug       bool                 // Static after construction: Options.Logf was set.
+	opts        Options              // Static after construction, defaults filled in.
 
 	mux     *http.ServeMux // Static after construction; Handle adds routes.
 	ln      net.Listener   // Static after construction.

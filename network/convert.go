@@ -74,7 +74,7 @@ func headerValue(h []sourceproto.HTTPHeader, name string) string {
 // initiator is the Initiator column: the caller's stack when the producer
 // sent one. A host stack names files by path; the frontend links file://
 // URLs (the host's scripts are listed by file:// URL, rewrite.go).
-func initiator(r *fetchcapture.Request) *cdpnet.Initiator {
+func initiator(r *fetchcapture.Request, scriptID ScriptIDFunc) *cdpnet.Initiator {
 	if r.Stack == nil || len(r.Stack.CallFrames) == 0 {
 		return &cdpnet.Initiator{Type: cdpnet.InitiatorTypeOther}
 	}
@@ -84,9 +84,19 @@ func initiator(r *fetchcapture.Request) *cdpnet.Initiator {
 		if r.Origin.Role == sourceproto.RoleHost && strings.HasPrefix(u, "/") {
 			u = (&url.URL{Scheme: "file", Path: u}).String()
 		}
+		id := f.ScriptID
+		if id == "" && scriptID != nil && u != "" {
+			id = scriptID(r, u)
+		}
 		st.CallFrames = append(st.CallFrames, &cdpruntime.CallFrame{
-			FunctionName: f.FunctionName, ScriptID: cdp.ScriptID(f.ScriptID), URL: u, LineNumber: f.LineNumber, ColumnNumber: f.ColumnNumber,
+			FunctionName: f.FunctionName, ScriptID: cdp.ScriptID(id), URL: u, LineNumber: f.LineNumber, ColumnNumber: f.ColumnNumber,
 		})
+	}
+	if top := st.CallFrames[0]; top.ScriptID == "" {
+		// The frontend links a stack's top frame by scriptId and leaves the
+		// cell empty without one (a host script no window has seen parsed
+		// yet, at replay); a script location by URL it links by URL.
+		return &cdpnet.Initiator{Type: cdpnet.InitiatorTypeScript, URL: top.URL, LineNumber: float64(top.LineNumber), ColumnNumber: float64(top.ColumnNumber)}
 	}
 	return &cdpnet.Initiator{Type: cdpnet.InitiatorTypeScript, Stack: st}
 }
@@ -145,7 +155,7 @@ type entryState struct {
 // messages converts one step to CDP events. st is the entry's state, created
 // by its request step; a step of an entry the window never saw the request
 // of (lost while the window was behind) still converts, with what it has.
-func messages(s *fetchcapture.Step, st *entryState) [][]byte {
+func messages(s *fetchcapture.Step, st *entryState, scriptID ScriptIDFunc) [][]byte {
 	r := s.Request
 	id := cdpnet.RequestID(s.RequestID)
 	typ := resourceType(r.Kind)
@@ -155,7 +165,7 @@ func messages(s *fetchcapture.Step, st *entryState) [][]byte {
 		return [][]byte{encode("Network.requestWillBeSent", &cdpnet.EventRequestWillBeSent{
 			RequestID: id, LoaderID: cdp.LoaderID(r.Origin.LoaderID), DocumentURL: r.Origin.DocumentURL,
 			Request: request(r, r.URL), Timestamp: cdp.MonotonicTime(seconds(s.Time)), WallTime: cdp.TimeSinceEpoch(seconds(s.Time)),
-			Initiator: initiator(r), Type: typ, FrameID: cdp.FrameID(r.Origin.FrameID),
+			Initiator: initiator(r, scriptID), Type: typ, FrameID: cdp.FrameID(r.Origin.FrameID),
 		})}
 	case fetchcapture.StepRedirect:
 		if st.start == 0 {
@@ -165,7 +175,7 @@ func messages(s *fetchcapture.Step, st *entryState) [][]byte {
 		return [][]byte{encode("Network.requestWillBeSent", &cdpnet.EventRequestWillBeSent{
 			RequestID: id, LoaderID: cdp.LoaderID(r.Origin.LoaderID), DocumentURL: r.Origin.DocumentURL,
 			Request: request(r, s.RedirectURL), Timestamp: cdp.MonotonicTime(seconds(s.Time)), WallTime: cdp.TimeSinceEpoch(seconds(s.Time)),
-			Initiator: initiator(r), RedirectResponse: response(s.Response, st.start, s.Time), Type: typ, FrameID: cdp.FrameID(r.Origin.FrameID),
+			Initiator: initiator(r, scriptID), RedirectResponse: response(s.Response, st.start, s.Time), Type: typ, FrameID: cdp.FrameID(r.Origin.FrameID),
 		})}
 	case fetchcapture.StepResponse:
 		if st.start == 0 {

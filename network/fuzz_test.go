@@ -17,7 +17,7 @@ func FuzzBodyParams(f *testing.F) {
 	}
 	j := newJournal(fetchcapture.Options{})
 	feed(j, host, fetchOK("a", "http://x/a", []byte("hello"), true)...)
-	w := New(j).NewWindow(&out{})
+	w := New(j, nil).NewWindow(&out{})
 	f.Fuzz(func(t *testing.T, params []byte) {
 		check := func(answer []byte, err error) {
 			var e *Error

@@ -109,7 +109,7 @@ func TestReplayThenLiveOnce(t *testing.T) {
 	j := newJournal(fetchcapture.Options{})
 	feed(j, host, fetchOK("a", "http://x/a", []byte("hello"), false)...)
 	o := &out{}
-	w := New(j).NewWindow(o)
+	w := New(j, nil).NewWindow(o)
 	w.Enable()
 	w.Enable() // a second enable does not replay again
 	feed(j, page, fetchOK("b", "http://x/b#frag", nil, false)...)
@@ -148,7 +148,7 @@ func TestReplayThenLiveOnce(t *testing.T) {
 func TestRedirectFailureAndKinds(t *testing.T) {
 	j := newJournal(fetchcapture.Options{})
 	o := &out{}
-	w := New(j).NewWindow(o)
+	w := New(j, nil).NewWindow(o)
 	w.Enable()
 	defer w.Close()
 	feed(j, host,
@@ -188,7 +188,7 @@ func TestBodies(t *testing.T) {
 	feed(j, host, fetchOK("b", "http://x/b", all, false)...)
 	cut := []byte(strings.Repeat("a", 99) + "é")[:100] // ends inside a character
 	feed(j, host, fetchOK("c", "http://x/c", cut, true)...)
-	w := New(j).NewWindow(&out{})
+	w := New(j, nil).NewWindow(&out{})
 	ask := func(id string) (bodyAnswer, []byte) {
 		t.Helper()
 		a, notice, err := w.ResponseBody(fmt.Appendf(nil, `{"requestId":%q}`, id))
@@ -232,7 +232,7 @@ func TestBodies(t *testing.T) {
 func TestBehindWindowIsToldHowMany(t *testing.T) {
 	j := newJournal(fetchcapture.Options{})
 	o := &out{limit: 10}
-	w := New(j).NewWindow(o)
+	w := New(j, nil).NewWindow(o)
 	w.Enable()
 	defer w.Close()
 	for i := range 5 {
@@ -251,4 +251,21 @@ func TestBehindWindowIsToldHowMany(t *testing.T) {
 		}
 		return len(o.msgs)+total == 15
 	})
+}
+
+// The frontend links an initiator stack's top frame by scriptId and shows
+// an empty cell without one: frames get the windows' scriptIds from the
+// resolver, and a top frame still without one becomes a location by URL.
+func TestInitiatorScriptIDs(t *testing.T) {
+	r := &fetchcapture.Request{Origin: fetchcapture.Origin{Role: sourceproto.RoleHost}, Stack: &sourceproto.StackTrace{
+		CallFrames: []sourceproto.CallFrame{{FunctionName: "load", URL: "/srv/app.js", LineNumber: 4, ColumnNumber: 2}}}}
+	loc := initiator(r, nil)
+	if loc.Stack != nil || loc.URL != "file:///srv/app.js" || loc.LineNumber != 4 || loc.ColumnNumber != 2 {
+		t.Fatalf("without a scriptId: %+v", loc)
+	}
+	var asked string
+	st := initiator(r, func(_ *fetchcapture.Request, u string) string { asked = u; return "42" })
+	if st.Stack == nil || st.Stack.CallFrames[0].ScriptID != "42" || asked != "file:///srv/app.js" {
+		t.Fatalf("with the resolver: %+v (asked %q)", st, asked)
+	}
 }

@@ -23,12 +23,23 @@ type Output interface {
 // Domain is the Network domain over one journal; one per server.
 type Domain struct {
 	j *fetchcapture.Journal // Static after construction; nil: nothing is captured.
+	// scriptID names the script of a stack frame by its URL for the
+	// Initiator column (the frontend links a frame by scriptId; without one
+	// the column stays empty). Static after construction; nil: none.
+	scriptID ScriptIDFunc
 	// subscriberQueue bounds a window's journal subscription; Static.
 	subscriberQueue int
 }
 
-// New returns the domain over j (nil: every window sees an empty log).
-func New(j *fetchcapture.Journal) *Domain { return &Domain{j: j} }
+// ScriptIDFunc returns the scriptId the windows know for url in the realm
+// that made r, or "".
+type ScriptIDFunc func(r *fetchcapture.Request, url string) string
+
+// New returns the domain over j (nil: every window sees an empty log);
+// scriptID may be nil.
+func New(j *fetchcapture.Journal, scriptID ScriptIDFunc) *Domain {
+	return &Domain{j: j, scriptID: scriptID}
+}
 
 // Journal is the journal the domain reads (nil when none).
 func (d *Domain) Journal() *fetchcapture.Journal { return d.j }
@@ -123,7 +134,7 @@ func (d *drain) step(s *fetchcapture.Step) {
 		st = &entryState{}
 		d.states[s.RequestID] = st
 	}
-	for _, m := range messages(s, st) {
+	for _, m := range messages(s, st, d.w.d.scriptID) {
 		if !d.w.out.Event(m) {
 			d.dropped++
 		}

@@ -78,6 +78,7 @@ func hostFetchResults(t *testing.T, withWindow bool, flags ...string) (string, *
 		c = cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
 		c.MustCall("Network.enable", nil)
 		c.MustCall("Runtime.enable", nil)
+		c.MustCall("Debugger.enable", nil) // as DevTools does: scriptIds for the Initiator column
 	}
 	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -112,6 +113,7 @@ func TestHostFetchCapture(t *testing.T) {
 		redirectedFrom  float64
 		frameID, typ    string
 		initiatorFrames int
+		topScriptID     string
 	}
 	// The app printed its results; the window's last events may still be
 	// on their way (the producer batches, the pipe acks).
@@ -146,7 +148,9 @@ func TestHostFetchCapture(t *testing.T) {
 			} `json:"redirectResponse"`
 			Initiator struct {
 				Stack struct {
-					CallFrames []any `json:"callFrames"`
+					CallFrames []struct {
+						ScriptID string `json:"scriptId"`
+					} `json:"callFrames"`
 				} `json:"stack"`
 			} `json:"initiator"`
 			Response struct {
@@ -161,6 +165,9 @@ func TestHostFetchCapture(t *testing.T) {
 		case "Network.requestWillBeSent":
 			path := p.Request.URL[strings.LastIndex(p.Request.URL, "/"):]
 			s := &seen{id: p.RequestID, method: p.Request.Method, frameID: p.FrameID, typ: p.Type, initiatorFrames: len(p.Initiator.Stack.CallFrames)}
+			if len(p.Initiator.Stack.CallFrames) > 0 {
+				s.topScriptID = p.Initiator.Stack.CallFrames[0].ScriptID
+			}
 			if p.RedirectResponse != nil {
 				if prev := ids[p.RequestID]; prev != nil {
 					prev.hop = true
@@ -201,7 +208,7 @@ func TestHostFetchCapture(t *testing.T) {
 		return b.Body, b.Base64Encoded
 	}
 	for _, path := range []string{"/text", "/binary", "/big", "/stream", "/post"} {
-		if s := byPath[path]; s == nil || s.status != 200 || !s.finished || s.typ != "Fetch" || s.initiatorFrames == 0 {
+		if s := byPath[path]; s == nil || s.status != 200 || !s.finished || s.typ != "Fetch" || s.initiatorFrames == 0 || s.topScriptID == "" {
 			t.Fatalf("%s in the window: %+v", path, s)
 		}
 	}
@@ -267,10 +274,22 @@ const x = new XMLHttpRequest(); x.open('GET', '/?via=xhr'); x.onload = () => con
 			RequestID string `json:"requestId"`
 			FrameID   string `json:"frameId"`
 			Type      string `json:"type"`
+			Initiator struct {
+				Stack struct {
+					CallFrames []struct {
+						ScriptID string `json:"scriptId"`
+						URL      string `json:"url"`
+					} `json:"callFrames"`
+				} `json:"stack"`
+			} `json:"initiator"`
 		}
 		json.Unmarshal(m.Params, &p)
 		if p.FrameID != ctx.Context.AuxData.FrameID || p.FrameID == "" || p.Type != want.typ {
 			t.Fatalf("%s: frame %q type %q, want the page's frame %q and %s", want.via, p.FrameID, p.Type, ctx.Context.AuxData.FrameID, want.typ)
+		}
+		// The Initiator column links the page's script by its id.
+		if f := p.Initiator.Stack.CallFrames; len(f) == 0 || !strings.HasSuffix(f[0].URL, "/app.js") || !strings.HasPrefix(f[0].ScriptID, "c") {
+			t.Fatalf("%s initiator: %s", want.via, m.Params)
 		}
 		c.ExpectAnyEvent("Network.loadingFinished", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), `"`+p.RequestID+`"`) })
 		b := c.MustCall("Network.getResponseBody", map[string]any{"requestId": p.RequestID})

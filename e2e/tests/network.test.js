@@ -53,6 +53,9 @@ test('network: the host\'s fetches and the page\'s are listed in one Network pan
     await page.goto(pageURL, { timeout: STEP_MS });
     await dt.page.bringToFront();
     await row(dt.page, 'page-items').waitFor({ state: 'visible' });
+    // The Initiator column links the calling script, host and page alike.
+    await row(dt.page, 'host-stock').locator('td.initiator-column', { hasText: 'network-host.js:' }).waitFor({ state: 'visible' });
+    await row(dt.page, 'page-items').locator('td.initiator-column', { hasText: 'app.js:' }).waitFor({ state: 'visible' });
     t.diagnostic(`screenshot: ${await dt.screenshot('list')}`);
 
     await responseShows(dt.page, 'page-items', 'page-marker-7f');
