@@ -20,12 +20,12 @@ import (
 type watchState struct {
 	mu sync.Mutex // A leaf lock.
 
-	inflight map[int64]trackedReq // Guarded by mu: tracked requests Node has not answered.
+	inflight map[int64]trackedReq   // Guarded by mu: tracked requests Node has not answered.
 	internal map[int64]func([]byte) // Guarded by mu: replayed requests' answer handlers.
 	nextID   int64                  // Guarded by mu: the next replayed request's id.
 
-	runtime, debugger, profiler bool   // Guarded by mu.
-	debuggerParams              []byte // Guarded by mu: Debugger.enable's params.
+	runtime, debugger, profiler bool              // Guarded by mu.
+	debuggerParams              []byte            // Guarded by mu: Debugger.enable's params.
 	settings                    map[string][]byte // Guarded by mu: replayed setting → its last params.
 
 	bps       map[string]*bpRecord // Guarded by mu: window breakpoint id → record.
