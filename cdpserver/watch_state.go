@@ -51,8 +51,10 @@ const (
 	maxWatchBreakpoints = 10_000
 	maxWatchScripts     = 100_000
 	// firstReplayID numbers replayed requests far above the ids DevTools
-	// uses (it counts from 1), and below 2^53 so Node reads them exactly.
-	firstReplayID = 1 << 50
+	// uses (it counts from 1) and within int32: Node refuses any other id
+	// ("Message must have integer 'id' property"). 2^30 replayed requests
+	// per window fit before that.
+	firstReplayID = 1 << 30
 )
 
 // replayedSettings are the Debugger settings replayed, in this order, after
