@@ -57,6 +57,11 @@ func startWatch(t *testing.T, body string, args ...string) (*workerProc, string,
 		t.Fatal(err)
 	}
 	w := startCmd(t, dir, append(append([]string{"run", "--watch", "--port", "0"}, args...), "--", "node", "app.js")...)
+	t.Cleanup(func() {
+		if strings.Contains(w.stderr.String(), "DATA RACE") {
+			t.Errorf("the worker reported a data race")
+		}
+	})
 	pid := w.pidOf("v1")
 	return w, dir, pid
 }
