@@ -165,7 +165,14 @@ func TestWatchWindowSurvivesRestart(t *testing.T) {
 		t.Fatalf("breakpoint ids %q %q", bp1, bp2)
 	}
 
+	// A request Node is still working on when the host restarts is answered
+	// with an error naming the restart.
+	inFlight := c.Send("Runtime.evaluate", map[string]any{"expression": "new Promise(() => {})", "awaitPromise": true})
+
 	writeApp(t, dir, watchApp("v2", true))
+	if m := c.ExpectResponse(inFlight); m.Error == nil || !strings.Contains(m.Error.Message, "restarting: app.js changed") {
+		t.Errorf("request in flight during the restart: %s, want an error naming the restart", m.Raw)
+	}
 	c.ExpectEvent("Log.entryAdded", logSays("", "app.js changed; restarted the host"))
 	pid2 := w.pidOf("v2")
 	if pid2 == pid1 {
@@ -361,4 +368,49 @@ func TestWatchWithoutWindow(t *testing.T) {
 		t.Errorf("the host never saw SIGINT; stdout:\n%s", w.stdout)
 	}
 	proctest.AssertGone(t, pid2)
+}
+
+// A browser page stays connected to the worker across host restarts (its
+// realm is not the host's): its console keeps reaching the window, under the
+// same context, which the restart does not destroy.
+func TestWatchClientPageStaysConnected(t *testing.T) {
+	dir, script := writeScript(t, pageHost)
+	t.Setenv("PAGE_JS", `let n = 0; setInterval(() => console.log('tick ' + (++n)), 100);`)
+	w := startCmd(t, dir, "run", "--watch", "--port", "0", "--", "node", script)
+	page := w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	c.MustCall("Page.enable", nil)
+	c.MustCall("Runtime.enable", nil)
+	openPage(t, page)
+	before := c.ExpectEvent("Runtime.consoleAPICalled", isClientConsole)
+	ctx := jsonNumber(before.Params, "executionContextId")
+
+	body, err := os.ReadFile(filepath.Join(dir, script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, script), append(body, "\n// edited\n"...), 0o644)
+	c.ExpectEvent("Log.entryAdded", logSays("", "restarted the host"))
+	seen := 0
+	for seen < 5 {
+		m := c.ExpectEvent("Runtime.consoleAPICalled", isClientConsole)
+		if got := jsonNumber(m.Params, "executionContextId"); got != ctx {
+			t.Fatalf("page console moved from context %v to %v across the restart", ctx, got)
+		}
+		seen++
+	}
+	for _, m := range c.Events("Runtime.executionContextDestroyed") {
+		if jsonNumber(m.Params, "executionContextId") == ctx {
+			t.Errorf("the page's context was destroyed by the host restart: %s", m.Raw)
+		}
+	}
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	w.wait()
+}
+
+func jsonNumber(raw json.RawMessage, name string) float64 {
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	f, _ := m[name].(float64)
+	return f
 }
