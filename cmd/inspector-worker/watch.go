@@ -192,11 +192,15 @@ func (w *watchRun) supervise(ctx context.Context, fw *fileWatcher, sigs <-chan o
 		endedStuck     bool
 		stopping       bool
 		forwarded      int
+		finishedHost   *realm.Host // the host whose script-finished was handled
 	)
 	for {
 		var procDone, finished <-chan struct{}
 		if w.proc != nil {
-			procDone, finished = w.proc.Done(), w.host.ScriptFinished()
+			procDone = w.proc.Done()
+			if w.host != finishedHost {
+				finished = w.host.ScriptFinished()
+			}
 		}
 		select {
 		case sig := <-sigs:
@@ -229,12 +233,19 @@ func (w *watchRun) supervise(ctx context.Context, fw *fileWatcher, sigs <-chan o
 			quiet = quietT.C
 		case <-quiet:
 			quiet, maxWait, quietT = nil, nil, nil
-			w.restart(ctx, fw)
+			if !stopping {
+				w.restart(ctx, fw)
+				stuck, endedStuck = nil, false // armed for the host just replaced
+			}
 		case <-maxWait:
 			quietT.Stop()
 			quiet, maxWait, quietT = nil, nil, nil
-			w.restart(ctx, fw)
+			if !stopping {
+				w.restart(ctx, fw)
+				stuck, endedStuck = nil, false // armed for the host just replaced
+			}
 		case <-finished:
+			finishedHost = w.host
 			// Node waits for its sessions to disconnect: let it exit.
 			w.srv.HostDown("the host script finished", "", "")
 			stuck = time.After(stuckHostGrace)

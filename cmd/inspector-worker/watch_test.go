@@ -32,7 +32,15 @@ func watchApp(v string, call bool) string {
 		// Referenced, so V8 keeps work's code: a breakpoint in a function
 		// nothing refers to binds to the next top-level statement instead.
 		"globalThis.work = work; process.on('SIGINT', () => { console.log('got SIGINT'); process.exit(42); });\n" +
-		trigger + "\n"
+		trigger + "\n" +
+		"console.log('ready " + v + "');\n"
+}
+
+// ready waits until the host of version v has run its last line (its SIGINT
+// handler is installed: a SIGINT before that kills it with 130).
+func (w *workerProc) ready(v string) {
+	w.t.Helper()
+	w.waitFor(w.stdout, `ready `+regexp.QuoteMeta(v)+`\n`)
 }
 
 // writeApp replaces app.js the way an editor's save does: write a new file
@@ -209,6 +217,7 @@ func TestWatchWindowSurvivesRestart(t *testing.T) {
 		t.Errorf("/json/list changed across the restart: %s, was %s", got, url)
 	}
 	proctest.AssertGone(t, pid1)
+	w.ready("v2")
 	w.cmd.Process.Signal(syscall.SIGINT)
 	if got := w.wait(); got != 42 {
 		t.Errorf("exit code %d, want the host's 42", got)
@@ -236,6 +245,7 @@ func TestWatchDebouncesBursts(t *testing.T) {
 	}
 	t.Logf("20 saves → %d restart(s)", n)
 	c.MustCall("Runtime.evaluate", map[string]any{"expression": "1+1"})
+	w.ready("b19")
 	w.cmd.Process.Signal(syscall.SIGINT)
 	if got := w.wait(); got != 42 {
 		t.Errorf("exit code %d, want 42", got)
@@ -310,6 +320,7 @@ func TestWatchManyRestarts(t *testing.T) {
 			}
 		}
 	}
+	w.ready(fmt.Sprintf("c%d", cycles))
 	w.cmd.Process.Signal(syscall.SIGINT)
 	if got := w.wait(); got != 42 {
 		t.Errorf("exit code %d, want 42; restarts: %d", got, strings.Count(w.stderr.String(), "restarting the host"))
@@ -353,6 +364,7 @@ func TestWatchWithoutWindow(t *testing.T) {
 	writeApp(t, dir, watchApp("v2", false))
 	pid2 := w.pidOf("v2")
 	proctest.AssertGone(t, pid1)
+	w.ready("v2")
 	// A change to a file that is not code (a log beside the script) does
 	// not restart the host.
 	os.WriteFile(filepath.Join(dir, "app.log"), []byte("noise\n"), 0o644)
@@ -413,4 +425,26 @@ func jsonNumber(raw json.RawMessage, name string) float64 {
 	_ = json.Unmarshal(raw, &m)
 	f, _ := m[name].(float64)
 	return f
+}
+
+// A host whose script ends on its own, with a window attached, exits (Node
+// does not wait for the debugger to disconnect), the window stays open and
+// is told, and the next save starts the host again.
+func TestWatchHostThatEndsWaitsForAChange(t *testing.T) {
+	w, dir, pid1 := startWatch(t, "console.log('pid ' + process.pid + ' v1');\n"+
+		"const timer = setInterval(() => {}, 1000);\n"+
+		"globalThis.end = () => { setTimeout(() => { clearInterval(timer); process.exitCode = 3; }, 10); return 'ok'; };\n")
+	c := cdptest.Dial(t, "A", pageURL(t, w.addr()), nil)
+	c.MustCall("Runtime.enable", nil)
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "end()"})
+	c.ExpectEvent("Log.entryAdded", logSays("error", "the host exited with code 3"))
+	proctest.AssertGone(t, pid1)
+	writeApp(t, dir, watchApp("v2", false))
+	c.ExpectEvent("Log.entryAdded", logSays("", "restarted the host (the previous one was not running)"))
+	c.ExpectAnyEvent("Runtime.consoleAPICalled", consoleSays("v2"))
+	w.ready("v2")
+	w.cmd.Process.Signal(syscall.SIGINT)
+	if got := w.wait(); got != 42 {
+		t.Errorf("exit code %d, want 42", got)
+	}
 }
