@@ -67,14 +67,16 @@ type Session struct {
 	// watch-mode rebind replays the window's state into a new session that
 	// is not yet published here (watch.go). Read by hostLoop, which is handed
 	// each new session through next.
-	hostMu   sync.Mutex      // Taken before mu; a leaf otherwise.
-	host     *websocket.Conn // Guarded by hostMu; nil while the host is down (watch mode only).
-	downWhy  string          // Guarded by hostMu: why host is nil.
-	next     *rebinding      // Guarded by hostMu: a new session for hostLoop to take (watch mode).
-	loopDone bool            // Guarded by hostMu: hostLoop returned; a rebind closes its session instead.
-	rebound  chan struct{}   // cap 1: next was set
-	dtGone   chan struct{}   // closed when readLoop ends
-	watch    *watchState     // Static after construction; nil without Options.Watch (watch_state.go).
+	hostMu    sync.Mutex      // Taken before mu; a leaf otherwise.
+	host      *websocket.Conn // Guarded by hostMu; nil while the host is down (watch mode only).
+	downWhy   string          // Guarded by hostMu: why host is nil.
+	next      *rebinding      // Guarded by hostMu: a new session for hostLoop to take (watch mode).
+	loopDone  bool            // Guarded by hostMu: hostLoop returned; a rebind closes its session instead.
+	resetDone bool            // Guarded by hostMu: hostLoop has told the window the host is gone (hostLost).
+	lateNotes [][]byte        // Guarded by hostMu: Console lines about the gone host, queued after that reset.
+	rebound   chan struct{}   // cap 1: next was set
+	dtGone    chan struct{}   // closed when readLoop ends
+	watch     *watchState     // Static after construction; nil without Options.Watch (watch_state.go).
 
 	mu         sync.Mutex
 	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.

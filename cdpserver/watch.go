@@ -49,9 +49,24 @@ func (s *Server) HostDown(reason, level, note string) {
 	for _, sess := range s.openSessions() {
 		sess.detachHost(nil, reason)
 		if note != "" {
-			sess.enqueue(logEntry(level, note, time.Now()))
+			sess.noteAfterReset(logEntry(level, note, time.Now()))
 		}
 	}
+}
+
+// noteAfterReset queues a Console line about the host that went away after
+// the window's reset (hostLost): the reset clears the frontend's Console, so
+// a line queued before it would vanish. A host that crashed is seen by the
+// supervisor (its exit) and by hostLoop (its session's end) in either order.
+func (sess *Session) noteAfterReset(msg []byte) {
+	sess.hostMu.Lock()
+	if !sess.resetDone {
+		sess.lateNotes = append(sess.lateNotes, msg)
+		sess.hostMu.Unlock()
+		return
+	}
+	sess.hostMu.Unlock()
+	sess.enqueue(msg)
 }
 
 // Note shows text in every window's Console as a Log.entryAdded of level
@@ -166,8 +181,40 @@ func (sess *Session) hostLost(conn *websocket.Conn, reason string) {
 	for _, h := range unanswered {
 		h(nil) // a replay Node never answered: its waiter stops waiting
 	}
-	for _, m := range msgs {
+	sess.srv.clients.hostRestarted(sess, msgs)
+	sess.hostMu.Lock()
+	sess.resetDone = true
+	notes := sess.lateNotes
+	sess.lateNotes = nil
+	sess.hostMu.Unlock()
+	for _, m := range notes {
 		sess.enqueue(m)
+	}
+}
+
+// hostRestarted queues msgs (the host's reset, watchState.hostGone) and then
+// announces the client pages' contexts and scripts again, which the reset
+// cleared from the frontend. Under the hub lock, as every projection of
+// client state: a page that opens meanwhile is announced exactly once.
+func (h *clientHub) hostRestarted(s *Session, msgs [][]byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range msgs {
+		s.enqueue(m)
+	}
+	for _, id := range h.order {
+		c := h.frames[id].ctx
+		if c == nil {
+			continue
+		}
+		if s.client.runtimeEnabled {
+			s.enqueue(h.contextCreated(c))
+		}
+		if s.client.debuggerEnabled {
+			for _, sc := range c.scripts {
+				s.enqueue(h.scriptParsed(sc))
+			}
+		}
 	}
 }
 
@@ -280,7 +327,7 @@ func (sess *Session) replayInto(rb *rebinding) {
 		}
 	}
 	sess.hostMu.Lock()
-	sess.host, sess.downWhy = rb.conn, ""
+	sess.host, sess.downWhy, sess.resetDone = rb.conn, "", false
 	sess.hostMu.Unlock()
 }
 

@@ -339,10 +339,9 @@ func splice(msg []byte, s, e int64, val []byte) []byte {
 }
 
 // hostGone forgets the host that went away and returns what tells the
-// window (Debugger.resumed if it was paused, then one
-// Runtime.executionContextDestroyed per host context (client pages' contexts
-// stay, so no executionContextsCleared)), and the answer handlers of
-// replayed requests Node will now never answer.
+// window (Debugger.resumed if it was paused, then
+// Runtime.executionContextsCleared), and the answer handlers of replayed
+// requests Node will now never answer.
 func (w *watchState) hostGone() (msgs [][]byte, unanswered []func([]byte)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -353,13 +352,16 @@ func (w *watchState) hostGone() (msgs [][]byte, unanswered []func([]byte)) {
 	if w.paused {
 		out = append(out, []byte(`{"method":"Debugger.resumed","params":{}}`))
 	}
-	for id, uid := range w.contexts {
-		p := map[string]any{"executionContextId": id}
-		if uid != "" {
-			p["executionContextUniqueId"] = uid
-		}
-		b, _ := json.Marshal(map[string]any{"method": "Runtime.executionContextDestroyed", "params": p})
-		out = append(out, b)
+	if w.runtime {
+		// A navigation's reset: the frontend drops every context and, with
+		// them, every script (DebuggerModel.globalObjectCleared). Destroying
+		// the host's contexts one by one was not enough: V8 numbers scripts
+		// per process, so the new host reuses the old one's script ids, and
+		// the frontend kept the old scripts of context 0 (Node's internals)
+		// under ids that now name the new app's (a pause showed "VM126
+		// streams:35" instead of host.js:35). The client pages' contexts
+		// and scripts are announced again after it (clientHub.hostRestarted).
+		out = append(out, []byte(`{"method":"Runtime.executionContextsCleared","params":{}}`))
 	}
 	w.paused = false
 	clear(w.contexts)
