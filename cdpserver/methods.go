@@ -211,10 +211,13 @@ var methods = map[string]methodEntry{
 	"Target.setDiscoverTargets": noop(`{}`),
 	"Target.setRemoteLocations": noop(`{}`),
 
-	// Network: the host's fetch capture arrives with package network; until
-	// then there is no traffic and these settings have nothing to apply to.
-	"Network.enable":                         noop(`{}`),
-	"Network.disable":                        noop(`{}`),
+	// Network: the fetch journal's domain (network.go, package network).
+	"Network.enable":             local(networkEnable),
+	"Network.disable":            local(networkDisable),
+	"Network.getResponseBody":    local(networkGetResponseBody),
+	"Network.getRequestPostData": local(networkGetRequestPostData),
+	// Network settings: the capture observes the app's own requests and
+	// changes none of them, so these have nothing to apply to.
 	"Network.setAttachDebugStack":            noop(`{}`),
 	"Network.clearAcceptedEncodingsOverride": noop(`{}`),
 	"Network.setCacheDisabled":               noop(`{}`),
@@ -256,8 +259,6 @@ var methods = map[string]methodEntry{
 	"Page.getLayoutMetrics":                 refusal("there is no page layout"),
 	"Storage.getStorageKey":                 refusal("no storage partitions on a Node.js host"),
 	"Storage.getStorageKeyForFrame":         refusal("no storage partitions on a Node.js host"),
-	"Network.getResponseBody":               refusal("no network capture yet: the host's fetch capture is not implemented"),
-	"Network.getRequestPostData":            refusal("no network capture yet: the host's fetch capture is not implemented"),
 	"Network.loadNetworkResource":           refusal("the worker does not load resources for the frontend; it fetches source maps itself"),
 	"Network.getCookies":                    refusal("no cookies on a Node.js host"),
 	"Tracing.start":                         refusal("tracing is not supported; use the Performance panel's Node profile (Profiler)"),

@@ -24,9 +24,8 @@ var workerEvents = map[string][]string{
 	"Page": {"frameAttached", "frameNavigated", "documentOpened", "frameDetached"},
 	// clients_cdp.go (logEntry): the worker's own warnings.
 	"Log": {"entryAdded"},
-	// The Network panel's events. Package network sends them once the host's
-	// fetch capture lands; they are listed now so that a client can subscribe
-	// (Node 20 lists four of them itself).
+	// The Network panel's events, sent by package network from the fetch
+	// journal (Node 20 lists four of them itself).
 	"Network": {"requestWillBeSent", "responseReceived", "dataReceived", "loadingFinished", "loadingFailed"},
 }
 

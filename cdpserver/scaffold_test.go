@@ -45,10 +45,14 @@ func TestMethodTableAnswers(t *testing.T) {
 		"Page.getResourceTree": func() []byte { return srv.resourceTree(nil) },
 		"Page.getFrameTree":    srv.frameTreeAnswer,
 		"Target.getTargetInfo": srv.targetInfo,
+		"Network.enable":       func() []byte { return []byte(`{}`) },
+		"Network.disable":      func() []byte { return []byte(`{}`) },
 	}
 	// Local answers that are errors without a client page.
 	wantLocalError := map[string]string{
-		"Page.getResourceContent": `no frame "": the page has gone`,
+		"Page.getResourceContent":    `no frame "": the page has gone`,
+		"Network.getResponseBody":    `Network.getResponseBody: params must be {"requestId": <string>}`,
+		"Network.getRequestPostData": `Network.getRequestPostData: params must be {"requestId": <string>}`,
 	}
 	for _, method := range sortedKeys(methods) {
 		e := methods[method]

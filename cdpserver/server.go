@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/inspector-worker/inspector-worker/network"
 	"github.com/inspector-worker/inspector-worker/realm"
 )
 
@@ -63,6 +64,16 @@ type Options struct {
 	// window then gets an error naming the deadline and the page a
 	// runtime.cancel. Default: DefaultClientRuntimeTimeout.
 	ClientRuntimeTimeout time.Duration
+	// NoCapture makes FetchConsumer nil: fetch items are ignored and the
+	// Network panel stays empty (run --no-capture).
+	NoCapture bool
+	// RedactHeaders are header names (any case) whose values the fetch
+	// journal replaces when recording (--redact-header).
+	RedactHeaders []string
+	// JournalMaxEntries and JournalMaxBytes bound the fetch journal.
+	// Defaults: fetchcapture.DefaultMaxEntries, DefaultMaxBytes.
+	JournalMaxEntries int
+	JournalMaxBytes   int64
 }
 
 // Defaults of Options. The README lists them.
@@ -91,6 +102,7 @@ type Server struct {
 	hostInfo realm.HostInfo       // Static after construction: the first host's (a restart runs the same script).
 	registry *realm.Registry      // Static after construction.
 	clients  *clientHub           // Static after construction.
+	network  *network.Domain      // Static after construction: the fetch journal's Network domain.
 	logf     func(string, ...any) // Static after construction.
 	debug    bool                 // Static after construction: Options.Logf was set.
 	opts     Options              // Static after construction, defaults filled in.
@@ -153,6 +165,7 @@ func New(host Host, ln net.Listener, opts Options) *Server {
 		sessions: map[*Session]struct{}{},
 	}
 	s.clients = newClientHub(s)
+	s.network = s.newNetwork()
 	s.httpSrv.Handler = s.routes()
 	return s
 }
@@ -344,6 +357,7 @@ func (s *Server) removeSession(sess *Session) {
 	s.mu.Unlock()
 	// After Server.mu: the hub's lock comes first in the lock order.
 	s.clients.sessionClosed(sess)
+	sess.net.Close()
 	s.wg.Done()
 }
 

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/inspector-worker/inspector-worker/hostnode"
+	"github.com/inspector-worker/inspector-worker/network"
 	"github.com/inspector-worker/inspector-worker/object"
 )
 
@@ -43,6 +44,7 @@ type Session struct {
 	dt      *websocket.Conn // Static after construction. Written only by sendLoop.
 	out     *sendQueue      // Static after construction.
 	objects *object.Table   // Static after construction.
+	net     *network.Window // Static after construction: the window's Network state.
 
 	dtClosed  atomic.Bool // the DevTools side ended first
 	retiring  atomic.Bool // the window was closed for falling behind (retire)
@@ -147,7 +149,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 	}
 	dt.SetReadLimit(maxDevToolsMessage)
 	sess, closing := s.addSession(func(id int64) *Session {
-		return &Session{
+		sess := &Session{
 			srv: s, id: id, dt: dt, host: host,
 			out:      newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
 			objects:  object.NewTable(),
@@ -158,6 +160,8 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 			dtGone:   make(chan struct{}),
 			watch:    newWatchState(s.opts.Watch),
 		}
+		sess.net = s.network.NewWindow(networkOutput{sess})
+		return sess
 	})
 	unlockSwap()
 	if sess == nil {

@@ -15,6 +15,7 @@ const (
 	famConsole family = "console"
 	famScript  family = "script"
 	famQuery   family = "query"
+	famFetch   family = "fetch"
 )
 
 type decodeCase struct {
@@ -40,9 +41,6 @@ var decodeCases = []decodeCase{
 	{"reject", famSource, `{"v":1,"type":"reject",` + env + `,"body":{"code":"oversized","reason":"over MaxFrameBytes","refType":"append","refSeq":4,"limit":"MaxFrameBytes","max":1048576}}`, ""},
 	{"reject anonymous", famSource, `{"v":1,"type":"reject","body":{"code":"malformed"}}`, ""},
 	{"close", famSource, `{"v":1,"type":"close",` + env + `,"body":{"code":"going-away"}}`, ""},
-	{"fetch request", famSource, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"request","timestamp":5,"request":{"url":"http://x/","method":"GET","headers":[{"name":"a","value":"b"}]}}}`), ""},
-	{"fetch body", famSource, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"body","timestamp":5,"body":{"part":"response","offset":0,"data":"aGVsbG8="}}}`), ""},
-	{"fetch phase mismatch", famSource, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"response","timestamp":5,"body":{"part":"response","offset":0,"data":""}}}`), RejectMalformed},
 	{"script item", famSource, appendFrame("c1", 3, 1, 0, `{"script":{"url":"http://x/client.js","length":10}}`), ""},
 	{"not json", famSource, `{"v":1,`, RejectMalformed},
 	{"not an object", famSource, `[1]`, RejectMalformed},
@@ -114,6 +112,24 @@ var decodeCases = []decodeCase{
 	{"console negative line", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"type":"log","args":[],"timestamp":1,"stackTrace":{"callFrames":[{"functionName":"","url":"","lineNumber":-1,"columnNumber":0}]}}}`), RejectMalformed},
 	{"console too many args", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"type":"log","args":[`+strings.Repeat(`{"type":"undefined"},`, MaxConsoleArgs)+`{"type":"undefined"}],"timestamp":1}}`), RejectOversized},
 	{"console negative timestamp", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"type":"log","args":[],"timestamp":-1}}`), RejectMalformed},
+
+	// Fetch (wire-p7.md: kind, stackTrace, bodiesNotRead are optional).
+	{"fetch request", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"request","timestamp":5,"request":{"url":"http://x/","method":"GET","headers":[{"name":"a","value":"b"}]}}}`), ""},
+	{"fetch body", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"body","timestamp":5,"body":{"part":"response","offset":0,"data":"aGVsbG8="}}}`), ""},
+	{"fetch phase mismatch", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"response","timestamp":5,"body":{"part":"response","offset":0,"data":""}}}`), RejectMalformed},
+	{"fetch request kind xhr", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f2","phase":"request","timestamp":5,"request":{"url":"http://x/a","method":"POST","headers":[],"hasBody":true,"kind":"xhr"}}}`), ""},
+	{"fetch request http stack", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f3","phase":"request","timestamp":5.5,"request":{"url":"http://x/b","method":"GET","headers":[],"kind":"http","bodiesNotRead":true,"stackTrace":{"callFrames":[{"functionName":"load","scriptId":"12","url":"file:///app/main.js","lineNumber":3,"columnNumber":9}]}}}}`), ""},
+	{"fetch request unknown kind", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"request","timestamp":5,"request":{"url":"http://x/","method":"GET","headers":[],"kind":"websocket"}}}`), RejectMalformed},
+	{"fetch request empty kind", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"request","timestamp":5,"request":{"url":"http://x/","method":"GET","headers":[],"kind":""}}}`), RejectMalformed},
+	{"fetch request bad stack", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"request","timestamp":5,"request":{"url":"http://x/","method":"GET","headers":[],"stackTrace":{"callFrames":[{"functionName":"","url":"","lineNumber":-1,"columnNumber":0}]}}}}`), RejectMalformed},
+	{"fetch request stack too deep", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"request","timestamp":5,"request":{"url":"http://x/","method":"GET","headers":[],"stackTrace":{"callFrames":[`+strings.Repeat(`{"functionName":"f","url":"u","lineNumber":1,"columnNumber":1},`, MaxStackFrames)+`{"functionName":"f","url":"u","lineNumber":1,"columnNumber":1}]}}}}`), RejectOversized},
+	{"fetch request unknown member", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"request","timestamp":5,"request":{"url":"http://x/","method":"GET","headers":[],"bodiesRead":true}}}`), RejectMalformed},
+	{"fetch bodiesNotRead not bool", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"request","timestamp":5,"request":{"url":"http://x/","method":"GET","headers":[],"bodiesNotRead":"yes"}}}`), RejectMalformed},
+	{"fetch response redirected", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"response","timestamp":6,"response":{"url":"http://x/final","status":200,"statusText":"OK","headers":[{"name":"content-type","value":"text/plain"}],"redirected":true,"type":"basic"}}}`), ""},
+	{"fetch finished truncated", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"finished","timestamp":7,"finished":{"requestBytes":0,"responseBytes":2000000,"responseTruncated":true}}}`), ""},
+	{"fetch failed aborted", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"failed","timestamp":7,"failed":{"message":"This operation was aborted","aborted":true}}}`), ""},
+	{"fetch failed refused", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"failed","timestamp":7,"failed":{"message":"fetch failed: connect ECONNREFUSED 127.0.0.1:9"}}}`), ""},
+	{"fetch body negative offset", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"body","timestamp":5,"body":{"part":"request","offset":-1,"data":""}}}`), RejectMalformed},
 
 	// Script reads.
 	{"script.read", famScript, `{"v":1,"type":"script.read",` + env + `,"body":{"id":1,"url":"http://x/client.js","content":true}}`, ""},

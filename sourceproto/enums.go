@@ -179,6 +179,24 @@ var fetchPhases = []FetchPhase{PhaseRequest, PhaseResponse, PhaseBody, PhaseFini
 func (v *FetchPhase) UnmarshalEasyJSON(l *jlexer.Lexer) { *v = readEnum(l, fetchPhases) }
 func (v FetchPhase) MarshalEasyJSON(w *jwriter.Writer)  { w.String(string(v)) }
 
+// FetchKind is the API a fetch was made with (FetchRequest.kind). Absent
+// on the wire means KindFetch, so frames from producers older than the
+// member stay valid. CDP ResourceType: Fetch, XHR, Other.
+type FetchKind string
+
+const (
+	KindFetch FetchKind = "fetch"
+	KindXHR   FetchKind = "xhr"
+	// KindHTTP is node:http/https (diagnostics_channel); its bodies are
+	// not read (FetchRequest.BodiesNotRead).
+	KindHTTP FetchKind = "http"
+)
+
+var fetchKinds = []FetchKind{KindFetch, KindXHR, KindHTTP}
+
+func (v *FetchKind) UnmarshalEasyJSON(l *jlexer.Lexer) { *v = readEnum(l, fetchKinds) }
+func (v FetchKind) MarshalEasyJSON(w *jwriter.Writer)  { w.String(string(v)) }
+
 // BodyPart says which body a fetch body chunk belongs to.
 type BodyPart string
 

@@ -20,6 +20,7 @@ func FuzzRuntimeFrames(f *testing.F) { fuzzFamily(f, famRuntime) }
 func FuzzConsoleFrames(f *testing.F) { fuzzFamily(f, famConsole) }
 func FuzzScriptFrames(f *testing.F)  { fuzzFamily(f, famScript) }
 func FuzzQueryFrames(f *testing.F)   { fuzzFamily(f, famQuery) }
+func FuzzFetchFrames(f *testing.F)   { fuzzFamily(f, famFetch) }
 
 func fuzzFamily(f *testing.F, fam family) {
 	for _, tc := range decodeCases {

@@ -59,6 +59,23 @@ type FetchRequest struct {
 	Method  string       `json:"method"`
 	Headers []HTTPHeader `json:"headers"`
 	HasBody bool         `json:"hasBody,omitempty"`
+	// Kind is the API the request was made with; empty means KindFetch
+	// (the member is optional, added without a version bump).
+	Kind FetchKind `json:"kind,omitempty"`
+	// StackTrace is the caller's stack (the CDP Initiator), the shape
+	// ConsoleEvent uses, at most MaxStackFrames frames.
+	StackTrace *StackTrace `json:"stackTrace,omitempty"`
+	// BodiesNotRead says the producer does not read this request's bodies
+	// (node:http/https: reading would consume the application's streams).
+	BodiesNotRead bool `json:"bodiesNotRead,omitempty"`
+}
+
+// EffectiveKind is Kind with the wire default applied.
+func (r *FetchRequest) EffectiveKind() FetchKind {
+	if r.Kind == "" {
+		return KindFetch
+	}
+	return r.Kind
 }
 
 // FetchResponse is the response head.
@@ -94,7 +111,9 @@ type FetchFinished struct {
 	ResponseTruncated bool  `json:"responseTruncated,omitempty"`
 }
 
-// FetchFailure closes a fetch that rejected or was aborted.
+// FetchFailure closes a fetch that rejected or was aborted. Message
+// carries the error's text and its cause's ("fetch failed: connect
+// ECONNREFUSED 127.0.0.1:9"); Aborted is an AbortSignal abort.
 //
 //easyjson:json
 type FetchFailure struct {

@@ -372,6 +372,32 @@ func easyjson54219feaDecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(i
 			} else {
 				out.HasBody = bool(in.Bool())
 			}
+		case "kind":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				(out.Kind).UnmarshalEasyJSON(in)
+			}
+		case "stackTrace":
+			if in.IsNull() {
+				in.Skip()
+				out.StackTrace = nil
+			} else {
+				if out.StackTrace == nil {
+					out.StackTrace = new(StackTrace)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.StackTrace).UnmarshalEasyJSON(in)
+				}
+			}
+		case "bodiesNotRead":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.BodiesNotRead = bool(in.Bool())
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -420,6 +446,21 @@ func easyjson54219feaEncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(o
 		const prefix string = ",\"hasBody\":"
 		out.RawString(prefix)
 		out.Bool(bool(in.HasBody))
+	}
+	if in.Kind != "" {
+		const prefix string = ",\"kind\":"
+		out.RawString(prefix)
+		(in.Kind).MarshalEasyJSON(out)
+	}
+	if in.StackTrace != nil {
+		const prefix string = ",\"stackTrace\":"
+		out.RawString(prefix)
+		(*in.StackTrace).MarshalEasyJSON(out)
+	}
+	if in.BodiesNotRead {
+		const prefix string = ",\"bodiesNotRead\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.BodiesNotRead))
 	}
 	out.RawByte('}')
 }

@@ -296,7 +296,7 @@ func (f *FetchEvent) validate() *RejectError {
 		if f.Request.URL == "" || f.Request.Method == "" {
 			return malformed("fetch request without url or method")
 		}
-		return checkCount(len(f.Request.Headers), MaxHeaders, "MaxHeaders")
+		return first(checkCount(len(f.Request.Headers), MaxHeaders, "MaxHeaders"), f.Request.StackTrace.validate())
 	case f.Response != nil:
 		if f.Response.Status < 0 || f.Response.Status > 999 {
 			return malformed("fetch status outside 0..999")

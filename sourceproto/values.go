@@ -141,6 +141,10 @@ type CallFrame struct {
 	URL          string `json:"url,intern"`
 	LineNumber   int64  `json:"lineNumber"`
 	ColumnNumber int64  `json:"columnNumber"`
+	// ScriptID is optional (wire-p7: a host producer knows V8's script id;
+	// a page's client scripts are addressed by url). Added without a
+	// version bump: frames without it stay valid.
+	ScriptID string `json:"scriptId,omitempty"`
 }
 
 // StackTrace is a synchronous stack (async parents are not carried in v1).

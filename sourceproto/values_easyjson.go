@@ -1299,6 +1299,12 @@ func easyjsonEf12fca6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(
 			} else {
 				out.ColumnNumber = int64(in.Int64())
 			}
+		case "scriptId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ScriptID = string(in.String())
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -1336,6 +1342,11 @@ func easyjsonEf12fca6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(
 		const prefix string = ",\"columnNumber\":"
 		out.RawString(prefix)
 		out.Int64(int64(in.ColumnNumber))
+	}
+	if in.ScriptID != "" {
+		const prefix string = ",\"scriptId\":"
+		out.RawString(prefix)
+		out.String(string(in.ScriptID))
 	}
 	out.RawByte('}')
 }

@@ -7,6 +7,17 @@ import { fakeBrowser, settle, PAGE_URL, APP_URL, CLIENT_URL } from './testdata/b
 import { FakeWorker } from './testdata/frames.mjs';
 import { AGENT_VERSION, DEFAULT_LIMITS } from './core.mjs';
 
+/**
+ * Waits (bounded: a hang detector, not a speed check) until the client's
+ * load-time hold is over: the windows are known, held calls sent.
+ * @param {any} b
+ */
+async function untilReleased(b) {
+  for (let t = 0; t < 400 && b.win.__inspectorWorkerClient.stats().holding; t++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(b.win.__inspectorWorkerClient.stats().holding, false, 'the load-time hold ended');
+  await settle();
+}
+
 /** @param {any} b */
 function stopAll(b) {
   try { b.win.__inspectorWorkerClient.stop(); } catch (e) { /* already */ }
@@ -23,7 +34,7 @@ test('hello, welcome, initial replace with the page and its scripts', async (t) 
   assert.match(source, /^client-[0-9a-f]{16}$/);
   assert.deepEqual(hello, {
     v: 1, type: 'hello', source, body: {
-      role: 'client', token: 'secret-token', capabilities: ['console', 'scripts', 'runtime'], topics: ['console', 'page', 'script'],
+      role: 'client', token: 'secret-token', capabilities: ['console', 'scripts', 'runtime'], topics: ['console', 'page', 'script', 'fetch'],
       agent: { name: 'inspector-worker-client', version: AGENT_VERSION }, page: { url: PAGE_URL, title: 'My app' },
     },
   });
@@ -48,7 +59,7 @@ test('console calls: the original runs with the same result; appends carry the e
   assert.equal(b.consoleCalls[0][0], 'log');
   assert.equal(b.consoleCalls[0][1][0], 'user');
   b.run(`console.warn('careful'); console.assert(1 === 2, 'math'); console.groupEnd();`);
-  await settle();
+  await untilReleased(b); // an object logged at load waits for the windows (no console.enable here)
   const items = b.worker.items();
   assert.equal(items.length, 4);
   const ev = items[0].console;
@@ -88,11 +99,14 @@ test('the page console works identically when the worker is down', async (t) => 
   assert.doesNotThrow(() => b.run(`for (let i = 0; i < 100; i++) console.info(i)`));
   await settle();
   assert.deepEqual(b.socket.sent, []);
-  assert.equal(b.win.__inspectorWorkerClient.stats().queued, 102);
+  const st = b.win.__inspectorWorkerClient.stats();
+  assert.equal(st.queued + st.held, 102, 'queued, or held behind the error object (load time)');
   // Once open, everything queued goes after the initial replace.
   b.socket.open();
-  await settle();
-  assert.deepEqual(b.worker.frames.map((f) => f.type), ['hello', 'replace', 'append']);
+  await untilReleased(b);
+  const types = b.worker.frames.map((f) => f.type);
+  assert.deepEqual(types.slice(0, 3), ['hello', 'replace', 'append']);
+  assert.ok(types.slice(3).every((x) => x === 'append'), types.join(','));
   assert.equal(b.worker.items().length, 102);
 });
 
@@ -217,7 +231,7 @@ test('uncaught errors and unhandled rejections become console errors with the ex
   b.dispatch('error', { message: 'Script error.', error: null, filename: 'http://cdn/x.js', lineno: 3, colno: 4 });
   b.dispatch('unhandledrejection', { reason: 'nope' });
   b.dispatch('error', { type: 'error' }); // a resource error (no message)
-  await settle();
+  await untilReleased(b);
   const items = b.worker.items().map((/** @type {any} */ it) => it.console);
   assert.equal(items.length, 3);
   assert.equal(items[0].type, 'error');
@@ -308,6 +322,7 @@ test('runtime: evaluate in the page through the socket; console objects carry ha
   assert.deepEqual(r1.body, { session: 's1', id: 1, method: 'evaluate', evaluate: { result: { type: 'string', value: 'My app' } } });
 
   // No session enabled console: one event, no handles, no session.
+  await untilReleased(b);
   b.run(`console.log('plain', { a: 1 })`);
   await settle();
   let ev = w.items().at(-1).console;
@@ -357,4 +372,40 @@ test('runtime: evaluate in the page through the socket; console objects carry ha
   // A new generation drops every handle.
   b.socket.drop();
   assert.equal(stats().handles, 0);
+});
+
+test('load time: objects logged before the windows are known get each window\'s handles, in order, previewed at the call', async (t) => {
+  const b = fakeBrowser({ autoOpen: false });
+  t.after(() => stopAll(b));
+  // The page's own scripts log before the connection is open.
+  b.run(`globalThis.cart = { n: 1 }; console.log('first'); console.log('cart', cart); cart.n = 2; console.log('after')`);
+  assert.equal(b.win.__inspectorWorkerClient.stats().held, 2, 'held from the first object call on');
+  b.socket.open();
+  await settle();
+  assert.deepEqual(b.worker.items().map((/** @type {any} */ it) => it.console && it.console.args[0].value), ['first']);
+  // Two windows were open before the page loaded.
+  b.worker.send('console.enable', { session: 's1' });
+  b.worker.send('console.enable', { session: 's2' });
+  await untilReleased(b);
+  const evs = b.worker.items().map((/** @type {any} */ it) => it.console);
+  assert.deepEqual(evs.map((/** @type {any} */ e) => [e.session, e.args[0].value]), [[undefined, 'first'], ['s1', 'cart'], ['s2', 'cart'], [undefined, 'after']]);
+  assert.match(evs[1].args[1].handle, /^h:\d+$/);
+  assert.notEqual(evs[1].args[1].handle, evs[2].args[1].handle);
+  assert.deepEqual(evs[1].args[1].preview.properties, [{ name: 'n', type: 'number', value: '1' }], 'the values at the call');
+  assert.ok(evs[1].timestamp <= evs[3].timestamp);
+  // The handle expands in its window.
+  b.worker.send('runtime.command', { session: 's1', id: 1, method: 'getProperties', getProperties: { handle: evs[1].args[1].handle, ownProperties: true } });
+  await settle();
+  const [r] = b.worker.of('runtime.result');
+  assert.deepEqual(r.body.getProperties.result[0].value, { type: 'number', value: 2, description: '2' }, 'live now');
+});
+
+test('load time: with no window, held objects go out without handles once the replace is acked', async (t) => {
+  const b = fakeBrowser({ autoOpen: false });
+  t.after(() => stopAll(b));
+  b.run(`console.log('obj', { a: 1 }); console.log('s')`);
+  b.socket.open();
+  await untilReleased(b);
+  const evs = b.worker.items().map((/** @type {any} */ it) => it.console);
+  assert.deepEqual(evs.map((/** @type {any} */ e) => [e.session, e.args[0].value, e.args[1] && e.args[1].handle]), [[undefined, 'obj', undefined], [undefined, 's', undefined]]);
 });

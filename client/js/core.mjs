@@ -261,6 +261,9 @@ export class Deque {
  * @property {() => boolean} [writable] false while the carrier's own buffer is too full
  * @property {(fn: () => void) => void} [retryLater] called with flush when writable() said false
  * @property {(fn: () => void) => void} [schedule] defers a flush (default queueMicrotask)
+ * @property {number} [batchWindow] ms a flush for `fetch` items waits for more items, also after an ack
+ *   (default 0: at once): a host doing many small fetches then writes one batch per window, not a frame
+ *   (and an ack) per fetch; any other item still flushes at once
  * @property {(type: string, body: any) => void} [onRequest] worker → producer frames the core does not handle (script.read, …)
  * @property {(code: string, reason?: string) => void} [onClose] the worker closed this generation
  * @property {(gen: number) => void} [onOpen] a welcome arrived
@@ -296,7 +299,10 @@ export class Producer {
     this.maxQueueBytes = o.maxQueueBytes || QUEUE_MAX_BYTES;
     this.writable = o.writable || null;
     this.retryLater = o.retryLater || null;
+    this.batchWindow = o.batchWindow || 0;
     this.schedule = o.schedule || defaultSchedule;
+    this.lazySchedule = this.batchWindow ? windowSchedule(this.batchWindow) : null;
+    this.lazyScheduled = false;
     this.onRequest = o.onRequest || null;
     this.onClose = o.onClose || null;
     this.onOpen = o.onOpen || null;
@@ -468,7 +474,10 @@ export class Producer {
       else { this.replaceAcked = true; this.replaceFailures = 0; }
       released = true;
     }
-    if (released) this.flush();
+    if (released) {
+      if (this.lazySchedule && this.queue.length < this.limits.maxBatchItems && !this.needSnapshot) this.kick(true);
+      else this.flush();
+    }
   }
 
   /** @param {any} body */
@@ -523,11 +532,14 @@ export class Producer {
    * @param {string} topic
    * @param {string} json
    * @param {() => string} [tail]
+   * @param {{bytes:number, objects:number, depth:number, maxString:number}} [measured]
+   *   json's measurement when the caller knows it exactly (a fetch body
+   *   chunk: ASCII of a known shape), so a large item is not scanned
    */
-  enqueueJSON(topic, json, tail) {
+  enqueueJSON(topic, json, tail, measured) {
     try {
       // consoleItemJSON has just measured the text it returned: not twice.
-      const m = lastItem.json === json ? lastItem.m : measureJSON(json);
+      const m = measured || (lastItem.json === json ? lastItem.m : measureJSON(json));
       if (!this.itemFits(m)) { this.refused++; return false; }
       this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
       this.queueBytes += m.bytes;
@@ -537,7 +549,7 @@ export class Producer {
         this.pendingDropped++;
         this.dropped++;
       }
-      this.kick();
+      this.kick(topic === 'fetch');
       return true;
     } catch (e) {
       return false;
@@ -564,7 +576,7 @@ export class Producer {
         this.pendingDropped++;
         this.dropped++;
       }
-      this.kick();
+      this.kick(topic === 'fetch');
       return true;
     } catch (e) {
       return false;
@@ -591,8 +603,17 @@ export class Producer {
     return this.write(text);
   }
 
-  kick() {
-    if (this.flushScheduled || this.state !== 'open') return;
+  /** @param {boolean} [lazy] may wait batchWindow for more items */
+  kick(lazy) {
+    if (this.state !== 'open') return;
+    const later = this.lazySchedule;
+    if (lazy && later) {
+      if (this.lazyScheduled || this.flushScheduled) return;
+      this.lazyScheduled = true;
+      later(() => { this.lazyScheduled = false; this.flush(); });
+      return;
+    }
+    if (this.flushScheduled) return;
     this.flushScheduled = true;
     this.schedule(() => { this.flushScheduled = false; this.flush(); });
   }
@@ -765,6 +786,17 @@ export class Producer {
       inFlight: this.inFlight.length,
     };
   }
+}
+
+/**
+ * A schedule that waits ms (a Node timer that does not keep the process alive).
+ * @param {number} ms
+ */
+function windowSchedule(ms) {
+  return (/** @type {() => void} */ fn) => {
+    const t = /** @type {any} */ (setTimeout(fn, ms));
+    if (t && typeof t.unref === 'function') t.unref();
+  };
 }
 
 /** @param {() => void} fn */
@@ -1267,9 +1299,11 @@ export function captureStack(isOwn) {
  * records its frames but formats no text until .stack is read), to be
  * turned into call frames later by stackOfHolder. undefined when the
  * page's Error.stackTraceLimit is 0.
+ * @param {number} [own] frames above the caller's that belong to the
+ *   producer (and are dropped by stackOfHolder's isOwn); default 5
  * @returns {{error: any, keep: number, frames?: any}|undefined}
  */
-export function stackHolder() {
+export function stackHolder(own) {
   const E = /** @type {any} */ (Error);
   const lim = E.stackTraceLimit;
   if (typeof lim === 'number' && lim <= 0) return undefined;
@@ -1277,7 +1311,7 @@ export function stackHolder() {
   try {
     // The producer's own frames above the page's: the console wrapper,
     // its hook, the emitter, this function.
-    if (typeof lim === 'number') E.stackTraceLimit = keep + 5;
+    if (typeof lim === 'number') E.stackTraceLimit = keep + (own === undefined ? 5 : own);
     return { error: new Error(), keep };
   } catch (e) {
     return undefined;
@@ -1298,13 +1332,26 @@ export function stackOfHolder(h, isOwn) {
     let stack;
     try { stack = h.error.stack; } catch (e) { stack = undefined; }
     h.error = null;
-    const frames = parseStack(stack);
-    let i = 0;
-    while (i < frames.length && isOwn(frames[i])) i++;
-    h.frames = frames.slice(i, i + h.keep);
+    const c = lastStack;
+    if (typeof stack === 'string' && stack === c.text && h.keep === c.keep && isOwn === c.isOwn) {
+      h.frames = c.frames; // a loop logs from one call site: parse its stack once
+    } else {
+      const frames = parseStack(stack);
+      let i = 0;
+      while (i < frames.length && isOwn(frames[i])) i++;
+      h.frames = frames.slice(i, i + h.keep);
+      if (typeof stack === 'string') Object.assign(c, { text: stack, keep: h.keep, isOwn, frames: h.frames });
+    }
   }
   return h.frames.length ? { callFrames: h.frames } : undefined;
 }
+
+/**
+ * The last stack text stackOfHolder parsed and its frames (shared, never
+ * mutated: callers only serialize them).
+ * @type {{text: string, keep: number, isOwn: any, frames: any[]}}
+ */
+const lastStack = { text: '', keep: -1, isOwn: null, frames: [] };
 
 // ---------------------------------------------------------------------------
 // Console events

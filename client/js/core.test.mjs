@@ -670,3 +670,26 @@ test('enqueueLater: the item is built when sent, in order with the others; one t
   for (let i = 0; i < 5; i++) q.enqueueLater('console', () => { b2++; return '{}'; }, 10);
   assert.deepEqual([q.queue.length, q.dropped, b2, q.queueBytes], [2, 3, 0, 20]);
 });
+
+test('batchWindow: fetch items wait for company, other items still go at once', async () => {
+  const fetchItem = (/** @type {number} */ i) => ({ id: 'f' + i, phase: 'failed', timestamp: 1, failed: { message: 'x' } });
+  const { w, p, connect } = setup({ role: 'host', source: 'host', token: undefined, capabilities: [], topics: ['app', 'fetch'], page: undefined, snapshot: undefined, maxInFlight: 1, batchWindow: 40 });
+  connect();
+  await tick();
+  await tick();
+  assert.equal(w.of('replace').length, 1);
+  p.enqueue('fetch', fetchItem(1));
+  await tick();
+  p.enqueue('fetch', fetchItem(2));
+  await tick();
+  assert.equal(w.of('append').length, 0, 'fetch items wait for the window');
+  await new Promise((r) => setTimeout(r, 80));
+  const a = w.of('append');
+  assert.equal(a.length, 1, 'one batch for both');
+  assert.deepEqual(a[0].body.items.map((/** @type {any} */ it) => it.fetch.id), ['f1', 'f2']);
+  await tick();
+  p.enqueue('app', { name: 'now', timestamp: 1 });
+  await tick();
+  await tick();
+  assert.equal(w.of('append').length, 2, 'an app item is not delayed');
+});

@@ -87,3 +87,39 @@ test('the embedded worker does not keep the app alive, and dies with it', () => 
   assert.ok(Date.now() - t0 < 10000);
   return until(() => fake.entries().some((e) => e.signal === 'SIGTERM'));
 });
+
+test('capture: fetch items on the host channel while running, fetch put back by close(); capture:false installs nothing', async () => {
+  const http = await import('node:http');
+  const server = http.createServer((_req, res) => { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('embedded'); });
+  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+  const url = 'http://127.0.0.1:' + /** @type {any} */ (server.address()).port + '/e';
+  const nodeFetch = globalThis.fetch;
+  try {
+    const off = await startInspectorWorker({ binary: fakeBinary('normal').bin, capture: false });
+    assert.equal(globalThis.fetch, nodeFetch, 'capture:false leaves fetch alone');
+    await off.close();
+
+    const fake = fakeBinary('normal');
+    const iw = await startInspectorWorker({ binary: fake.bin });
+    try {
+      assert.notEqual(globalThis.fetch, nodeFetch);
+      const res = await fetch(url);
+      assert.equal(await res.text(), 'embedded');
+      /** @returns {any[]} */
+      const items = () => fake.entries().filter((e) => e.frame && e.frame.type === 'append').flatMap((e) => e.frame.body.items).filter((it) => it.fetch);
+      await until(() => items().some((it) => it.fetch.phase === 'finished'));
+      const phases = items().map((it) => it.fetch.phase);
+      assert.deepEqual(phases, ['request', 'response', 'body', 'finished']);
+      const req = items()[0].fetch.request;
+      assert.equal(req.url, url);
+      assert.match(req.stackTrace.callFrames[0].url, /embed\.test\.mjs$/);
+      assert.equal(Buffer.from(items()[2].fetch.body.data, 'base64').toString(), 'embedded');
+    } finally {
+      await iw.close();
+    }
+    assert.equal(globalThis.fetch, nodeFetch, 'close() puts fetch back');
+  } finally {
+    globalThis.fetch = nodeFetch;
+    server.close();
+  }
+});

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -34,6 +35,13 @@ func chromiumPath(t testing.TB) string {
 // group) at test end.
 func openPage(t testing.TB, url string) {
 	t.Helper()
+	openClosablePage(t, url)
+}
+
+// openClosablePage is openPage, and returns a func that kills that
+// chromium now (a page closed mid-request).
+func openClosablePage(t testing.TB, url string) (kill func()) {
+	t.Helper()
 	cmd := exec.Command(chromiumPath(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-dev-shm-usage", "--user-data-dir="+t.TempDir(), url)
@@ -41,11 +49,18 @@ func openPage(t testing.TB, url string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		})
+	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
+		kill()
 		proctest.AssertGone(t, cmd.Process.Pid)
 	})
+	return kill
 }
 
 // pageHost serves one page that loads the worker's client bundle (through the
@@ -65,11 +80,11 @@ http.createServer((req, res) => {
 }).listen(0, '127.0.0.1', function () { console.log('pid ' + process.pid + ' page http://127.0.0.1:' + this.address().port + '/'); });
 `
 
-func startPageHost(t testing.TB, pageJS string) (*workerProc, *cdptest.Client, string) {
+func startPageHost(t testing.TB, pageJS string, flags ...string) (*workerProc, *cdptest.Client, string) {
 	t.Helper()
 	dir, script := writeScript(t, pageHost)
 	t.Setenv("PAGE_JS", pageJS)
-	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
+	w := startCmd(t, dir, append(append([]string{"run", "--port", "0"}, flags...), "--", "node", script)...)
 	page := w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
 	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
 	c.MustCall("Page.enable", nil)

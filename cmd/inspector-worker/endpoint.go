@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
@@ -31,7 +32,12 @@ type endpointFlags struct {
 	maxWindows  int
 	maxClients  int
 	idleTimeout time.Duration
-	set         map[string]bool // flags given explicitly
+	pageTimeout time.Duration
+	// noCapture and redact are the fetch capture's switches (--no-capture,
+	// --redact-header); serve's embedded mode takes them too.
+	noCapture bool
+	redact    []string
+	set       map[string]bool // flags given explicitly
 }
 
 func (e *endpointFlags) register(fs *flag.FlagSet) {
@@ -42,7 +48,23 @@ func (e *endpointFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&e.maxClients, "max-clients", carrier.DefaultMaxClients, "browser page connections open at once (ws /client)")
 	fs.DurationVar(&e.idleTimeout, "idle-timeout", cdpserver.DefaultIdleTimeout,
 		"close HTTP keep-alive connections idle this long")
+	fs.DurationVar(&e.pageTimeout, "page-timeout", cdpserver.DefaultClientRuntimeTimeout,
+		"how long a DevTools window waits for a page to answer an evaluation or an object expansion")
+	fs.BoolVar(&e.noCapture, "no-capture", false,
+		"do not capture fetch traffic: the host's capture is not installed ("+captureEnv+"=0) and fetch observations are ignored")
+	fs.Func("redact-header", "replace this header's value in the Network log (repeatable, any case), e.g. --redact-header authorization",
+		func(v string) error {
+			if strings.TrimSpace(v) == "" || strings.ContainsAny(v, " \t:") {
+				return fmt.Errorf("%q is not a header name", v)
+			}
+			e.redact = append(e.redact, v)
+			return nil
+		})
 }
+
+// captureEnv switches the host preload's fetch capture (client/js): "0"
+// leaves fetch unwrapped.
+const captureEnv = "INSPECTOR_WORKER_CAPTURE"
 
 // check refuses limits that would refuse everything.
 func (e *endpointFlags) check() error {
@@ -53,13 +75,16 @@ func (e *endpointFlags) check() error {
 		return fmt.Errorf("--max-clients %d: give at least 1", e.maxClients)
 	case e.idleTimeout <= 0:
 		return fmt.Errorf("--idle-timeout %v: give a positive duration, e.g. 30s", e.idleTimeout)
+	case e.pageTimeout <= 0:
+		return fmt.Errorf("--page-timeout %v: give a positive duration, e.g. 10s", e.pageTimeout)
 	}
 	return nil
 }
 
 // serverOptions fills in the limits the flags set.
 func (e *endpointFlags) serverOptions(o cdpserver.Options) cdpserver.Options {
-	o.MaxWindows, o.IdleTimeout = e.maxWindows, e.idleTimeout
+	o.MaxWindows, o.IdleTimeout, o.ClientRuntimeTimeout = e.maxWindows, e.idleTimeout, e.pageTimeout
+	o.NoCapture, o.RedactHeaders = e.noCapture, e.redact
 	return o
 }
 

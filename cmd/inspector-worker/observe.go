@@ -83,8 +83,12 @@ func (o *observation) nodeFlags() []string { return []string{"--require", o.prel
 
 // hostEnv is what the preload reads: the pipe's fd, and the endpoint and
 // token it hands to the pages it serves.
-func (o *observation) hostEnv() []string {
-	return append(os.Environ(),
+func (o *observation) hostEnv(noCapture bool) []string {
+	env := os.Environ()
+	if noCapture {
+		env = append(env, captureEnv+"=0") // the last value of a name wins
+	}
+	return append(env,
 		carrier.HostFDEnv+"="+strconv.Itoa(carrier.HostFD),
 		exitReportEnv+"="+strconv.Itoa(exitReportFD),
 		"INSPECTOR_WORKER_TOKEN="+o.token.Reveal(),
@@ -125,7 +129,10 @@ func inheritedObservation(ln net.Listener, fd int) (*observation, error) {
 // mounts /client (at most maxClients connections), and runs the host pipe.
 // Call it before srv serves.
 func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer, maxClients int) error {
-	reg := sourceproto.NewRegistry(srv.ClientConsumer())
+	// The hub first: the journal asks it for a page's frame when the page's
+	// source opens (cdpserver describeSource). FetchConsumer is nil with
+	// --no-capture: fetch items are then ignored.
+	reg := sourceproto.NewRegistry(srv.ClientConsumer(), srv.FetchConsumer())
 	srv.SetSourceRegistry(reg)
 	clients, err := carrier.NewClientHandler(carrier.ClientOptions{
 		Registry: reg, Token: o.token, ClientJS: clientjs.ClientJS(), Logf: logTo(stderr), MaxConns: maxClients,

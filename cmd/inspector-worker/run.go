@@ -96,7 +96,7 @@ func runHost(r hostRun, stderr io.Writer) int {
 		Brk:        r.brk,
 		Wait:       !r.brk,
 		Dir:        r.dir,
-		Env:        obs.hostEnv(),
+		Env:        obs.hostEnv(r.ep.noCapture),
 		Stdin:      os.Stdin,
 		Stdout:     os.Stdout,
 		Stderr:     filter,

@@ -8,9 +8,13 @@
 //   - Open the demo page's URL (printed after the DevTools URL) in a browser:
 //     the page's console messages and objects appear in the same DevTools
 //     window, in its own context ("Demo shop" in the Console's context menu).
+//   - Network: the host's own fetch calls (its API every 4 seconds, and a
+//     health check against a port nothing listens on, which is refused) and
+//     the page's fetches, in one list; click one to see its response body.
 'use strict';
 
 const http = require('node:http');
+const net = require('node:net');
 
 const orders = [];
 let tick = 0;
@@ -19,6 +23,7 @@ let timer;
 // Ctrl-C (forwarded by inspector-worker) ends the demo cleanly, exit code 0.
 function stop(signal) {
   clearInterval(timer);
+  clearInterval(fetchTimer);
   server.close();
   server.closeAllConnections(); // a browser's keep-alive connection would hold the exit
   console.log(`demo host stopping on ${signal} after ${tick} orders`);
@@ -103,6 +108,39 @@ const server = http.createServer((req, res) => {
   }
 });
 
+// The host's own outgoing traffic, for the Network panel: its API (as a
+// client of itself would) and, at first and then every 20 s, a health check
+// of a port nothing listens on (a refused request; its error shows its cause).
+let refusedPort = 0;
+let fetchTimer;
+let fetches = 0;
+async function hostFetches() {
+  fetches++;
+  const base = `http://127.0.0.1:${server.address().port}`;
+  try {
+    await (await fetch(`${base}/api/orders`, { headers: { accept: 'application/json' } })).json();
+  } catch {
+    // the server is stopping
+  }
+  if (fetches % 5 === 1 && refusedPort) {
+    try {
+      await fetch(`http://127.0.0.1:${refusedPort}/health`);
+    } catch {
+      // refused, as intended: the Network panel shows why
+    }
+  }
+}
+
+// A port that was free a moment ago: connecting to it is refused. (Ports
+// such as 1 or 9 are on fetch's "bad port" list and would fail differently.)
+function pickRefusedPort() {
+  const probe = net.createServer();
+  probe.listen(0, '127.0.0.1', () => {
+    refusedPort = probe.address().port;
+    probe.close();
+  });
+}
+
 console.log('demo host started (pid %d); a new order every 2 seconds', process.pid);
 globalThis.orders = orders;
 globalThis.total = total;
@@ -114,5 +152,7 @@ server.listen(0, '127.0.0.1', () => {
   // DevTools URL, not a Console message.
   process.stderr.write(`inspector-worker demo: open the demo page in a browser: ${url}\n`);
   if (globalThis.inspectorWorker) globalThis.inspectorWorker.observe('demo-page', { url });
+  pickRefusedPort();
+  fetchTimer = setInterval(hostFetches, 4000);
 });
 

@@ -1,0 +1,373 @@
+// Host fetch capture (preload.cjs + capture.mjs + nodecapture.mjs) with a
+// real node child and a real loopback HTTP server: the app's results are
+// the same with and without capture, and the fetch items say what happened.
+
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import net from 'node:net';
+import crypto from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseFrame } from './testdata/frames.mjs';
+import { DEFAULT_LIMITS } from './core.mjs';
+
+const PRELOAD = fileURLToPath(new URL('preload.cjs', import.meta.url));
+const APP = fileURLToPath(new URL('testdata/fetch-app.cjs', import.meta.url));
+
+export const BINARY = Uint8Array.from({ length: 256 }, (_, i) => i);
+const big = (/** @type {number} */ n) => Uint8Array.from({ length: n }, (_, i) => (i * 13 + 5) & 255);
+const sha = (/** @type {Uint8Array} */ b) => crypto.createHash('sha256').update(b).digest('hex');
+
+/** A loopback server with the routes the cases use. */
+async function startServer() {
+  /** @type {Map<string, any>} */
+  const seen = new Map();
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url || '/', 'http://x');
+    /** @type {Buffer[]} */
+    const parts = [];
+    req.on('data', (d) => parts.push(d));
+    req.on('end', () => {
+      seen.set(u.pathname + u.search, { method: req.method, headers: req.headers, body: Buffer.concat(parts) });
+      switch (u.pathname) {
+        case '/text':
+          res.writeHead(200, 'Fine', { 'content-type': 'text/plain; charset=utf-8', 'x-multi': ['a', 'b'] });
+          res.end('héllo wörld');
+          return;
+        case '/binary':
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          res.end(BINARY);
+          return;
+        case '/redirect':
+          res.writeHead(302, { location: '/text' });
+          res.end();
+          return;
+        case '/big': {
+          const n = Number(u.searchParams.get('n'));
+          res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(n) });
+          res.end(big(n));
+          return;
+        }
+        case '/stream': {
+          // Chunked, 8 chunks of 20 KiB, 15 ms apart.
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          let i = 0;
+          const next = () => {
+            if (i === 8) { res.end(); return; }
+            res.write(big(20480 + i++));
+            setTimeout(next, 15);
+          };
+          next();
+          return;
+        }
+        case '/echo':
+          res.writeHead(201, { 'content-type': req.headers['content-type'] || 'application/octet-stream' });
+          res.end(Buffer.concat(parts));
+          return;
+        case '/hang':
+          res.writeHead(200, { 'content-type': 'text/plain' });
+          res.write('partial');
+          return; // never ends: the client aborts
+        case '/never':
+          return; // no head at all
+        default:
+          res.writeHead(404);
+          res.end();
+      }
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
+  const addr = /** @type {net.AddressInfo} */ (server.address());
+  return { base: 'http://127.0.0.1:' + addr.port, seen, close: () => { server.closeAllConnections(); server.close(); } };
+}
+
+/** A port nobody listens on. */
+async function refusedPort() {
+  const s = net.createServer();
+  await new Promise((r) => s.listen(0, '127.0.0.1', () => r(undefined)));
+  const port = /** @type {net.AddressInfo} */ (s.address()).port;
+  await new Promise((r) => s.close(() => r(undefined)));
+  return port;
+}
+
+/**
+ * Runs fetch-app.cjs with CASES; with capture, its fd 3 is a socketpair
+ * the test answers as the worker (welcome, acks). Returns the app's lines
+ * and the fetch items.
+ * @param {any[]} cases
+ * @param {{capture: boolean, env?: Record<string,string>}} o
+ */
+export async function runApp(cases, o) {
+  const env = { PATH: process.env.PATH || '', CASES: JSON.stringify(cases), ...(o.env || {}) };
+  const args = o.capture || o.env ? ['--require', PRELOAD, APP] : [APP];
+  if (o.capture) env.INSPECTOR_WORKER_FD = '3';
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe', o.capture ? 'pipe' : 'ignore'], env });
+  let out = '', err = '';
+  child.stdout.on('data', (c) => { out += c; });
+  child.stderr.on('data', (c) => { err += c; });
+  /** @type {any[]} */
+  const items = [];
+  /** @type {any[]} */
+  const frames = [];
+  const sock = /** @type {any} */ (child.stdio[3]);
+  if (o.capture) {
+    let buf = '';
+    sock.setEncoding('utf8');
+    sock.on('error', () => {});
+    sock.on('data', (/** @type {string} */ c) => {
+      buf += c;
+      let nl;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const f = parseFrame(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+        frames.push(f);
+        const w = (/** @type {any} */ x) => sock.write(JSON.stringify(x) + '\n');
+        if (f.type === 'hello') w({ v: 1, type: 'welcome', source: 'host', gen: 1, body: { capabilities: [], topics: ['app', 'fetch'], limits: DEFAULT_LIMITS } });
+        if (f.type === 'replace') w({ v: 1, type: 'ack', source: 'host', gen: 1, seq: f.seq, body: {} });
+        if (f.type === 'append') {
+          items.push(...f.body.items);
+          w({ v: 1, type: 'ack', source: 'host', gen: 1, seq: f.seq + f.body.items.length - 1, body: {} });
+        }
+      }
+    });
+  }
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+  const code = await new Promise((resolve) => child.on('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  assert.equal(code, 0, 'app exit; stderr:\n' + err);
+  const lines = out.trim().split('\n').map((l) => JSON.parse(l));
+  const done = lines.pop();
+  assert.equal(done.done, true, out);
+  /** @type {Record<string, any>} */
+  const byName = {};
+  for (const l of lines) byName[l.name] = l;
+  return { results: byName, done, items, frames, err };
+}
+
+/**
+ * The fetch items grouped by id, in arrival order, keyed by request url + method.
+ * @param {any[]} items
+ */
+export function groupFetches(items) {
+  /** @type {Map<string, any[]>} */
+  const byId = new Map();
+  for (const it of items) {
+    assert.deepEqual(Object.keys(it), ['fetch']);
+    const f = it.fetch;
+    if (!byId.has(f.id)) byId.set(f.id, []);
+    /** @type {any[]} */ (byId.get(f.id)).push(f);
+  }
+  return [...byId.values()];
+}
+
+/**
+ * Checks one fetch's phase order and reassembles it.
+ * @param {any[]} evs
+ */
+export function assemble(evs) {
+  const phases = evs.map((e) => e.phase);
+  assert.equal(phases[0], 'request', phases.join());
+  const last = phases[phases.length - 1];
+  assert.ok(last === 'finished' || last === 'failed', phases.join());
+  assert.equal(phases.filter((p) => p === 'finished' || p === 'failed').length, 1, phases.join());
+  // request, body(request)…, response…, body(response)…, end.
+  const order = { request: 0, 'body:request': 1, response: 2, 'body:response': 3, finished: 4, failed: 4 };
+  let prev = 0;
+  /** @type {Record<string, Buffer[]>} */
+  const bodies = { request: [], response: [] };
+  /** @type {Record<string, number>} */
+  const next = { request: 0, response: 0 };
+  for (const e of evs) {
+    const k = e.phase === 'body' ? 'body:' + e.body.part : e.phase;
+    const rank = /** @type {any} */ (order)[k];
+    assert.ok(rank >= prev || (k === 'failed'), 'phase order ' + phases.join());
+    prev = rank;
+    assert.equal(typeof e.timestamp, 'number');
+    assert.deepEqual(Object.keys(e).sort(), ['id', 'phase', 'timestamp', e.phase].sort());
+    if (e.phase === 'body') {
+      assert.equal(e.body.offset, next[e.body.part], 'offsets in order');
+      const d = Buffer.from(e.body.data, 'base64');
+      assert.ok(d.length <= DEFAULT_LIMITS.maxChunkBytes && d.length > 0);
+      next[e.body.part] += d.length;
+      bodies[e.body.part].push(d);
+    }
+  }
+  const end = evs[evs.length - 1];
+  const get = (/** @type {string} */ p) => evs.find((e) => e.phase === p);
+  return {
+    request: get('request').request,
+    response: get('response') ? get('response').response : null,
+    requestBody: Buffer.concat(bodies.request),
+    responseBody: Buffer.concat(bodies.response),
+    finished: end.finished || null,
+    failed: end.failed || null,
+    times: evs.map((e) => e.timestamp),
+  };
+}
+
+test('fetch capture: the app sees the same results; the items say what happened', async (t) => {
+  const srv = await startServer();
+  t.after(srv.close);
+  const refused = await refusedPort();
+  const cases = [
+    { name: 'text', url: srv.base + '/text', headers: { 'x-app': 'one', accept: 'text/plain' } },
+    { name: 'binary', url: srv.base + '/binary' },
+    { name: 'redirect', url: srv.base + '/redirect' },
+    { name: 'stream', url: srv.base + '/stream', readDelayMs: 40 },
+    { name: 'over', url: srv.base + '/big?n=300000' },
+    { name: 'post', url: srv.base + '/echo', method: 'POST', body: 'bytes:70000', headers: { 'content-type': 'application/x-test' } },
+    { name: 'refused', url: 'http://127.0.0.1:' + refused + '/' },
+    { name: 'abort-before', url: srv.base + '/never', abortAfterMs: 100 },
+    { name: 'abort-reason', url: srv.base + '/never', abortAfterMs: 100, abortReason: true },
+    { name: 'abort-body', url: srv.base + '/hang', abortAfterMs: 150 },
+    { name: 'bad-url', url: 'not a url' },
+    { name: 'unhandled', url: 'http://127.0.0.1:' + refused + '/x', unhandled: true },
+  ];
+  const env = { INSPECTOR_WORKER_CAPTURE_BODY_BYTES: '100000' };
+  const plain = await runApp(cases, { capture: false });
+  const cap = await runApp(cases, { capture: true, env });
+
+  // What the app saw: identical, hashes included.
+  // How the stream was cut into reads depends on timing, not on capture.
+  const same = (/** @type {any} */ x) => { const { chunks: _c, ...rest } = x; return rest; };
+  for (const c of cases) assert.deepEqual(same(cap.results[c.name]), same(plain.results[c.name]), c.name);
+  assert.ok(cap.results.stream.chunks >= 2);
+  const r = plain.results;
+  assert.equal(r.binary.sha256, sha(BINARY));
+  assert.equal(r.over.sha256, sha(big(300000)));
+  assert.equal(r.stream.length, 8 * 20480 + 28);
+  assert.ok(r.stream.chunks >= 2, 'the stream arrived in pieces');
+  assert.equal(r.redirect.redirected, true);
+  assert.equal(r.refused.error.message, 'fetch failed');
+  assert.equal(r.refused.error.cause.code, 'ECONNREFUSED');
+  assert.equal(r['abort-reason'].error.isReason, true, 'a custom abort reason is the rejection itself');
+  assert.equal(r['abort-before'].error.name, 'AbortError');
+  assert.ok(r['abort-body'].bodyError, 'the body read fails after the abort');
+  assert.equal(r['bad-url'].error.ctor, 'TypeError');
+  assert.equal(r.unhandled.unhandled.length, 1, 'an unhandled fetch rejection is still unhandled');
+  assert.equal(cap.done.fetchName, 'fetch');
+  assert.equal(cap.done.fetchLength, plain.done.fetchLength);
+
+  // What the items say.
+  const fetches = groupFetches(cap.items).map(assemble);
+  /** @param {string} path */
+  const find = (path) => {
+    const f = fetches.filter((x) => x.request.url.endsWith(path));
+    assert.equal(f.length, 1, path + ': ' + fetches.map((x) => x.request.url).join(' '));
+    return f[0];
+  };
+  const text = find('/text');
+  const textId = cap.items.find((x) => x.fetch.phase === 'request' && x.fetch.request.url.endsWith('/text')).fetch.id;
+  t.diagnostic('the items of GET /text:\n' + cap.items.filter((x) => x.fetch.id === textId).map((x) => JSON.stringify(x)).join('\n'));
+  assert.equal(text.request.method, 'GET');
+  assert.equal(text.request.kind, undefined, 'kind absent means fetch');
+  assert.deepEqual(text.request.headers, [{ name: 'accept', value: 'text/plain' }, { name: 'x-app', value: 'one' }]);
+  assert.equal(text.response.status, 200);
+  assert.equal(text.response.statusText, 'Fine');
+  assert.ok(text.response.headers.some((/** @type {any} */ h) => h.name === 'x-multi' && h.value === 'a, b'));
+  assert.equal(text.responseBody.toString('utf8'), 'héllo wörld');
+  assert.deepEqual(text.finished, { requestBytes: 0, responseBytes: Buffer.byteLength('héllo wörld') });
+  const frames = text.request.stackTrace.callFrames;
+  assert.ok(frames.length > 0 && /fetch-app\.cjs$/.test(frames[0].url), JSON.stringify(frames[0]));
+  assert.ok(text.times[0] <= text.times[1] && text.times[1] <= text.times[text.times.length - 1], 'start ≤ headers ≤ end');
+
+  assert.deepEqual([...find('/binary').responseBody], [...BINARY]);
+
+  const redirect = find('/redirect');
+  assert.equal(redirect.response.redirected, true);
+  assert.equal(redirect.response.url, srv.base + '/text');
+  assert.equal(redirect.responseBody.toString('utf8'), 'héllo wörld');
+
+  const stream = find('/stream');
+  assert.equal(stream.responseBody.length, 100000, 'the stream is over the 100,000-byte budget');
+  assert.equal(stream.finished.responseTruncated, true);
+
+  const over = find('/big?n=300000');
+  assert.equal(sha(over.responseBody), sha(big(300000).subarray(0, 100000)), 'the prefix is kept');
+  assert.equal(over.finished.responseTruncated, true);
+  assert.ok(over.finished.responseBytes >= 100000 && over.finished.responseBytes <= 300000);
+
+  const post = find('/echo');
+  assert.equal(post.request.method, 'POST');
+  assert.equal(post.request.hasBody, true);
+  assert.equal(sha(post.requestBody), sha(big(70000).map((_, i) => (i * 31 + 7) & 255)));
+  assert.equal(post.response.status, 201);
+  assert.equal(sha(post.responseBody), sha(post.requestBody));
+  assert.deepEqual(post.finished, { requestBytes: 70000, responseBytes: 70000 });
+
+  const refusedF = fetches.filter((x) => x.request.url === 'http://127.0.0.1:' + refused + '/');
+  assert.equal(refusedF.length, 1);
+  assert.equal(refusedF[0].response, null, 'refused: failed before any response');
+  assert.match(refusedF[0].failed.message, /^fetch failed: connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
+  assert.equal(refusedF[0].failed.aborted, undefined);
+
+  const aborts = fetches.filter((x) => x.request.url.endsWith('/never'));
+  assert.equal(aborts.length, 2);
+  for (const a of aborts) {
+    assert.equal(a.failed.aborted, true);
+    assert.equal(a.response, null);
+  }
+  assert.ok(aborts.some((a) => a.failed.message === 'custom abort reason'));
+  const ab = find('/hang');
+  assert.equal(ab.response.status, 200);
+  assert.equal(ab.failed.aborted, true, JSON.stringify(ab.failed));
+  assert.equal(ab.responseBody.toString(), 'partial');
+
+  assert.equal(fetches.filter((x) => x.request.url.includes('not a url')).length, 0, 'a call the original fetch refused leaves no item');
+  assert.equal(fetches.filter((x) => x.request.url.endsWith('/x')).length, 1, 'the unhandled one is captured');
+});
+
+test('INSPECTOR_WORKER_CAPTURE=0: fetch is not wrapped, no fetch item', async (t) => {
+  const srv = await startServer();
+  t.after(srv.close);
+  const off = await runApp([{ name: 'text', url: srv.base + '/text' }], { capture: true, env: { INSPECTOR_WORKER_CAPTURE: '0' } });
+  assert.equal(off.results.text.status, 200);
+  assert.equal(off.items.length, 0);
+  assert.deepEqual(off.frames.map((f) => f.type), ['hello', 'replace']);
+});
+
+test('node:http requests: head items from diagnostics_channel, bodies not read, fetch not reported twice', async (t) => {
+  const srv = await startServer();
+  t.after(srv.close);
+  const refused = await refusedPort();
+  const cases = [
+    { name: 'get', url: srv.base + '/binary', http: true, headers: { 'X-Custom': 'v' } },
+    { name: 'refused', url: 'http://127.0.0.1:' + refused + '/r', http: true },
+    { name: 'fetch', url: srv.base + '/text' },
+  ];
+  const plain = await runApp(cases, { capture: false });
+  const cap = await runApp(cases, { capture: true });
+  assert.deepEqual(cap.results.get.sha256, sha(BINARY));
+  for (const c of cases) {
+    const { ms: _a, ...a } = cap.results[c.name];
+    const { ms: _b, ...b } = plain.results[c.name];
+    assert.deepEqual(a, b, c.name);
+  }
+  const fetches = groupFetches(cap.items).map(assemble);
+  assert.equal(fetches.length, 3, 'one entry per request: ' + fetches.map((f) => f.request.url).join(' '));
+  const get = fetches.find((f) => f.request.url === srv.base + '/binary');
+  assert.ok(get);
+  assert.equal(get.request.kind, 'http');
+  assert.equal(get.request.bodiesNotRead, true);
+  assert.equal(get.request.method, 'GET');
+  assert.ok(get.request.headers.some((/** @type {any} */ h) => h.name === 'X-Custom' && h.value === 'v'), JSON.stringify(get.request.headers));
+  assert.equal(get.response.status, 200);
+  assert.equal(get.response.statusText, 'OK');
+  assert.ok(get.response.headers.some((/** @type {any} */ h) => h.name.toLowerCase() === 'content-type' && h.value === 'application/octet-stream'));
+  assert.equal(get.responseBody.length, 0);
+  assert.deepEqual(get.finished, { requestBytes: 0, responseBytes: 0 });
+  // The caller's stack needs http.client.request.created (Node 22.12+);
+  // before it, only Node's own frames are on the stack: no stackTrace.
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major > 22 || (major === 22 && minor >= 12)) {
+    assert.ok(get.request.stackTrace && /fetch-app\.cjs$/.test(get.request.stackTrace.callFrames[0].url), JSON.stringify(get.request.stackTrace, null, 1));
+  } else {
+    assert.equal(get.request.stackTrace, undefined, JSON.stringify(get.request.stackTrace));
+  }
+  const bad = fetches.find((f) => f.request.url.endsWith('/r'));
+  assert.ok(bad);
+  assert.match(bad.failed.message, /ECONNREFUSED/);
+  const viaFetch = fetches.find((f) => f.request.url.endsWith('/text'));
+  assert.equal(viaFetch.request.kind, undefined);
+});

@@ -1,0 +1,5 @@
+//go:build race
+
+package fetchcapture
+
+const raceEnabled = true

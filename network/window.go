@@ -1,0 +1,176 @@
+package network
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/inspector-worker/inspector-worker/fetchcapture"
+)
+
+// Output is a window's way out: cdpserver queues on the session's writer.
+type Output interface {
+	// Event queues an observation. It returns false when the window has
+	// fallen behind and the message was dropped (it never blocks, and never
+	// closes the window): the Window counts the loss and says so.
+	Event(msg []byte) bool
+	// Notice queues a small message ahead of the window's backlog: the
+	// news of a loss must not wait behind the messages it is about.
+	Notice(msg []byte)
+}
+
+// Domain is the Network domain over one journal; one per server.
+type Domain struct {
+	j *fetchcapture.Journal // Static after construction; nil: nothing is captured.
+	// subscriberQueue bounds a window's journal subscription; Static.
+	subscriberQueue int
+}
+
+// New returns the domain over j (nil: every window sees an empty log).
+func New(j *fetchcapture.Journal) *Domain { return &Domain{j: j} }
+
+// Journal is the journal the domain reads (nil when none).
+func (d *Domain) Journal() *fetchcapture.Journal { return d.j }
+
+// maxWarned bounds the set of requests a window was warned about (truncated
+// bodies); past it the set starts over, so a body may be warned about twice.
+const maxWarned = 65536
+
+// Window is one DevTools window's Network state.
+//
+// Goroutines: the window's drain loop (from Enable until Disable/Close)
+// takes journal steps and queues their events. Enable, Disable, Close and
+// the body methods run on the session's dispatcher.
+type Window struct {
+	d   *Domain // Static after construction.
+	out Output  // Static after construction.
+
+	mu      sync.Mutex
+	enabled bool                       // Guarded by mu.
+	sub     *fetchcapture.Subscription // Guarded by mu.
+	stop    context.CancelFunc         // Guarded by mu.
+	done    chan struct{}              // Guarded by mu: closed when the drain loop returned.
+	warned  map[string]struct{}        // Guarded by mu: request ids warned about truncation.
+	closed  bool                       // Guarded by mu.
+}
+
+// NewWindow returns a window with Network disabled.
+func (d *Domain) NewWindow(out Output) *Window {
+	return &Window{d: d, out: out, warned: map[string]struct{}{}}
+}
+
+// Enable replays the journal to the window and starts its live stream.
+// The snapshot and the subscription are taken together under the journal's
+// lock (fetchcapture.Subscribe), and the replay is queued before the drain
+// loop starts, so each step reaches the window once, in order. A second
+// Enable while enabled does nothing (Chrome's behaviour).
+func (w *Window) Enable() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.enabled || w.closed {
+		return
+	}
+	w.enabled = true
+	if w.d.j == nil {
+		return
+	}
+	snap, sub := w.d.j.Subscribe(w.d.subscriberQueue)
+	d := &drain{w: w, states: map[string]*entryState{}}
+	for i := range snap {
+		for k := range snap[i].Steps {
+			d.step(&snap[i].Steps[k])
+		}
+	}
+	d.flushLosses()
+	ctx, cancel := context.WithCancel(context.Background())
+	w.sub, w.stop, w.done = sub, cancel, make(chan struct{})
+	go d.loop(ctx, sub, w.done)
+}
+
+// Disable stops the stream; a later Enable replays the journal again.
+func (w *Window) Disable() {
+	w.mu.Lock()
+	sub, stop, done := w.sub, w.stop, w.done
+	w.enabled, w.sub, w.stop, w.done = false, nil, nil, nil
+	w.mu.Unlock()
+	if sub != nil {
+		sub.Close()
+		stop()
+		<-done
+	}
+}
+
+// Close is Disable for a window that is gone; later calls do nothing.
+func (w *Window) Close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	w.Disable()
+}
+
+// drain converts steps for one window: owned by Enable's replay, then by
+// the loop goroutine (never both at once).
+type drain struct {
+	w       *Window
+	states  map[string]*entryState // per request id: current URL, start
+	dropped int                    // events the window did not take, not announced yet
+}
+
+func (d *drain) step(s *fetchcapture.Step) {
+	st := d.states[s.RequestID]
+	if st == nil {
+		st = &entryState{}
+		d.states[s.RequestID] = st
+	}
+	for _, m := range messages(s, st) {
+		if !d.w.out.Event(m) {
+			d.dropped++
+		}
+	}
+	if s.Kind == fetchcapture.StepFinished || s.Kind == fetchcapture.StepFailed {
+		delete(d.states, s.RequestID)
+	}
+}
+
+func (d *drain) flushLosses() {
+	if d.dropped > 0 {
+		d.w.out.Notice(lossWarning(d.dropped))
+		d.dropped = 0
+	}
+}
+
+func (d *drain) loop(ctx context.Context, sub *fetchcapture.Subscription, done chan struct{}) {
+	defer close(done)
+	var buf []fetchcapture.Step
+	for {
+		steps, lost, err := sub.Next(ctx, buf[:0])
+		if err != nil {
+			return // closed (Disable) or ctx (Disable)
+		}
+		d.dropped += lost
+		for i := range steps {
+			d.step(&steps[i])
+		}
+		clear(steps) // the steps' pointers are the journal's; do not keep them alive
+		buf = steps
+		d.flushLosses()
+		if len(d.states) > 4*fetchcapture.DefaultMaxEntries+len(steps) {
+			// Entries whose end the window never saw (it lost them) would
+			// otherwise stay here for the window's lifetime.
+			d.states = map[string]*entryState{}
+		}
+	}
+}
+
+func lossWarning(n int) []byte {
+	return logEntry("warning", fmt.Sprintf("[inspector-worker] %d Network events were dropped for this window: it fell behind "+
+		"the captured traffic (requests may show without their response or end; the journal still has them: "+
+		"disable and enable recording to see it again)", n))
+}
+
+// logEntry is a Log.entryAdded message for the window's Console.
+func logEntry(level, text string) []byte {
+	return encode("Log.entryAdded", map[string]any{"entry": map[string]any{
+		"source": "network", "level": level, "text": text, "timestamp": float64(time.Now().UnixNano()) / 1e6}})
+}
