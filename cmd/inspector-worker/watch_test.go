@@ -454,3 +454,28 @@ func TestWatchHostThatEndsWaitsForAChange(t *testing.T) {
 		t.Errorf("exit code %d, want 42", got)
 	}
 }
+
+// The old host's unfinished fetches are closed in the Network log when it is
+// restarted (its host channel ends; the journal fails what was open).
+func TestWatchClosesOldHostFetches(t *testing.T) {
+	w, dir, _ := startWatch(t, `
+const http = require('http');
+const srv = http.createServer(() => {}); // never answers
+srv.listen(0, '127.0.0.1', () => {
+  console.log('pid ' + process.pid + ' v1');
+  fetch('http://127.0.0.1:' + srv.address().port + '/hang').catch(() => {});
+});
+`)
+	c := cdptest.Dial(t, "A", pageURL(t, w.addr()), nil)
+	c.MustCall("Network.enable", nil)
+	sent := c.ExpectAnyEvent("Network.requestWillBeSent", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "/hang") })
+	id := jsonField(sent.Params, "requestId")
+	writeApp(t, dir, watchApp("v2", false))
+	failed := c.ExpectAnyEvent("Network.loadingFailed", func(m cdptest.Msg) bool { return jsonField(m.Params, "requestId") == id })
+	t.Logf("the old host's open fetch: %s", jsonField(failed.Params, "errorText"))
+	w.ready("v2")
+	w.cmd.Process.Signal(syscall.SIGINT)
+	if got := w.wait(); got != 42 {
+		t.Errorf("exit code %d, want 42", got)
+	}
+}
