@@ -5,9 +5,13 @@ go 1.26.0
 require (
 	github.com/chromedp/cdproto v0.159.3
 	github.com/coder/websocket v1.8.15
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-json-experiment/json v1.27.2
 	github.com/mailru/easyjson v0.9.2
 	golang.org/x/sync v0.25.0
 )
 
-require github.com/josharian/intern v1.0.0 // indirect
+require (
+	github.com/josharian/intern v1.0.0 // indirect
+	golang.org/x/sys v0.13.0 // indirect
+)

@@ -156,22 +156,40 @@ func scanRoutingParams(params []byte) routingParams {
 // first so the answer can never outrun the bookkeeping.
 func (sess *Session) relay(req request, msg []byte) {
 	id, _ := strconv.ParseInt(string(req.ID), 10, 64)
+	// hostMu first: a watch-mode swap (detachHost) takes the pending
+	// requests of the old session under both, so a request is either in
+	// its sweep or sent to the session that is current here.
+	sess.hostMu.Lock()
+	conn, downWhy := sess.host, sess.downWhy
 	sess.mu.Lock()
 	if sess.hostClosed {
 		reason := sess.goneReason
 		sess.mu.Unlock()
+		sess.hostMu.Unlock()
 		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError, "the Node host session is closed: " + reason}))
+		return
+	}
+	if conn == nil {
+		sess.mu.Unlock()
+		sess.hostMu.Unlock()
+		sess.enqueue(appendError(nil, req.ID, "", &wireError{codeServerError,
+			fmt.Sprintf("'%s' was not sent: the Node host is not running (%s)", req.Method, downWhy)}))
 		return
 	}
 	if _, dup := sess.pending[id]; dup {
 		sess.mu.Unlock()
+		sess.hostMu.Unlock()
 		sess.refuse(req, &wireError{codeInvalidRequest,
 			fmt.Sprintf("request id %d is already in flight; ids must be unique", id)})
 		return
 	}
 	sess.pending[id] = req.Method
+	if sess.watch != nil {
+		msg = sess.watch.request(id, req.Method, msg)
+	}
 	sess.mu.Unlock()
-	if err := sess.host.Write(context.Background(), websocket.MessageText, msg); err != nil {
+	sess.hostMu.Unlock()
+	if err := conn.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		// The host session is broken; hostLoop will see it too and endHost
 		// answers this request along with every other pending one.
 		sess.closeHost()
@@ -195,6 +213,9 @@ func (sess *Session) fromHost(msg []byte) {
 		return
 	}
 	if hm.IsResponse {
+		if sess.watch != nil && sess.watch.internalAnswer(hm.ID, msg) {
+			return // a replayed request's answer (watch.go)
+		}
 		sess.mu.Lock()
 		method, ok := sess.pending[hm.ID]
 		delete(sess.pending, hm.ID)
@@ -205,6 +226,11 @@ func (sess *Session) fromHost(msg []byte) {
 		}
 		sess.logHostRefusal(method, msg)
 		sess.hostAnswered(method, msg)
+		if sess.watch != nil {
+			sess.watch.answered(hm.ID, msg)
+		}
+	} else if sess.watch != nil && !sess.watch.event(hm.Method, &msg) {
+		return
 	} else if hm.Method == "Runtime.executionContextCreated" {
 		msg = rewriteContextCreated(renameHostContext(msg, sess.srv.hostContextName()), sess.srv.targetID)
 	} else if hm.Method == "Debugger.scriptParsed" {

@@ -44,6 +44,13 @@ func (h *hostScripts) note(msg []byte) {
 	}
 }
 
+// reset forgets every script (the host process was replaced).
+func (h *hostScripts) reset() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ids = nil
+}
+
 // id is the scriptId of the host script at u, or "".
 func (h *hostScripts) id(u string) string {
 	h.mu.Lock()

@@ -33,7 +33,7 @@ var workerEvents = map[string][]string{
 const protocolVersionJSON = `{"major":"1","minor":"3"}`
 
 func (s *Server) handleProtocol(w http.ResponseWriter, r *http.Request) {
-	raw, err := s.host.Protocol(r.Context())
+	raw, err := s.hostProtocol(r)
 	if err != nil {
 		s.logf("/json/protocol: Node's protocol description is unavailable (%v); serving the worker's domains only", err)
 		raw = nil

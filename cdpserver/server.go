@@ -54,6 +54,11 @@ type Options struct {
 	// request for this long (WebSockets are not affected). Default:
 	// DefaultIdleTimeout.
 	IdleTimeout time.Duration
+	// Watch keeps the windows open when the host goes away (run --watch):
+	// the host is swapped with HostDown and HostUp (watch.go) and every
+	// window gets a new Node session with its state replayed. Without it a
+	// host that ends closes every window.
+	Watch bool
 	// ClientRuntimeTimeout bounds how long a window waits for a page to
 	// answer a Runtime request (evaluate, getProperties …) routed to it; the
 	// window then gets an error naming the deadline and the page a
@@ -94,12 +99,12 @@ const (
 // when the host is gone.
 type Server struct {
 	targetID string          // Static after construction.
-	host     Host            // Static after construction.
-	hostInfo realm.HostInfo  // Static after construction.
+	hostInfo realm.HostInfo  // Static after construction: the first host's (a restart runs the same script).
 	registry *realm.Registry // Static after construction.
 	clients  *clientHub      // Static after construction.
 	// hostScripts: the host's script URLs → scriptIds, for the Network
-	// domain's initiator links (its own leaf lock).
+	// domain's initiator links (its own leaf lock; emptied when the host
+	// is replaced: a new process reuses V8's script ids).
 	hostScripts hostScripts
 	network     *network.Domain      // Static after construction: the fetch journal's Network domain.
 	logf        func(string, ...any) // Static after construction.
@@ -117,6 +122,14 @@ type Server struct {
 	nextConn int64                 // Guarded by mu.
 	closing  string                // Guarded by mu: non-empty once shutting down.
 	wg       sync.WaitGroup        // Counts running sessions.
+
+	// swapMu serialises host swaps (HostDown, HostUp) with window opening,
+	// so a window never binds to a host that is being replaced. Taken
+	// before every other lock.
+	swapMu   sync.Mutex
+	hostMu   sync.Mutex // Guards host and hostDown; a leaf lock.
+	host     Host       // Guarded by hostMu; static without Options.Watch.
+	hostDown string     // Guarded by hostMu: why no host runs (watch mode), "" while one does.
 }
 
 // New returns a server for host on ln (see Listen). Call Serve to accept
@@ -241,11 +254,25 @@ func (s *Server) Serve() error {
 	return s.httpSrv.Serve(s.ln)
 }
 
+// currentHost is the host windows bind to now, or nil and why there is none
+// (watch mode, between HostDown and HostUp).
+func (s *Server) currentHost() (Host, string) {
+	s.hostMu.Lock()
+	defer s.hostMu.Unlock()
+	if s.hostDown != "" {
+		return nil, s.hostDown
+	}
+	return s.host, ""
+}
+
 // hostWatch releases the host when it is gone or finished: every Node
 // session is closed at once (so Node never waits for a debugger to
 // disconnect), and each window is then told why by its own session
 // (Session.hostLoop), with the exit code when the host reports one.
 func (s *Server) hostWatch() {
+	if s.opts.Watch {
+		return // the run supervisor swaps hosts (HostDown, HostUp); windows stay
+	}
 	<-s.host.Done()
 	for _, sess := range s.stopAccepting("the Node host is gone") {
 		go sess.closeHostAfterAnswers()

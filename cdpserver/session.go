@@ -42,7 +42,6 @@ type Session struct {
 	srv     *Server         // Static after construction.
 	id      int64           // Static after construction.
 	dt      *websocket.Conn // Static after construction. Written only by sendLoop.
-	host    *websocket.Conn // Static after construction. Written only by readLoop.
 	out     *sendQueue      // Static after construction.
 	objects *object.Table   // Static after construction.
 	net     *network.Window // Static after construction: the window's Network state.
@@ -65,6 +64,21 @@ type Session struct {
 
 	client   sessionState // Guarded by srv.clients.mu.
 	refusals refusalLog   // Has its own lock (debuglog.go).
+
+	// The Node session. Written only by readLoop (relay), except while a
+	// watch-mode rebind replays the window's state into a new session that
+	// is not yet published here (watch.go). Read by hostLoop, which is handed
+	// each new session through next.
+	hostMu    sync.Mutex      // Taken before mu; a leaf otherwise.
+	host      *websocket.Conn // Guarded by hostMu; nil while the host is down (watch mode only).
+	downWhy   string          // Guarded by hostMu: why host is nil.
+	next      *rebinding      // Guarded by hostMu: a new session for hostLoop to take (watch mode).
+	loopDone  bool            // Guarded by hostMu: hostLoop returned; a rebind closes its session instead.
+	resetDone bool            // Guarded by hostMu: hostLoop has told the window the host is gone (hostLost).
+	lateNotes [][]byte        // Guarded by hostMu: Console lines about the gone host, queued after that reset.
+	rebound   chan struct{}   // cap 1: next was set
+	dtGone    chan struct{}   // closed when readLoop ends
+	watch     *watchState     // Static after construction; nil without Options.Watch (watch_state.go).
 
 	mu         sync.Mutex
 	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.
@@ -96,8 +110,28 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, reason, http.StatusServiceUnavailable)
 		return
 	}
-	host, err := s.host.OpenSession(r.Context())
+	// Held until the session is registered, so a host swap (watch mode)
+	// either sees this window or happens before its Node session opens.
+	s.swapMu.Lock()
+	swapLocked := true
+	unlockSwap := func() {
+		if swapLocked {
+			swapLocked = false
+			s.swapMu.Unlock()
+		}
+	}
+	defer unlockSwap()
+	cur, down := s.currentHost()
+	if cur == nil {
+		unlockSwap()
+		s.releaseWindow()
+		http.Error(w, "the Node host is not running ("+down+"); save a watched file to restart it, then reconnect",
+			http.StatusServiceUnavailable)
+		return
+	}
+	host, err := cur.OpenSession(r.Context())
 	if err != nil {
+		unlockSwap()
 		s.releaseWindow()
 		http.Error(w, "cannot open a session to the Node host: "+err.Error(), http.StatusBadGateway)
 		return
@@ -122,10 +156,14 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 			pending:  map[int64]string{},
 			progress: make(chan struct{}, 1),
 			sendDone: make(chan struct{}),
+			rebound:  make(chan struct{}, 1),
+			dtGone:   make(chan struct{}),
+			watch:    newWatchState(s.opts.Watch),
 		}
 		sess.net = s.network.NewWindow(networkOutput{sess})
 		return sess
 	})
+	unlockSwap()
 	if sess == nil {
 		hostnode.CloseSession(host)
 		dt.Close(websocket.StatusGoingAway, truncate(closing, maxCloseReason))
@@ -206,6 +244,7 @@ func (sess *Session) readLoop() {
 		_, msg, err := sess.dt.Read(ctx)
 		if err != nil {
 			sess.dtClosed.Store(true)
+			close(sess.dtGone)
 			sess.closeHost()
 			sess.out.close(&closeState{websocket.StatusNormalClosure, "DevTools window closed"})
 			return
@@ -214,23 +253,49 @@ func (sess *Session) readLoop() {
 	}
 }
 
-// hostLoop relays Node's messages until the host session ends.
+// hostLoop relays Node's messages until the host session ends. In watch
+// mode a session that ends while the window stays is followed by the next
+// host's (hostLost, awaitRebind in watch.go).
 func (sess *Session) hostLoop() {
-	ctx := context.Background()
+	defer sess.hostLoopDone()
+	conn := sess.hostConn()
 	for {
-		_, msg, err := sess.host.Read(ctx)
-		if err != nil {
+		err := sess.readHost(conn)
+		if !sess.keepWindow() {
 			if !sess.dtClosed.Load() {
 				// The process exit that explains a dropped session usually
 				// arrives a moment later: wait for it so the window is told
 				// "exited with code N" rather than "EOF".
-				select {
-				case <-sess.srv.host.Done():
-				case <-time.After(hostReasonWait):
+				if h, _ := sess.srv.currentHost(); h != nil {
+					select {
+					case <-h.Done():
+					case <-time.After(hostReasonWait):
+					}
 				}
 			}
 			sess.endHost(fmt.Sprintf("lost the Node host session: %v", err), true)
 			return
+		}
+		sess.hostLost(conn, fmt.Sprintf("the Node host session ended (%v)", err))
+		next := sess.awaitRebind()
+		if next == nil {
+			return
+		}
+		conn = next.conn
+		if next.note != nil {
+			sess.enqueue(next.note)
+		}
+		sess.replayInto(next)
+	}
+}
+
+// readHost relays one Node session's messages until it ends.
+func (sess *Session) readHost(conn *websocket.Conn) error {
+	ctx := context.Background()
+	for {
+		_, msg, err := conn.Read(ctx)
+		if err != nil {
+			return err
 		}
 		if sess.retireTick() {
 			continue
@@ -392,7 +457,7 @@ func (sess *Session) retire() bool {
 		return false
 	}
 	sess.retiredAt.Store(time.Now().UnixNano())
-	sess.idle.Store(time.AfterFunc(retireIdle, func() { hostnode.CloseSession(sess.host) }))
+	sess.idle.Store(time.AfterFunc(retireIdle, sess.closeHostNow))
 	return true
 }
 
@@ -403,7 +468,7 @@ func (sess *Session) retireTick() bool {
 		return false
 	}
 	if time.Since(time.Unix(0, sess.retiredAt.Load())) > retireMax {
-		hostnode.CloseSession(sess.host)
+		sess.closeHostNow()
 	} else if t := sess.idle.Load(); t != nil {
 		t.Reset(retireIdle)
 	}
@@ -415,10 +480,10 @@ func (sess *Session) retireTick() bool {
 // own (its exit code, when it reports one) if preferHost and the host is
 // gone, else reason.
 func (sess *Session) endHost(reason string, preferHost bool) {
-	if preferHost {
+	if h, _ := sess.srv.currentHost(); preferHost && h != nil {
 		select {
-		case <-sess.srv.host.Done():
-			reason = sess.srv.host.Reason()
+		case <-h.Done():
+			reason = h.Reason()
 		default:
 		}
 	}
@@ -484,7 +549,22 @@ func (sess *Session) closeHost() {
 	if sess.retiring.Load() {
 		return
 	}
-	hostnode.CloseSession(sess.host)
+	sess.closeHostNow()
+}
+
+// hostConn is the window's current Node session (nil while the host is down
+// in watch mode).
+func (sess *Session) hostConn() *websocket.Conn {
+	sess.hostMu.Lock()
+	defer sess.hostMu.Unlock()
+	return sess.host
+}
+
+// closeHostNow closes the current Node session, if any, with a handshake.
+func (sess *Session) closeHostNow() {
+	if c := sess.hostConn(); c != nil {
+		hostnode.CloseSession(c)
+	}
 }
 
 func truncate(s string, n int) string {

@@ -21,6 +21,8 @@
 // exits without acting. Processes that leave the group on purpose (setsid,
 // node's spawn({detached: true})) are the exception and survive.
 // Start fails with ErrSpawn if /bin/sh cannot run.
+// Stop (run --watch) ends node with SIGTERM to its group and SIGKILL after a
+// grace, where Kill is SIGKILL at once.
 // Dial opens a WebSocket session to Node's inspector the way Node expects it:
 // Host: 127.0.0.1:PORT, no compression, no pings, single text frames, a read
 // limit raised deliberately (MaxHostMessage).

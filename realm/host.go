@@ -179,6 +179,19 @@ func (h *Host) Reason() string {
 	return reason
 }
 
+// Release lets a host started with --inspect-wait (or --inspect-brk) run:
+// the watcher sends Runtime.runIfWaitingForDebugger, repeated as
+// releaseResends says. For a host attached without HostOptions.Release, once
+// the caller has set up what must be in place before the script's first line
+// (run --watch: every window's replayed breakpoints). Call it at most once.
+func (h *Host) Release() {
+	msg := fmt.Sprintf(`{"id":%d,"method":"Runtime.runIfWaitingForDebugger"}`, watcherRequestID+1)
+	if h.watcher.Write(context.Background(), websocket.MessageText, []byte(msg)) != nil {
+		return
+	}
+	go h.releaseLoop()
+}
+
 // Info describes the host target.
 func (h *Host) Info() HostInfo { return h.info }
 

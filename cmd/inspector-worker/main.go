@@ -13,6 +13,9 @@ Usage:
       run a small demo app shipped inside the binary and print the URL to open
   inspector-worker run   [--port N] [--brk] -- node [node flags] script.js [args]
       start the host under the worker; exits with the host's exit code
+  inspector-worker run   --watch [--watch-path P]... [--brk] -- node script.js [args]
+      restart the host whenever a file in the script's directory (or each P) changes;
+      open DevTools windows stay attached, breakpoints included; Ctrl-C quits
   inspector-worker serve --host-inspector ws://127.0.0.1:P/UUID|127.0.0.1:P [--port N]
       attach to a Node process already started with --inspect
   inspector-worker trace [--json] [--out FILE] [--workspace DIR] [--node PATH] -- script.js [args]

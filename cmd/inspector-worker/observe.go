@@ -29,6 +29,7 @@ type observation struct {
 	stopPipe context.CancelFunc
 	pipeDone chan struct{}
 	exit     *exitReport // nil for an embedding app's channel
+	reg      *sourceproto.Registry
 }
 
 func newObservation(ln net.Listener) (*observation, error) {
@@ -140,8 +141,16 @@ func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer, maxClients 
 		return err
 	}
 	o.clients = clients
+	o.reg = reg
 	srv.Handle("GET /client", clients)
 	srv.Handle("GET /client.js", clients)
+	o.servePipe(stderr)
+	return nil
+}
+
+// servePipe serves the current host pipe until it ends or stop.
+func (o *observation) servePipe(stderr io.Writer) {
+	reg := o.reg
 	ctx, cancel := context.WithCancel(context.Background())
 	o.stopPipe, o.pipeDone = cancel, make(chan struct{})
 	go func() {
@@ -151,6 +160,27 @@ func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer, maxClients 
 			fmt.Fprintf(stderr, "inspector-worker: host pipe: %v\n", err)
 		}
 	}()
+}
+
+// renew gives the next host of `run --watch` a host channel and an exit
+// report of its own (the old host's pipe ends, and with it its source: the
+// consumers close what it left open). The token, endpoint and preload stay.
+func (o *observation) renew(stderr io.Writer) error {
+	o.stopPipe()
+	<-o.pipeDone
+	child, pipe, err := carrier.NewHostChannel()
+	if err != nil {
+		return err
+	}
+	exit, err := newExitReport()
+	if err != nil {
+		child.Close()
+		pipe.Close()
+		return err
+	}
+	o.exit.close()
+	o.child, o.pipe, o.exit = child, pipe, exit
+	o.servePipe(stderr)
 	return nil
 }
 

@@ -25,6 +25,9 @@ func cmdRun(args []string, stderr io.Writer) int {
 	ep.register(fs)
 	brk := fs.Bool("brk", false, "start the host paused on its first line (--inspect-brk)")
 	traceNode := fs.String("node", "", "the Node.js executable for /api/trace sessions (default: the host's own, the command's first word)")
+	watch := fs.Bool("watch", false, "restart the host when a watched file changes; DevTools windows stay open")
+	var watchPaths pathList
+	fs.Var(&watchPaths, "watch-path", "with --watch: a file or directory to watch instead of the script's directory (repeatable)")
 	if err := parseFlags(fs, args, &ep); err != nil {
 		return 2
 	}
@@ -34,7 +37,15 @@ func cmdRun(args []string, stderr io.Writer) int {
 			"  inspector-worker run -- node app.js\n")
 		return 2
 	}
-	return runHost(hostRun{ep: ep, argv: argv, brk: *brk, traceNode: *traceNode}, stderr)
+	if len(watchPaths) > 0 && !*watch {
+		fmt.Fprintf(stderr, "inspector-worker run: --watch-path needs --watch\n")
+		return 2
+	}
+	r := hostRun{ep: ep, argv: argv, brk: *brk, traceNode: *traceNode, watchPaths: watchPaths}
+	if *watch {
+		return runWatch(r, stderr)
+	}
+	return runHost(r, stderr)
 }
 
 // hostRun is one `run` (or `demo`) of a host under the worker.
@@ -49,6 +60,8 @@ type hostRun struct {
 	// traceNode runs the /api/trace sessions; "" = the host's node, so a
 	// trace runs the same binary as the program it sits beside.
 	traceNode string
+	// watchPaths replace the watched script directory (run --watch).
+	watchPaths []string
 }
 
 // maxForwardedSignals is how many SIGINT/SIGTERM are forwarded before the
@@ -65,8 +78,8 @@ func runHost(r hostRun, stderr io.Writer) int {
 	}
 	// Signals are caught before node starts so that none is lost in between.
 	sigs := make(chan os.Signal, maxForwardedSignals)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	notifySignals(sigs)
+	defer stopSignals(sigs)
 
 	ctx := context.Background()
 	filter := newBannerFilter(stderr)
@@ -209,3 +222,8 @@ func logTo(w io.Writer) func(string, ...any) {
 		fmt.Fprintf(w, "inspector-worker: "+format+"\n", args...)
 	}
 }
+
+// notifySignals delivers the signals `run` forwards to the host.
+func notifySignals(c chan<- os.Signal) { signal.Notify(c, syscall.SIGINT, syscall.SIGTERM) }
+
+func stopSignals(c chan<- os.Signal) { signal.Stop(c) }

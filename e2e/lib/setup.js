@@ -31,11 +31,11 @@ export function useChromium() {
  * Starts the worker in front of the fixture host, and a recording proxy when asked.
  * Returns helpers to open DevTools windows; t.after stops all of it.
  * @param {import('node:test').TestContext} t
- * @param {{chrome?: () => Awaited<ReturnType<typeof launchChromium>>, proxy?: boolean, name: string, fixture?: string}} opts
- *   fixture: another host script (default fixtures/host.js), see startWorker.
+ * @param {{chrome?: () => Awaited<ReturnType<typeof launchChromium>>, proxy?: boolean, name: string, fixture?: string, runArgs?: string[]}} opts
+ *   fixture: another host script (default fixtures/host.js), runArgs: more flags of `run`; see startWorker.
  */
-export async function startHost(t, { chrome, proxy: withProxy = false, name, fixture }) {
-  const w = await startWorker({ fixture });
+export async function startHost(t, { chrome, proxy: withProxy = false, name, fixture, runArgs }) {
+  const w = await startWorker({ fixture, runArgs });
   /** @type {Awaited<ReturnType<typeof startProxy>> | null} */
   let proxy = null;
   /** @type {Awaited<ReturnType<typeof openDevTools>>[]} */

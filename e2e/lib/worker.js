@@ -23,12 +23,13 @@ const LISTENING = /^inspector-worker: listening on http:\/\/127\.0\.0\.1:(\d+)\s
 /**
  * `inspector-worker run --port 0 -- node fixtures/host.js <trigger-dir>`; resolves once
  * the worker listens, the host has logged its first line and /json/list has the target.
- * `fixture` runs another host script with the same contract (e.g. fixtures/page-host.js).
- * @param {{fixture?: string}} [opts]
+ * `fixture` runs another host script with the same contract (e.g. fixtures/page-host.js);
+ * `runArgs` are more flags of `run` (e.g. ['--watch']).
+ * @param {{fixture?: string, runArgs?: string[]}} [opts]
  */
-export async function startWorker({ fixture = FIXTURE } = {}) {
+export async function startWorker({ fixture = FIXTURE, runArgs = [] } = {}) {
   const triggerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-e2e-host-'));
-  const proc = spawnGroup(workerBin(), ['run', '--port', '0', '--', process.execPath, fixture, triggerDir], {
+  const proc = spawnGroup(workerBin(), ['run', '--port', '0', ...runArgs, '--', process.execPath, fixture, triggerDir], {
     env: { ...process.env },
   });
   let hostPid = 0;
@@ -70,6 +71,8 @@ export async function startWorker({ fixture = FIXTURE } = {}) {
     async stop() {
       if (stopped) return { workerExit: null, workerKilled: false, hostLeaked: false };
       stopped = true;
+      // A restarted host (run --watch) wrote its own PID over the first one's.
+      try { hostPid = Number(fs.readFileSync(path.join(triggerDir, 'host.pid'), 'utf8')) || hostPid; } catch { /* none */ }
       const { killed } = await proc.stop({ graceMs: 10_000 });
       const workerExit = proc.hasExited ? await proc.exited : null;
       let hostLeaked = false;

@@ -1,0 +1,477 @@
+package cdpserver
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+)
+
+// watchState is what one window set in its Node session, recorded so that
+// `run --watch` can replay it into the window's session to the next host
+// (watch.go), and the breakpoint id map that keeps the ids the window knows.
+// Only Node's answers commit a change: a request Node refused changes
+// nothing.
+//
+// Bounds: the recorded settings are one entry per method; breakpoints and
+// scripts are bounded by maxWatchBreakpoints and maxWatchScripts (beyond them
+// a breakpoint is not replayed, a script's breakpoints by location do not
+// map), because a window sets breakpoints one click at a time and a host
+// that parses more scripts than that is generating them.
+type watchState struct {
+	mu sync.Mutex // A leaf lock.
+
+	inflight map[int64]trackedReq   // Guarded by mu: tracked requests Node has not answered.
+	internal map[int64]func([]byte) // Guarded by mu: replayed requests' answer handlers.
+	nextID   int64                  // Guarded by mu: the next replayed request's id.
+
+	runtime, debugger, profiler bool              // Guarded by mu.
+	debuggerParams              []byte            // Guarded by mu: Debugger.enable's params.
+	settings                    map[string][]byte // Guarded by mu: replayed setting → its last params.
+
+	bps       map[string]*bpRecord // Guarded by mu: window breakpoint id → record.
+	bpOrder   []string             // Guarded by mu: window ids in the order set (replay order).
+	hostToWin map[string]string    // Guarded by mu: host id → window id, where they differ.
+
+	scripts  map[string]string // Guarded by mu: this host's script id → url as Node named it.
+	contexts map[int]string    // Guarded by mu: this host's context id → uniqueId.
+	paused   bool              // Guarded by mu: the window's host is paused.
+}
+
+type trackedReq struct {
+	method string
+	params []byte // the params as sent to Node (setBreakpoint: already the byUrl form, or nil)
+}
+
+type bpRecord struct {
+	params []byte // Debugger.setBreakpointByUrl params for Node
+	hostID string // the id of the current host's breakpoint; "" until replayed
+}
+
+const (
+	maxWatchBreakpoints = 10_000
+	maxWatchScripts     = 100_000
+	// firstReplayID numbers replayed requests far above the ids DevTools
+	// uses (it counts from 1) and within int32: Node refuses any other id
+	// ("Message must have integer 'id' property"). 2^30 replayed requests
+	// per window fit before that.
+	firstReplayID = 1 << 30
+)
+
+// replayedSettings are the Debugger settings replayed, in this order, after
+// the enables.
+var replayedSettings = []string{
+	"Debugger.setPauseOnExceptions",
+	"Debugger.setAsyncCallStackDepth",
+	"Debugger.setBlackboxPatterns",
+	"Debugger.setBreakpointsActive",
+	"Debugger.setSkipAllPauses",
+	"Runtime.setAsyncCallStackDepth",
+}
+
+func newWatchState(watch bool) *watchState {
+	if !watch {
+		return nil
+	}
+	return &watchState{
+		inflight: map[int64]trackedReq{}, internal: map[int64]func([]byte){}, nextID: firstReplayID,
+		settings: map[string][]byte{}, bps: map[string]*bpRecord{}, hostToWin: map[string]string{},
+		scripts: map[string]string{}, contexts: map[int]string{},
+	}
+}
+
+// request notes a request about to be relayed and returns the message to
+// send (removeBreakpoint names the host's id of a replayed breakpoint).
+func (w *watchState) request(id int64, method string, msg []byte) []byte {
+	switch method {
+	case "Runtime.enable", "Runtime.disable", "Debugger.enable", "Debugger.disable",
+		"Profiler.enable", "Profiler.disable", "Debugger.setBreakpointByUrl":
+	case "Debugger.setBreakpoint":
+		w.mu.Lock()
+		w.inflight[id] = trackedReq{method, w.byURLLocked(paramsOf(msg))}
+		w.mu.Unlock()
+		return msg
+	case "Debugger.removeBreakpoint":
+		return w.removeBreakpoint(msg)
+	default:
+		if !isReplayedSetting(method) {
+			return msg
+		}
+	}
+	w.mu.Lock()
+	w.inflight[id] = trackedReq{method, paramsOf(msg)}
+	w.mu.Unlock()
+	return msg
+}
+
+func isReplayedSetting(method string) bool {
+	for _, m := range replayedSettings {
+		if m == method {
+			return true
+		}
+	}
+	return false
+}
+
+// paramsOf is the raw params of a request, or {}.
+func paramsOf(msg []byte) []byte {
+	if s, e, ok := findMember(msg, "params"); ok {
+		return append([]byte(nil), msg[s:e]...)
+	}
+	return []byte("{}")
+}
+
+// byURLLocked turns Debugger.setBreakpoint params (a location in a script of
+// this host) into setBreakpointByUrl params for the script's URL, so the
+// breakpoint maps to the next host's script of the same file. nil when the
+// script has no URL (eval code) or is unknown.
+func (w *watchState) byURLLocked(params []byte) []byte {
+	var p struct {
+		Location struct {
+			ScriptID     string `json:"scriptId"`
+			LineNumber   int    `json:"lineNumber"`
+			ColumnNumber *int   `json:"columnNumber"`
+		} `json:"location"`
+		Condition string `json:"condition"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	u := w.scripts[p.Location.ScriptID]
+	if u == "" {
+		return nil
+	}
+	if strings.HasPrefix(u, "/") {
+		u = pathToFileURL(u)
+	}
+	out := map[string]any{"url": u, "lineNumber": p.Location.LineNumber}
+	if p.Location.ColumnNumber != nil {
+		out["columnNumber"] = *p.Location.ColumnNumber
+	}
+	if p.Condition != "" {
+		out["condition"] = p.Condition
+	}
+	b, _ := json.Marshal(out)
+	return mapBreakpointURL(b)
+}
+
+// removeBreakpoint forgets a breakpoint and names it to Node by the host's id.
+func (w *watchState) removeBreakpoint(msg []byte) []byte {
+	var p struct {
+		BreakpointID string `json:"breakpointId"`
+	}
+	if json.Unmarshal(paramsOf(msg), &p) != nil {
+		return msg
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	rec, ok := w.bps[p.BreakpointID]
+	if !ok {
+		return msg
+	}
+	w.forgetBreakpointLocked(p.BreakpointID)
+	if rec.hostID == "" || rec.hostID == p.BreakpointID {
+		return msg
+	}
+	b, _ := json.Marshal(map[string]string{"breakpointId": rec.hostID})
+	return replaceParams(msg, b)
+}
+
+func (w *watchState) forgetBreakpointLocked(winID string) {
+	rec := w.bps[winID]
+	delete(w.bps, winID)
+	if rec != nil && rec.hostID != "" {
+		delete(w.hostToWin, rec.hostID)
+	}
+	for i, id := range w.bpOrder {
+		if id == winID {
+			w.bpOrder = append(w.bpOrder[:i], w.bpOrder[i+1:]...)
+			break
+		}
+	}
+}
+
+// answered commits a tracked request once Node accepted it.
+func (w *watchState) answered(id int64, answer []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	req, ok := w.inflight[id]
+	if !ok {
+		return
+	}
+	delete(w.inflight, id)
+	if _, _, isError := findMember(answer, "error"); isError {
+		return
+	}
+	switch req.method {
+	case "Runtime.enable":
+		w.runtime = true
+	case "Runtime.disable":
+		w.runtime = false
+	case "Debugger.enable":
+		w.debugger, w.debuggerParams = true, req.params
+	case "Debugger.disable":
+		// V8 removes every breakpoint of a session whose Debugger is disabled.
+		w.debugger = false
+		w.bps, w.bpOrder, w.hostToWin = map[string]*bpRecord{}, nil, map[string]string{}
+	case "Profiler.enable":
+		w.profiler = true
+	case "Profiler.disable":
+		w.profiler = false
+	case "Debugger.setBreakpointByUrl", "Debugger.setBreakpoint":
+		winID := breakpointIDOf(answer)
+		if winID == "" || req.params == nil || len(w.bps) >= maxWatchBreakpoints {
+			return
+		}
+		if _, dup := w.bps[winID]; !dup {
+			w.bpOrder = append(w.bpOrder, winID)
+		}
+		w.bps[winID] = &bpRecord{params: req.params, hostID: winID}
+	default:
+		w.settings[req.method] = req.params
+	}
+}
+
+// breakpointIDOf reads result.breakpointId of an answer.
+func breakpointIDOf(answer []byte) string {
+	var a struct {
+		Result struct {
+			BreakpointID string `json:"breakpointId"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(answer, &a)
+	return a.Result.BreakpointID
+}
+
+// event observes one host event and rewrites host breakpoint ids to the
+// window's. It reports whether the event is to be relayed (always, today).
+func (w *watchState) event(method string, msg *[]byte) bool {
+	switch method {
+	case "Runtime.executionContextCreated":
+		var p struct {
+			Params struct {
+				Context struct {
+					ID       int    `json:"id"`
+					UniqueID string `json:"uniqueId"`
+				} `json:"context"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(*msg, &p) == nil {
+			w.mu.Lock()
+			w.contexts[p.Params.Context.ID] = p.Params.Context.UniqueID
+			w.mu.Unlock()
+		}
+	case "Runtime.executionContextDestroyed":
+		var p struct {
+			Params struct {
+				ID int `json:"executionContextId"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(*msg, &p) == nil {
+			w.mu.Lock()
+			delete(w.contexts, p.Params.ID)
+			w.mu.Unlock()
+		}
+	case "Runtime.executionContextsCleared":
+		w.mu.Lock()
+		clear(w.contexts)
+		w.mu.Unlock()
+	case "Debugger.scriptParsed":
+		s, e, ok1 := findMember(*msg, "params", "scriptId")
+		us, ue, ok2 := findMember(*msg, "params", "url")
+		if ok1 && ok2 {
+			id, u := unquote((*msg)[s:e]), unquote((*msg)[us:ue])
+			w.mu.Lock()
+			if len(w.scripts) < maxWatchScripts {
+				w.scripts[id] = u
+			}
+			w.mu.Unlock()
+		}
+	case "Debugger.paused":
+		w.mu.Lock()
+		w.paused = true
+		if len(w.hostToWin) > 0 {
+			*msg = w.mapHitBreakpointsLocked(*msg)
+		}
+		w.mu.Unlock()
+	case "Debugger.resumed":
+		w.mu.Lock()
+		w.paused = false
+		w.mu.Unlock()
+	case "Debugger.breakpointResolved":
+		w.mu.Lock()
+		if len(w.hostToWin) > 0 {
+			if s, e, ok := findMember(*msg, "params", "breakpointId"); ok {
+				if win, ok := w.hostToWin[unquote((*msg)[s:e])]; ok {
+					q, _ := json.Marshal(win)
+					*msg = splice(*msg, s, e, q)
+				}
+			}
+		}
+		w.mu.Unlock()
+	}
+	return true
+}
+
+// mapHitBreakpointsLocked rewrites Debugger.paused's hitBreakpoints.
+func (w *watchState) mapHitBreakpointsLocked(msg []byte) []byte {
+	s, e, ok := findMember(msg, "params", "hitBreakpoints")
+	if !ok {
+		return msg
+	}
+	var ids []string
+	if json.Unmarshal(msg[s:e], &ids) != nil {
+		return msg
+	}
+	for i, id := range ids {
+		if win, ok := w.hostToWin[id]; ok {
+			ids[i] = win
+		}
+	}
+	b, _ := json.Marshal(ids)
+	return splice(msg, s, e, b)
+}
+
+func splice(msg []byte, s, e int64, val []byte) []byte {
+	out := make([]byte, 0, len(msg)-int(e-s)+len(val))
+	out = append(out, msg[:s]...)
+	out = append(out, val...)
+	return append(out, msg[e:]...)
+}
+
+// hostGone forgets the host that went away and returns what tells the
+// window (Debugger.resumed if it was paused, then
+// Runtime.executionContextsCleared), and the answer handlers of replayed
+// requests Node will now never answer.
+func (w *watchState) hostGone() (msgs [][]byte, unanswered []func([]byte)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, h := range w.internal {
+		unanswered = append(unanswered, h)
+	}
+	var out [][]byte
+	if w.paused {
+		out = append(out, []byte(`{"method":"Debugger.resumed","params":{}}`))
+	}
+	if w.runtime {
+		// A navigation's reset: the frontend drops every context and, with
+		// them, every script (DebuggerModel.globalObjectCleared). Destroying
+		// the host's contexts one by one was not enough: V8 numbers scripts
+		// per process, so the new host reuses the old one's script ids, and
+		// the frontend kept the old scripts of context 0 (Node's internals)
+		// under ids that now name the new app's (a pause showed "VM126
+		// streams:35" instead of host.js:35). The client pages' contexts
+		// and scripts are announced again after it (clientHub.hostRestarted).
+		out = append(out, []byte(`{"method":"Runtime.executionContextsCleared","params":{}}`))
+	}
+	w.paused = false
+	clear(w.contexts)
+	clear(w.scripts)
+	clear(w.inflight)
+	clear(w.internal)
+	clear(w.hostToWin)
+	for _, rec := range w.bps {
+		rec.hostID = ""
+	}
+	return out, unanswered
+}
+
+// replayed is one request of a replay and what to do with its answer.
+type replayed struct {
+	msg      []byte
+	onAnswer func(answer []byte) [][]byte // events for the window; may be nil
+}
+
+// replay lists the requests that put the window's state into a new Node
+// session, in order: enables, settings, breakpoints, Profiler. The answers
+// reach handle (registered under ids it returns) instead of the window.
+func (w *watchState) replay() []replayed {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []replayed
+	add := func(method string, params []byte, on func([]byte) [][]byte) {
+		if params == nil {
+			params = []byte("{}")
+		}
+		b, _ := json.Marshal(map[string]any{"method": method, "params": json.RawMessage(params)})
+		out = append(out, replayed{b, on})
+	}
+	if w.runtime {
+		add("Runtime.enable", nil, nil)
+	}
+	if w.debugger {
+		add("Debugger.enable", w.debuggerParams, nil)
+		for _, m := range replayedSettings {
+			if p, ok := w.settings[m]; ok && strings.HasPrefix(m, "Debugger.") {
+				add(m, p, nil)
+			}
+		}
+		for _, winID := range w.bpOrder {
+			rec := w.bps[winID]
+			add("Debugger.setBreakpointByUrl", rec.params, w.breakpointReplayed(winID))
+		}
+	}
+	if p, ok := w.settings["Runtime.setAsyncCallStackDepth"]; ok && w.runtime {
+		add("Runtime.setAsyncCallStackDepth", p, nil)
+	}
+	if w.profiler {
+		add("Profiler.enable", nil, nil)
+	}
+	return out
+}
+
+// breakpointReplayed maps a replayed breakpoint's new host id to the window's
+// and tells the window where it is bound now (breakpointResolved per
+// location: V8 reports the locations of a new breakpoint in its answer only).
+func (w *watchState) breakpointReplayed(winID string) func([]byte) [][]byte {
+	return func(answer []byte) [][]byte {
+		var a struct {
+			Result struct {
+				BreakpointID string            `json:"breakpointId"`
+				Locations    []json.RawMessage `json:"locations"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(answer, &a) != nil || a.Result.BreakpointID == "" {
+			return nil
+		}
+		w.mu.Lock()
+		if rec, ok := w.bps[winID]; ok {
+			rec.hostID = a.Result.BreakpointID
+			if rec.hostID != winID {
+				w.hostToWin[rec.hostID] = winID
+			}
+		}
+		w.mu.Unlock()
+		var out [][]byte
+		for _, loc := range a.Result.Locations {
+			b, _ := json.Marshal(map[string]any{"method": "Debugger.breakpointResolved",
+				"params": map[string]any{"breakpointId": winID, "location": loc}})
+			out = append(out, b)
+		}
+		return out
+	}
+}
+
+// register gives a replayed request an id and an answer handler; it
+// returns the message with the id.
+func (w *watchState) register(r replayed, handle func([]byte)) []byte {
+	w.mu.Lock()
+	id := w.nextID
+	w.nextID++
+	w.internal[id] = handle
+	w.mu.Unlock()
+	b, _ := json.Marshal(id)
+	return append(append([]byte(`{"id":`), b...), append([]byte(","), r.msg[1:]...)...)
+}
+
+// internalAnswer runs the handler of a replayed request's answer, if id is
+// one.
+func (w *watchState) internalAnswer(id int64, answer []byte) bool {
+	w.mu.Lock()
+	h, ok := w.internal[id]
+	delete(w.internal, id)
+	w.mu.Unlock()
+	if ok {
+		h(answer)
+	}
+	return ok
+}
