@@ -228,19 +228,34 @@ func TestWatchDebouncesBursts(t *testing.T) {
 	w, dir, _ := startWatch(t, watchApp("v1", false))
 	c := cdptest.Dial(t, "A", pageURL(t, w.addr()), nil)
 	c.MustCall("Runtime.enable", nil)
+	start := time.Now()
+	last, gaps := start, 0
 	for i := 0; i < 20; i++ {
 		writeApp(t, dir, watchApp(fmt.Sprintf("b%d", i), false))
-		time.Sleep(50 * time.Millisecond)
+		// A shared machine can stall the test past the quiet period between
+		// two saves: that legitimately ends a burst, so it is counted.
+		if now := time.Now(); now.Sub(last) > watchQuiet {
+			gaps++
+		}
+		last = time.Now()
+		if i < 19 {
+			time.Sleep(45 * time.Millisecond) // 20 saves within one second
+		}
 	}
+	spread := time.Since(start)
 	w.pidOf("b19")
 	// Any further restart would come within the debounce window after the
 	// last save; wait well past it (a hang bound, not a speed assertion).
 	time.Sleep(3 * time.Second)
 	n := strings.Count(w.stderr.String(), "changed; restarting the host")
-	if n < 1 || n > 2 {
-		t.Fatalf("%d restarts for 20 saves within a second, want 1 or 2:\n%s", n, w.stderr)
+	// 20 saves within one second with no stall: at most 2 restarts (one at
+	// watchMaxWait, one for the rest). Stretched by the machine: one more
+	// per watchMaxWait of spread and per stall longer than watchQuiet.
+	allowed := max(2, 1+gaps+int((spread+watchMaxWait-1)/watchMaxWait))
+	if n < 1 || n > allowed {
+		t.Fatalf("%d restarts for 20 saves over %v (%d stalls > %v), want 1..%d:\n%s", n, spread, gaps, watchQuiet, allowed, w.stderr)
 	}
-	t.Logf("20 saves → %d restart(s)", n)
+	t.Logf("20 saves over %v (%d stalls) → %d restart(s), allowed %d", spread.Round(time.Millisecond), gaps, n, allowed)
 	c.MustCall("Runtime.evaluate", map[string]any{"expression": "1+1"})
 	w.ready("b19")
 	w.cmd.Process.Signal(syscall.SIGINT)
