@@ -114,6 +114,8 @@ func TestHostFetchCapture(t *testing.T) {
 		frameID, typ    string
 		initiatorFrames int
 		topScriptID     string
+		initiatorURL    string
+		raw             string
 	}
 	// The app printed its results; the window's last events may still be
 	// on their way (the producer batches, the pipe acks).
@@ -147,6 +149,7 @@ func TestHostFetchCapture(t *testing.T) {
 				Status float64 `json:"status"`
 			} `json:"redirectResponse"`
 			Initiator struct {
+				URL   string `json:"url"`
 				Stack struct {
 					CallFrames []struct {
 						ScriptID string `json:"scriptId"`
@@ -164,7 +167,8 @@ func TestHostFetchCapture(t *testing.T) {
 		switch m.Method {
 		case "Network.requestWillBeSent":
 			path := p.Request.URL[strings.LastIndex(p.Request.URL, "/"):]
-			s := &seen{id: p.RequestID, method: p.Request.Method, frameID: p.FrameID, typ: p.Type, initiatorFrames: len(p.Initiator.Stack.CallFrames)}
+			s := &seen{id: p.RequestID, method: p.Request.Method, frameID: p.FrameID, typ: p.Type, initiatorFrames: len(p.Initiator.Stack.CallFrames),
+				initiatorURL: p.Initiator.URL, raw: string(m.Raw)}
 			if len(p.Initiator.Stack.CallFrames) > 0 {
 				s.topScriptID = p.Initiator.Stack.CallFrames[0].ScriptID
 			}
@@ -208,8 +212,13 @@ func TestHostFetchCapture(t *testing.T) {
 		return b.Body, b.Base64Encoded
 	}
 	for _, path := range []string{"/text", "/binary", "/big", "/stream", "/post"} {
-		if s := byPath[path]; s == nil || s.status != 200 || !s.finished || s.typ != "Fetch" || s.initiatorFrames == 0 || s.topScriptID == "" {
+		if s := byPath[path]; s == nil || s.status != 200 || !s.finished || s.typ != "Fetch" {
 			t.Fatalf("%s in the window: %+v", path, s)
+		}
+		// The Initiator column links host.js: by the script's id, or (a
+		// script no window saw parsed yet) by its URL.
+		if s := byPath[path]; !(s.initiatorFrames > 0 && s.topScriptID != "") && !strings.HasSuffix(s.initiatorURL, "/host.js") {
+			t.Fatalf("%s initiator does not link host.js: %s", path, s.raw)
 		}
 	}
 	if b, enc := body("/text"); b != "héllo wörld" || enc || byPath["/text"].headers["x-probe"] != "p1" {
