@@ -2,7 +2,6 @@ package cdpserver
 
 import (
 	"encoding/json"
-	"net/url"
 	"strings"
 	"sync"
 )
@@ -58,10 +57,11 @@ func (h *hostScripts) id(u string) string {
 	return h.ids[hostFileURL(u)]
 }
 
-// hostFileURL is the file:// form of a host path, as windows see it.
+// hostFileURL is the file:// form of a host path, as windows see it
+// (rewriteFileURLs).
 func hostFileURL(u string) string {
 	if strings.HasPrefix(u, "/") {
-		return (&url.URL{Scheme: "file", Path: u}).String()
+		return pathToFileURL(u)
 	}
 	return u
 }

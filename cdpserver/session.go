@@ -510,15 +510,7 @@ func (sess *Session) finish(code websocket.StatusCode, reason string) {
 	sess.pending = nil
 	sess.mu.Unlock()
 
-	ids := make([]int64, 0, len(pending))
-	for id := range pending {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		e := &wireError{codeServerError, fmt.Sprintf("'%s' was not answered: %s", pending[id], reason)}
-		sess.enqueue(appendError(nil, []byte(fmt.Sprint(id)), "", e))
-	}
+	sess.answerUnanswered(pending, reason)
 	sess.out.close(&closeState{code, reason})
 }
 
@@ -575,4 +567,19 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// answerUnanswered answers each request relayed to a host that is gone
+// (id → method), in id order, with an error naming reason: every DevTools
+// request is answered exactly once.
+func (sess *Session) answerUnanswered(pending map[int64]string, reason string) {
+	ids := make([]int64, 0, len(pending))
+	for id := range pending {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		e := &wireError{codeServerError, fmt.Sprintf("'%s' was not answered: %s", pending[id], reason)}
+		sess.enqueue(appendError(nil, []byte(fmt.Sprint(id)), "", e))
+	}
 }

@@ -3,7 +3,6 @@ package cdpserver
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"sort"
 	"sync"
@@ -159,15 +158,7 @@ func (sess *Session) detachHost(conn *websocket.Conn, reason string) {
 	}
 	sess.mu.Unlock()
 	sess.hostMu.Unlock()
-	ids := make([]int64, 0, len(pending))
-	for id := range pending {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		e := &wireError{codeServerError, fmt.Sprintf("'%s' was not answered: %s", pending[id], reason)}
-		sess.enqueue(appendError(nil, []byte(fmt.Sprint(id)), "", e))
-	}
+	sess.answerUnanswered(pending, reason)
 	sess.settling.Add(-1)
 	sess.poke()
 	hostnode.CloseSession(cur)

@@ -2,7 +2,7 @@
 // per test, everything stopped in t.after even when the test fails.
 import { after, before } from 'node:test';
 import { launchChromium } from './chromium.js';
-import { openDevTools } from './devtools.js';
+import { STEP_MS, openDevTools } from './devtools.js';
 import { artifactPath, artifactsDir } from './artifacts.js';
 import { formatAnalysis, startProxy } from './proxy.js';
 import { startWorker } from './worker.js';
@@ -84,4 +84,23 @@ export async function startHost(t, { chrome, proxy: withProxy = false, name, fix
     },
   };
   return h;
+}
+
+/**
+ * Loads url in a new tab of the suite's chromium (closed in t.after), then brings
+ * the DevTools window back to the front (a background tab neither renders nor
+ * screenshots).
+ * @param {import('node:test').TestContext} t
+ * @param {() => Awaited<ReturnType<typeof launchChromium>>} chrome
+ * @param {string} url
+ * @param {{page: import('playwright-core').Page}} dt
+ */
+export async function openPageTab(t, chrome, url, dt) {
+  const context = chrome().browser.contexts()[0];
+  const page = await context.newPage();
+  t.after(async () => { await page.close().catch(() => {}); });
+  page.setDefaultTimeout(STEP_MS);
+  await page.goto(url, { timeout: STEP_MS });
+  await dt.page.bringToFront();
+  return page;
 }

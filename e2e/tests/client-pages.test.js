@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { artifactPath } from '../lib/artifacts.js';
 import { STEP_MS } from '../lib/devtools.js';
 import { formatAnalysis } from '../lib/proxy.js';
-import { TEST_MS, startHost, useChromium } from '../lib/setup.js';
+import { TEST_MS, openPageTab, startHost, useChromium } from '../lib/setup.js';
 
 const chrome = useChromium();
 
@@ -47,13 +47,7 @@ async function startPageHost(t, name) {
  * @param {{page: import('playwright-core').Page}} dt
  */
 async function openShopPage(t, pageURL, dt) {
-  const context = chrome().browser.contexts()[0];
-  const page = await context.newPage();
-  t.after(async () => { await page.close().catch(() => {}); });
-  page.setDefaultTimeout(STEP_MS);
-  await page.goto(pageURL, { timeout: STEP_MS });
-  await dt.page.bringToFront();
-  return page;
+  return openPageTab(t, chrome, pageURL, dt);
 }
 
 /** The served app.js, and the 1-based line of its only line containing text. */

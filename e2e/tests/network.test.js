@@ -6,8 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { STEP_MS } from '../lib/devtools.js';
-import { TEST_MS, startHost, useChromium } from '../lib/setup.js';
+import { TEST_MS, openPageTab, startHost, useChromium } from '../lib/setup.js';
 
 const chrome = useChromium();
 const NETWORK_HOST = fileURLToPath(new URL('../fixtures/network-host.js', import.meta.url));
@@ -46,12 +45,7 @@ test('network: the host\'s fetches and the page\'s are listed in one Network pan
     h.w.trigger('log', 'fetch');
     await dt.page.locator('.network-log-grid td.name-column', { hasText: 'host-stock' }).nth(1).waitFor({ state: 'visible' });
     // The page's own fetch, from a tab of the same browser.
-    const context = chrome().browser.contexts()[0];
-    const page = await context.newPage();
-    t.after(async () => { await page.close().catch(() => {}); });
-    page.setDefaultTimeout(STEP_MS);
-    await page.goto(pageURL, { timeout: STEP_MS });
-    await dt.page.bringToFront();
+    await openPageTab(t, chrome, pageURL, dt);
     await row(dt.page, 'page-items').waitFor({ state: 'visible' });
     // The Initiator column links the calling script, host and page alike.
     await row(dt.page, 'host-stock').locator('td.initiator-column', { hasText: 'network-host.js:' }).waitFor({ state: 'visible' });
