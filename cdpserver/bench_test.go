@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,4 +128,63 @@ func BenchmarkRelayPipelined(b *testing.B) {
 	b.ReportMetric(burst/md.Seconds(), "direct-req/s")
 	b.ReportMetric(burst/mv.Seconds(), "worker-req/s")
 	b.ReportMetric(float64(md)/float64(mv), "throughput-ratio")
+}
+
+// BenchmarkRelayFlood measures host console events relayed to one window:
+// each iteration asks the host for 1,000 console.log calls and reads the
+// events and the answer. The host runs as a CommonJS file, so every event's
+// stack trace carries a bare-path url the worker rewrites (rewrite.go).
+// Profile the relay with
+//
+//	go test -run '^$' -bench RelayFlood -benchtime 200x -cpuprofile cpu.out ./cdpserver
+func BenchmarkRelayFlood(b *testing.B) {
+	const n = 1000
+	w := startWorker(b, hostScript, Options{Logf: func(string, ...any) {}})
+	via := dialRaw(b, w.srv.PageWebSocketURL(), "")
+	ctx := context.Background()
+	write := func(msg string) {
+		if err := via.c.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	write(`{"id":1,"method":"Runtime.enable"}`)
+	await := func(prefix []byte) (events int) {
+		for {
+			_, msg, err := via.c.Read(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if bytes.HasPrefix(msg, prefix) {
+				return events
+			}
+			if bytes.Contains(msg, []byte(`"Runtime.consoleAPICalled"`)) {
+				events++
+			}
+		}
+	}
+	await([]byte(`{"id":1,`))
+	b.ResetTimer()
+	start, cpu0 := time.Now(), processCPU()
+	total := 0
+	for i := range b.N {
+		id := i + 2
+		write(fmt.Sprintf(`{"id":%d,"method":"Runtime.evaluate","params":{"expression":"emit(%d)"}}`, id, n))
+		total += await(fmt.Appendf(nil, `{"id":%d,`, id))
+	}
+	b.StopTimer()
+	if total < b.N*n {
+		b.Fatalf("got %d console events, want %d", total, b.N*n)
+	}
+	b.ReportMetric(float64(total)/time.Since(start).Seconds(), "events/s")
+	// The worker and the reading client share this process; Node does not.
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(total), "proc-cpu-µs/event")
+}
+
+// processCPU is this process's user+system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

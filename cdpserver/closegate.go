@@ -56,7 +56,10 @@ func (g *closeGate) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	}
 	buffered, _ := brw.Reader.Peek(brw.Reader.Buffered())
 	g.conn = &gatedConn{Conn: conn, pre: append([]byte(nil), buffered...), closed: make(chan struct{})}
-	return g.conn, bufio.NewReadWriter(bufio.NewReader(g.conn), brw.Writer), nil
+	g.conn.out.write = conn.Write
+	// The server's writer is empty after Hijack (it flushed the 101
+	// response); the library's writes go through the corker (cork.go).
+	return g.conn, bufio.NewReadWriter(bufio.NewReader(g.conn), bufio.NewWriter(g.conn)), nil
 }
 
 // holdCloseWith makes the connection's close frame wait for hold. Without a
@@ -68,9 +71,11 @@ func (g *closeGate) holdCloseWith(hold func(abort <-chan struct{})) {
 }
 
 // gatedConn is a net.Conn whose Read stops at the start of the peer's close
-// frame until its hold returns. Writes pass straight through.
+// frame until its hold returns. Writes go through out, which passes them
+// straight on except while sendLoop has it corked (cork.go).
 type gatedConn struct {
 	net.Conn
+	out corker
 
 	// Owned by Read: coder/websocket never reads from two goroutines at once
 	// (its readMu).
@@ -128,6 +133,8 @@ func (c *gatedConn) waitForRelease() {
 	}
 	c.released = true
 }
+
+func (c *gatedConn) Write(p []byte) (int, error) { return c.out.Write(p) }
 
 func (c *gatedConn) Close() error {
 	c.closeOnce.Do(func() { close(c.closed) })

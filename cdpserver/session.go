@@ -42,6 +42,7 @@ type Session struct {
 	srv     *Server         // Static after construction.
 	id      int64           // Static after construction.
 	dt      *websocket.Conn // Static after construction. Written only by sendLoop.
+	wire    *gatedConn      // Static after construction: dt's connection, corked by sendLoop.
 	out     *sendQueue      // Static after construction.
 	objects *object.Table   // Static after construction.
 	net     *network.Window // Static after construction: the window's Network state.
@@ -150,7 +151,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 	dt.SetReadLimit(maxDevToolsMessage)
 	sess, closing := s.addSession(func(id int64) *Session {
 		sess := &Session{
-			srv: s, id: id, dt: dt, host: host,
+			srv: s, id: id, dt: dt, wire: gate.conn, host: host,
 			out:      newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
 			objects:  object.NewTable(),
 			pending:  map[int64]string{},
@@ -321,6 +322,10 @@ func (sess *Session) sendLoop() {
 			return
 		}
 		written := 0
+		corked := len(batch) > 1 && sess.wire != nil
+		if corked {
+			sess.wire.out.cork()
+		}
 		for _, m := range batch {
 			if sess.out.overflowed() {
 				// The window is closed for falling behind: the rest of the
@@ -328,19 +333,27 @@ func (sess *Session) sendLoop() {
 				break
 			}
 			if err := sess.dt.Write(ctx, websocket.MessageText, m); err != nil {
-				// The socket is closed or broken, or a frame is half
-				// written: no close frame can follow.
-				sess.stopSending()
-				sess.dt.CloseNow()
-				sess.closeHost()
+				sess.writeFailed()
 				return
 			}
 			written++
+		}
+		if corked && sess.wire.out.uncork() != nil {
+			sess.writeFailed()
+			return
 		}
 		clear(batch)
 		sess.out.written(written)
 		sess.poke()
 	}
+}
+
+// writeFailed ends a session whose DevTools socket is closed or broken, or
+// has a frame half written: no close frame can follow.
+func (sess *Session) writeFailed() {
+	sess.stopSending()
+	sess.dt.CloseNow()
+	sess.closeHost()
 }
 
 // stopSending tells a held close frame (awaitAnswersWritten) that nothing
