@@ -126,10 +126,30 @@ func parseHostMessage(msg []byte) (hostMessage, error) {
 	}
 	if rest, ok := bytes.CutPrefix(msg, []byte(`{"method":"`)); ok {
 		if end := bytes.IndexByte(rest, '"'); end > 0 && bytes.IndexByte(rest[:end], '\\') < 0 {
-			return hostMessage{Method: string(rest[:end])}, nil
+			return hostMessage{Method: eventName(rest[:end])}, nil
 		}
 	}
 	return parseHostMessageSlow(msg)
+}
+
+// eventName returns the event name b as a string without allocating for the
+// events Node sends many of (a switch on string(b) does not allocate).
+func eventName(b []byte) string {
+	switch string(b) {
+	case "Runtime.consoleAPICalled":
+		return "Runtime.consoleAPICalled"
+	case "Debugger.scriptParsed":
+		return "Debugger.scriptParsed"
+	case "Runtime.exceptionThrown":
+		return "Runtime.exceptionThrown"
+	case "HeapProfiler.addHeapSnapshotChunk":
+		return "HeapProfiler.addHeapSnapshotChunk"
+	case "HeapProfiler.reportHeapSnapshotProgress":
+		return "HeapProfiler.reportHeapSnapshotProgress"
+	case "NodeTracing.dataCollected":
+		return "NodeTracing.dataCollected"
+	}
+	return string(b)
 }
 
 // parseHostMessageSlow classifies by whichever of "id" and "method" comes

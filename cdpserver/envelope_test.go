@@ -297,3 +297,16 @@ func FuzzParseHostMessage(f *testing.F) {
 		}
 	})
 }
+
+func TestParseHostMessageHotEventsDoNotAllocate(t *testing.T) {
+	msg := []byte(`{"method":"Runtime.consoleAPICalled","params":{"type":"log","args":[]}}`)
+	var hm hostMessage
+	allocs := testing.AllocsPerRun(100, func() { hm, _ = parseHostMessage(msg) })
+	if hm.Method != "Runtime.consoleAPICalled" || allocs != 0 {
+		t.Fatalf("method %q with %v allocations per call, want Runtime.consoleAPICalled with 0", hm.Method, allocs)
+	}
+	other := []byte(`{"method":"Custom.event","params":{}}`)
+	if hm, _ := parseHostMessage(other); hm.Method != "Custom.event" {
+		t.Fatalf("method %q, want Custom.event", hm.Method)
+	}
+}

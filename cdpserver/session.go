@@ -241,8 +241,9 @@ func (sess *Session) guard(loop string, writer bool, f func()) {
 // host session.
 func (sess *Session) readLoop() {
 	ctx := context.Background()
+	var rd msgReader
 	for {
-		_, msg, err := sess.dt.Read(ctx)
+		msg, err := rd.read(ctx, sess.dt)
 		if err != nil {
 			sess.dtClosed.Store(true)
 			close(sess.dtGone)
@@ -293,8 +294,9 @@ func (sess *Session) hostLoop() {
 // readHost relays one Node session's messages until it ends.
 func (sess *Session) readHost(conn *websocket.Conn) error {
 	ctx := context.Background()
+	var rd msgReader
 	for {
-		_, msg, err := conn.Read(ctx)
+		msg, err := rd.read(ctx, conn)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,83 @@
+package cdpserver
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/coder/websocket"
+)
+
+// TestMsgReaderKeepsMessagesApart sends messages of sizes around the scratch
+// bounds and checks each one arrives whole and stays unchanged after the
+// reader reads the next (a slice aliasing the scratch buffer would not).
+func TestMsgReaderKeepsMessagesApart(t *testing.T) {
+	sizes := []int{0, 1, 4095, 4096, 4097, keepScratch - 1, keepScratch, keepScratch + 1, 5 << 20, 10, 3}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for i, n := range sizes {
+			msg := bytes.Repeat([]byte{byte('a' + i)}, n)
+			if err := c.Write(r.Context(), websocket.MessageText, msg); err != nil {
+				return
+			}
+		}
+		c.Close(websocket.StatusNormalClosure, "")
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(16 << 20)
+	var rd msgReader
+	var got [][]byte
+	for range sizes {
+		msg, err := rd.read(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, msg)
+	}
+	if _, err := rd.read(ctx, c); websocket.CloseStatus(err) != websocket.StatusNormalClosure {
+		t.Fatalf("after the last message: %v, want the normal close", err)
+	}
+	for i, n := range sizes {
+		want := bytes.Repeat([]byte{byte('a' + i)}, n)
+		if !bytes.Equal(got[i], want) {
+			t.Fatalf("message %d (%d bytes): got %d bytes, changed or cut", i, n, len(got[i]))
+		}
+	}
+}
+
+func TestMsgReaderHonoursReadLimit(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		c.Write(r.Context(), websocket.MessageText, bytes.Repeat([]byte("x"), 2000))
+		c.Read(r.Context())
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	c.SetReadLimit(1000)
+	var rd msgReader
+	if msg, err := rd.read(ctx, c); err == nil {
+		t.Fatalf("read %d bytes past a 1000-byte limit", len(msg))
+	}
+}
