@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+
+	"github.com/inspector-worker/inspector-worker/internal/cork"
 )
 
 // The close gate. coder/websocket answers a peer's close frame the moment its
@@ -55,11 +57,11 @@ func (g *closeGate) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		_ = tc.SetWriteBuffer(devToolsSendBuffer)
 	}
 	buffered, _ := brw.Reader.Peek(brw.Reader.Buffered())
-	g.conn = &gatedConn{Conn: conn, pre: append([]byte(nil), buffered...), closed: make(chan struct{})}
-	g.conn.out.write = conn.Write
+	g.conn = &gatedConn{Conn: conn, pre: append([]byte(nil), buffered...), closed: make(chan struct{}), out: cork.New(conn.Write)}
+	g.conn.br = bufio.NewReader(g.conn)
 	// The server's writer is empty after Hijack (it flushed the 101
-	// response); the library's writes go through the corker (cork.go).
-	return g.conn, bufio.NewReadWriter(bufio.NewReader(g.conn), bufio.NewWriter(g.conn)), nil
+	// response); the library's writes go through the cork (sendLoop).
+	return g.conn, bufio.NewReadWriter(g.conn.br, bufio.NewWriter(g.conn)), nil
 }
 
 // holdCloseWith makes the connection's close frame wait for hold. Without a
@@ -72,10 +74,11 @@ func (g *closeGate) holdCloseWith(hold func(abort <-chan struct{})) {
 
 // gatedConn is a net.Conn whose Read stops at the start of the peer's close
 // frame until its hold returns. Writes go through out, which passes them
-// straight on except while sendLoop has it corked (cork.go).
+// straight on except while sendLoop has it corked (internal/cork).
 type gatedConn struct {
 	net.Conn
-	out corker
+	out *cork.Writer  // Static after construction.
+	br  *bufio.Reader // Static after construction: the library reads through it; peeked only by its reader (readLoop).
 
 	// Owned by Read: coder/websocket never reads from two goroutines at once
 	// (its readMu).
@@ -222,4 +225,32 @@ func (t *frameTracker) payloadLen() uint64 {
 	default:
 		return uint64(l)
 	}
+}
+
+// messageBuffered reports whether the connection's read buffer already holds
+// a whole single-frame data message, so the next read returns without
+// waiting for the socket. readLoop asks between messages to know that more
+// requests follow at once (it then holds their writes to Node for one
+// syscall). A control frame or a fragment answers false: the library would
+// read on past it.
+func (c *gatedConn) messageBuffered() bool {
+	b, _ := c.br.Peek(c.br.Buffered())
+	return wholeDataFrame(b)
+}
+
+func wholeDataFrame(b []byte) bool {
+	if len(b) < 2 || b[0]&0x80 == 0 { // FIN unset: a fragment
+		return false
+	}
+	if op := b[0] & 0x0F; op != 0x1 && op != 0x2 {
+		return false
+	}
+	var t frameTracker
+	t.have = copy(t.hdr[:], b)
+	need := t.headerLen()
+	if len(b) < need {
+		return false
+	}
+	payload := t.payloadLen()
+	return !t.broken && uint64(len(b)-need) >= payload
 }

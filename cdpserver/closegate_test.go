@@ -349,3 +349,51 @@ func FuzzFrameTracker(f *testing.F) {
 		}
 	})
 }
+
+func TestWholeDataFrame(t *testing.T) {
+	frame := func(b0 byte, payload int, masked bool) []byte {
+		var h []byte
+		mask := byte(0)
+		if masked {
+			mask = 0x80
+		}
+		switch {
+		case payload < 126:
+			h = []byte{b0, mask | byte(payload)}
+		case payload < 1<<16:
+			h = []byte{b0, mask | 126, byte(payload >> 8), byte(payload)}
+		default:
+			h = []byte{b0, mask | 127, 0, 0, 0, 0, byte(payload >> 24), byte(payload >> 16), byte(payload >> 8), byte(payload)}
+		}
+		if masked {
+			h = append(h, 1, 2, 3, 4)
+		}
+		return append(h, make([]byte, payload)...)
+	}
+	for _, tc := range []struct {
+		name string
+		b    []byte
+		want bool
+	}{
+		{"empty", nil, false},
+		{"one byte", []byte{0x81}, false},
+		{"small text", frame(0x81, 10, true), true},
+		{"small text cut", frame(0x81, 10, true)[:15], false},
+		{"text then more", append(frame(0x81, 10, true), 0x81), true},
+		{"binary", frame(0x82, 3, true), true},
+		{"16-bit length", frame(0x81, 300, true), true},
+		{"16-bit length cut", frame(0x81, 300, true)[:200], false},
+		{"16-bit header cut", frame(0x81, 300, true)[:3], false},
+		{"64-bit length", frame(0x81, 70000, true), true},
+		{"64-bit length cut", frame(0x81, 70000, true)[:70000], false},
+		{"fragment", frame(0x01, 10, true), false},
+		{"continuation", frame(0x80, 10, true), false},
+		{"ping", frame(0x89, 0, true), false},
+		{"close", frame(0x88, 2, true), false},
+		{"top bit length", []byte{0x81, 0xFF, 0x80, 0, 0, 0, 0, 0, 0, 1, 1, 2, 3, 4}, false},
+	} {
+		if got := wholeDataFrame(tc.b); got != tc.want {
+			t.Errorf("%s: wholeDataFrame = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -160,7 +160,7 @@ func (sess *Session) relay(req request, msg []byte) {
 	// requests of the old session under both, so a request is either in
 	// its sweep or sent to the session that is current here.
 	sess.hostMu.Lock()
-	conn, downWhy := sess.host, sess.downWhy
+	conn, downWhy, batch := sess.host, sess.downWhy, sess.hostBatch
 	sess.mu.Lock()
 	if sess.hostClosed {
 		reason := sess.goneReason
@@ -189,6 +189,9 @@ func (sess *Session) relay(req request, msg []byte) {
 	}
 	sess.mu.Unlock()
 	sess.hostMu.Unlock()
+	if sess.holdHost {
+		batch.Hold() // readLoop releases it (session.go)
+	}
 	if err := conn.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		// The host session is broken; hostLoop will see it too and endHost
 		// answers this request along with every other pending one.

@@ -47,6 +47,8 @@ type Session struct {
 	objects *object.Table   // Static after construction.
 	net     *network.Window // Static after construction: the window's Network state.
 
+	holdHost bool // Owned by readLoop (relay runs in it): hold relayed requests, more follow at once.
+
 	dtClosed  atomic.Bool // the DevTools side ended first
 	retiring  atomic.Bool // the window was closed for falling behind (retire)
 	retiredAt atomic.Int64
@@ -70,16 +72,17 @@ type Session struct {
 	// watch-mode rebind replays the window's state into a new session that
 	// is not yet published here (watch.go). Read by hostLoop, which is handed
 	// each new session through next.
-	hostMu    sync.Mutex      // Taken before mu; a leaf otherwise.
-	host      *websocket.Conn // Guarded by hostMu; nil while the host is down (watch mode only).
-	downWhy   string          // Guarded by hostMu: why host is nil.
-	next      *rebinding      // Guarded by hostMu: a new session for hostLoop to take (watch mode).
-	loopDone  bool            // Guarded by hostMu: hostLoop returned; a rebind closes its session instead.
-	resetDone bool            // Guarded by hostMu: hostLoop has told the window the host is gone (hostLost).
-	lateNotes [][]byte        // Guarded by hostMu: Console lines about the gone host, queued after that reset.
-	rebound   chan struct{}   // cap 1: next was set
-	dtGone    chan struct{}   // closed when readLoop ends
-	watch     *watchState     // Static after construction; nil without Options.Watch (watch_state.go).
+	hostMu    sync.Mutex           // Taken before mu; a leaf otherwise.
+	host      *websocket.Conn      // Guarded by hostMu; nil while the host is down (watch mode only).
+	hostBatch *hostnode.WriteBatch // Guarded by hostMu: host's write batch (relay), nil when not bound.
+	downWhy   string               // Guarded by hostMu: why host is nil.
+	next      *rebinding           // Guarded by hostMu: a new session for hostLoop to take (watch mode).
+	loopDone  bool                 // Guarded by hostMu: hostLoop returned; a rebind closes its session instead.
+	resetDone bool                 // Guarded by hostMu: hostLoop has told the window the host is gone (hostLost).
+	lateNotes [][]byte             // Guarded by hostMu: Console lines about the gone host, queued after that reset.
+	rebound   chan struct{}        // cap 1: next was set
+	dtGone    chan struct{}        // closed when readLoop ends
+	watch     *watchState          // Static after construction; nil without Options.Watch (watch_state.go).
 
 	mu         sync.Mutex
 	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.
@@ -130,7 +133,8 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 			http.StatusServiceUnavailable)
 		return
 	}
-	host, err := cur.OpenSession(r.Context())
+	batch := new(hostnode.WriteBatch)
+	host, err := cur.OpenSession(hostnode.WithWriteBatch(r.Context(), batch))
 	if err != nil {
 		unlockSwap()
 		s.releaseWindow()
@@ -151,7 +155,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 	dt.SetReadLimit(maxDevToolsMessage)
 	sess, closing := s.addSession(func(id int64) *Session {
 		sess := &Session{
-			srv: s, id: id, dt: dt, wire: gate.conn, host: host,
+			srv: s, id: id, dt: dt, wire: gate.conn, host: host, hostBatch: batch,
 			out:      newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
 			objects:  object.NewTable(),
 			pending:  map[int64]string{},
@@ -245,13 +249,33 @@ func (sess *Session) readLoop() {
 	for {
 		msg, err := rd.read(ctx, sess.dt)
 		if err != nil {
+			sess.releaseHost()
 			sess.dtClosed.Store(true)
 			close(sess.dtGone)
 			sess.closeHost()
 			sess.out.close(&closeState{websocket.StatusNormalClosure, "DevTools window closed"})
 			return
 		}
+		// While the next request is already in hand, requests relayed to
+		// Node are held and go out in one write (hostnode.WriteBatch);
+		// the last of them releases the lot. readLoop never waits on the
+		// socket while holding: it holds only when a whole message is
+		// buffered.
+		sess.holdHost = sess.wire != nil && sess.wire.messageBuffered()
 		sess.handle(msg)
+		if !sess.holdHost {
+			sess.releaseHost()
+		}
+	}
+}
+
+// releaseHost writes the requests held for the current host session.
+func (sess *Session) releaseHost() {
+	sess.hostMu.Lock()
+	b := sess.hostBatch
+	sess.hostMu.Unlock()
+	if b.Release() != nil {
+		sess.closeHost() // hostLoop sees the broken session too and answers what is pending
 	}
 }
 
@@ -326,7 +350,7 @@ func (sess *Session) sendLoop() {
 		written := 0
 		corked := len(batch) > 1 && sess.wire != nil
 		if corked {
-			sess.wire.out.cork()
+			sess.wire.out.Cork()
 		}
 		for _, m := range batch {
 			if sess.out.overflowed() {
@@ -340,7 +364,7 @@ func (sess *Session) sendLoop() {
 			}
 			written++
 		}
-		if corked && sess.wire.out.uncork() != nil {
+		if corked && sess.wire.out.Uncork() != nil {
 			sess.writeFailed()
 			return
 		}

@@ -29,8 +29,9 @@ const replayWait = 10 * time.Second
 // rebinding is a new Node session handed to a window's hostLoop.
 type rebinding struct {
 	conn     *websocket.Conn
-	note     []byte        // a Log.entryAdded saying why the host changed, queued before its events
-	answered chan struct{} // closed once Node answered every replayed request (or never will)
+	batch    *hostnode.WriteBatch // conn's write batch (relay)
+	note     []byte               // a Log.entryAdded saying why the host changed, queued before its events
+	answered chan struct{}        // closed once Node answered every replayed request (or never will)
 }
 
 // HostDown marks the host as gone: every window's Node session is closed
@@ -98,14 +99,15 @@ func (s *Server) HostUp(ctx context.Context, h Host, note string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conn, err := h.OpenSession(ctx)
+			batch := new(hostnode.WriteBatch)
+			conn, err := h.OpenSession(hostnode.WithWriteBatch(ctx, batch))
 			if err != nil {
 				sess.enqueue(logEntry("error", "inspector-worker: cannot open a session to the restarted host: "+
 					err.Error()+"; reopen DevTools", time.Now()))
 				return
 			}
 			conn.SetReadLimit(maxHostMessageLimit)
-			sess.rebind(conn, noteMsg)
+			sess.rebind(conn, batch, noteMsg)
 		}()
 	}
 	wg.Wait()
@@ -147,7 +149,7 @@ func (sess *Session) detachHost(conn *websocket.Conn, reason string) {
 		sess.hostMu.Unlock()
 		return
 	}
-	sess.host, sess.downWhy = nil, reason
+	sess.host, sess.hostBatch, sess.downWhy = nil, nil, reason
 	sess.settling.Add(1) // pending empties before its answers are queued
 	sess.mu.Lock()
 	pending := sess.pending
@@ -252,8 +254,8 @@ func (sess *Session) hostLoopDone() {
 // rebind hands the window conn, a session to the new host, and waits until
 // Node answered the window's replayed state (replayInto) or replayWait
 // passed or the window ended.
-func (sess *Session) rebind(conn *websocket.Conn, note []byte) {
-	rb := &rebinding{conn: conn, note: note, answered: make(chan struct{})}
+func (sess *Session) rebind(conn *websocket.Conn, batch *hostnode.WriteBatch, note []byte) {
+	rb := &rebinding{conn: conn, batch: batch, note: note, answered: make(chan struct{})}
 	sess.hostMu.Lock()
 	if sess.loopDone {
 		sess.hostMu.Unlock()
@@ -319,7 +321,7 @@ func (sess *Session) replayInto(rb *rebinding) {
 		}
 	}
 	sess.hostMu.Lock()
-	sess.host, sess.downWhy, sess.resetDone = rb.conn, "", false
+	sess.host, sess.hostBatch, sess.downWhy, sess.resetDone = rb.conn, rb.batch, "", false
 	sess.hostMu.Unlock()
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/inspector-worker/inspector-worker/internal/cork"
 )
 
 // MaxHostMessage bounds one message read from Node's inspector. The 32 KiB
@@ -99,7 +101,11 @@ func dialQuickAck(ctx context.Context, network, addr string) (net.Conn, error) {
 		return conn, nil
 	}
 	rearmQuickAck(raw)
-	return &quickAckConn{Conn: conn, raw: raw}, nil
+	qc := &quickAckConn{Conn: conn, raw: raw, out: cork.New(conn.Write)}
+	if slot, ok := ctx.Value(batchKey{}).(*WriteBatch); ok {
+		slot.w = qc.out
+	}
+	return qc, nil
 }
 
 // quickAckConn re-arms TCP_QUICKACK after every Read: Linux leaves quick-ACK
@@ -108,7 +114,10 @@ func dialQuickAck(ctx context.Context, network, addr string) (net.Conn, error) {
 type quickAckConn struct {
 	net.Conn
 	raw syscall.RawConn // Static after construction.
+	out *cork.Writer    // Static after construction: writes go through it (WriteBatch).
 }
+
+func (c *quickAckConn) Write(p []byte) (int, error) { return c.out.Write(p) }
 
 func (c *quickAckConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)

@@ -1,4 +1,4 @@
-package cdpserver
+package cork
 
 import (
 	"bytes"
@@ -19,17 +19,17 @@ func (w *writeLog) write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func TestCorkerBatchesWritesUntilUncork(t *testing.T) {
+func TestBatchesWritesUntilUncork(t *testing.T) {
 	var log writeLog
-	c := &corker{write: log.write}
+	c := New(log.write)
 	c.Write([]byte("a")) // uncorked: passes straight through
-	c.cork()
+	c.Cork()
 	c.Write([]byte("b"))
 	c.Write([]byte("c"))
 	if len(log.writes) != 1 {
 		t.Fatalf("corked writes reached the socket: %q", log.writes)
 	}
-	if err := c.uncork(); err != nil {
+	if err := c.Uncork(); err != nil {
 		t.Fatal(err)
 	}
 	c.Write([]byte("d"))
@@ -44,16 +44,16 @@ func TestCorkerBatchesWritesUntilUncork(t *testing.T) {
 	}
 }
 
-func TestCorkerFlushesAtMaxCorkInOrder(t *testing.T) {
+func TestFlushesAtMaxCorkInOrder(t *testing.T) {
 	var log writeLog
-	c := &corker{write: log.write}
-	c.cork()
-	small := bytes.Repeat([]byte("s"), maxCork-10)
-	big := bytes.Repeat([]byte("B"), maxCork+1)
+	c := New(log.write)
+	c.Cork()
+	small := bytes.Repeat([]byte("s"), Max-10)
+	big := bytes.Repeat([]byte("B"), Max+1)
 	c.Write(small)
-	c.Write(big) // passes maxCork: what was held goes first, then big itself
+	c.Write(big) // passes Max: what was held goes first, then big itself
 	c.Write([]byte("t"))
-	if err := c.uncork(); err != nil {
+	if err := c.Uncork(); err != nil {
 		t.Fatal(err)
 	}
 	got := bytes.Join(log.writes, nil)
@@ -66,15 +66,15 @@ func TestCorkerFlushesAtMaxCorkInOrder(t *testing.T) {
 	}
 }
 
-func TestCorkerUncorkReportsWriteError(t *testing.T) {
+func TestUncorkReportsWriteError(t *testing.T) {
 	broken := errors.New("broken pipe")
 	log := writeLog{err: broken}
-	c := &corker{write: log.write}
-	c.cork()
+	c := New(log.write)
+	c.Cork()
 	if _, err := c.Write([]byte("held")); err != nil {
 		t.Fatalf("corked write failed early: %v", err)
 	}
-	if err := c.uncork(); !errors.Is(err, broken) {
+	if err := c.Uncork(); !errors.Is(err, broken) {
 		t.Fatalf("uncork = %v, want the socket's error", err)
 	}
 }
