@@ -188,3 +188,29 @@ func processCPU() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkRelayBig relays a 5 MB Runtime.evaluate answer per iteration
+// (proc-cpu-ms/op: this process's CPU per answer, the worker's and the
+// reading client's).
+func BenchmarkRelayBig(b *testing.B) {
+	w := startWorker(b, hostScript, Options{Logf: func(string, ...any) {}})
+	via := dialRaw(b, w.srv.PageWebSocketURL(), "")
+	ctx := context.Background()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := range b.N {
+		msg := fmt.Appendf(nil, `{"id":%d,"method":"Runtime.evaluate","params":{"expression":"'x'.repeat(5e6)"}}`, i+1)
+		if err := via.c.Write(ctx, websocket.MessageText, msg); err != nil {
+			b.Fatal(err)
+		}
+		_, ans, err := via.c.Read(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(ans) < 5e6 {
+			b.Fatalf("answer has %d bytes, want > 5e6", len(ans))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/1e3/float64(b.N), "proc-cpu-ms/op")
+}
