@@ -1,0 +1,159 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// BenchmarkRelayCost shows the worker's own cost on the host path (issue 12,
+// item 1). Four Node hosts, one per path: a direct client with TCP_NODELAY
+// and TCP_QUICKACK re-armed after each read (the best a client can do), a
+// direct client without QUICKACK (what DevTools does), the same best client
+// through a bare TCP splice in a separate process (the floor for any
+// separate-process relay), and through the worker (`serve`). Every mode runs
+// on all four in each round, interleaved (single calls for round trips,
+// whole mode runs in a rotating order otherwise), so machine noise hits all
+// of them alike. Figures are reported, never asserted: wall clock on a
+// shared machine.
+//
+//	go test -run '^$' -bench RelayCost -benchtime 1x ./cmd/inspector-worker
+//
+// Knob: IW_RELAY_ROUNDS (default 5, at least 3). See docs/p9-bench.md.
+func BenchmarkRelayCost(b *testing.B) {
+	rounds := 5
+	if v, err := strconv.Atoi(os.Getenv("IW_RELAY_ROUNDS")); err == nil {
+		rounds = max(v, 3)
+	}
+	paths := startRelayPaths(b)
+	relays := []int{pathWorker, pathSplice}
+	for _, p := range paths { // warm every path and mode once
+		runBurst(b, p)
+	}
+	// res[mode][metric][path][round]; cpu[mode][relay][round] in µs/message.
+	res := make([][][numPaths][]float64, len(relayModes))
+	cpu := make([][][]float64, len(relayModes))
+	for m, mode := range relayModes {
+		res[m] = make([][numPaths][]float64, len(mode.metrics))
+		cpu[m] = make([][]float64, len(relays))
+	}
+	b.ResetTimer()
+	for r := range rounds {
+		order := []int{pathBest, pathStock, pathSplice, pathWorker}
+		for range r % numPaths { // rotate: no path always runs first
+			order = append(order[1:], order[0])
+		}
+		for m, mode := range relayModes {
+			var before [numPaths]int64
+			for _, i := range relays {
+				before[i] = procCPU(paths[i].pid)
+			}
+			out := mode.run(b, paths, order)
+			for k, i := range relays {
+				ns := procCPU(paths[i].pid) - before[i]
+				cpu[m][k] = append(cpu[m][k], float64(ns)/1e3/float64(out[i].msgs))
+			}
+			for k := range mode.metrics {
+				for i := range numPaths {
+					res[m][k][i] = append(res[m][k][i], out[i].vals[k])
+				}
+			}
+		}
+	}
+	b.StopTimer()
+	reportRelayCost(b, paths, res, cpu, relays)
+}
+
+// ratioCols are the baselines each worker figure is divided by.
+var ratioCols = []struct {
+	name string
+	path int
+}{{"w/splice", pathSplice}, {"w/best", pathBest}, {"w/stock", pathStock}}
+
+// reportRelayCost prints the table to stdout (medians over rounds; a ratio is the
+// median of the per-round ratios) and reports the same medians as metrics.
+func reportRelayCost(b *testing.B, paths [numPaths]*relayPath, res [][][numPaths][]float64, cpu [][][]float64, relays []int) {
+	var t strings.Builder
+	fmt.Fprintf(&t, "%-20s", "mode metric")
+	for _, n := range pathNames {
+		fmt.Fprintf(&t, " %12s", n)
+	}
+	for _, c := range ratioCols {
+		fmt.Fprintf(&t, " %9s", c.name)
+	}
+	fmt.Fprintf(&t, "  w/splice per round\n")
+	for m, mode := range relayModes {
+		for k, met := range mode.metrics {
+			name := mode.name + " " + met.name
+			fmt.Fprintf(&t, "%-20s", name)
+			for i := range numPaths {
+				fmt.Fprintf(&t, " %12.1f", median(res[m][k][i]))
+			}
+			var perRound []float64
+			for _, c := range ratioCols {
+				ratios := divide(res[m][k][pathWorker], res[m][k][c.path])
+				if c.path == pathSplice {
+					perRound = ratios
+				}
+				fmt.Fprintf(&t, " %8.2f×", median(ratios))
+				b.ReportMetric(median(ratios), metricName(mode.name+"-"+met.name+"-"+c.name))
+			}
+			fmt.Fprintf(&t, "  %s\n", formatRatios(perRound))
+		}
+	}
+	fmt.Fprintf(&t, "\nCPU per relayed message (µs, median over rounds; both directions count):\n%-20s", "mode")
+	for _, i := range relays {
+		fmt.Fprintf(&t, " %12s", pathNames[i])
+	}
+	t.WriteString("  worker/splice\n")
+	for m, mode := range relayModes {
+		fmt.Fprintf(&t, "%-20s", mode.name)
+		for k, i := range relays {
+			fmt.Fprintf(&t, " %12.2f", median(cpu[m][k]))
+			b.ReportMetric(median(cpu[m][k]), metricName(mode.name+"-cpu-µs/msg-"+pathNames[i]))
+		}
+		fmt.Fprintf(&t, "  %12.2f×\n", median(divide(cpu[m][0], cpu[m][1])))
+	}
+	t.WriteString("\nMemory at the end (MiB):\n")
+	for _, i := range relays {
+		rss, peak := procMem(paths[i].pid)
+		fmt.Fprintf(&t, "%-12s VmRSS %6.1f  VmHWM (peak) %6.1f\n", pathNames[i], rss, peak)
+		b.ReportMetric(peak, metricName("peak-MiB-"+pathNames[i]))
+	}
+	fmt.Fprintf(&t, "\nRatios are worker/baseline: for µs lower is better (goal ≤ 1.05× splice); for rates higher is better (goal ≥ 0.95× splice; burst ≥ 5× stock).\n")
+	// stdout, not b.Log: the testing package cuts a benchmark's log to
+	// ten lines unless -v.
+	fmt.Print("\n", t.String())
+}
+
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(v))
+	return s[len(s)/2]
+}
+
+func divide(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] / b[i]
+	}
+	return out
+}
+
+func formatRatios(v []float64) string {
+	parts := make([]string, len(v))
+	for i, x := range v {
+		parts[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(parts, " ")
+}
+
+// metricName makes a b.ReportMetric unit: no spaces.
+func metricName(s string) string { return strings.ReplaceAll(s, " ", "_") }
