@@ -3,10 +3,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // relayHostScript is each path's Node host: flood(n) logs n console messages
@@ -84,4 +88,25 @@ func startBenchProc(b *testing.B, dir string, env []string, bin string, args ...
 	workerBin = bin
 	defer func() { workerBin = saved }()
 	return startCmdEnv(b, dir, env, args...)
+}
+
+// startPerf profiles pid with Linux perf into IW_RELAY_PERF (if set) until
+// the returned stop is called: the worker has no pprof flag, and perf needs
+// none (Go keeps frame pointers, so -g call graphs work). Read it with
+// `perf report -i FILE`.
+func startPerf(b *testing.B, pid int) (stop func()) {
+	out := os.Getenv("IW_RELAY_PERF")
+	if out == "" {
+		return func() {}
+	}
+	p := startBenchProc(b, ".", nil, "perf", "record", "-F", "999", "-g", "-o", out, "-p", strconv.Itoa(pid))
+	time.Sleep(300 * time.Millisecond) // perf attaches on its own time and says nothing
+	return func() {
+		p.cmd.Process.Signal(syscall.SIGINT)
+		p.wait() // perf ends by its own SIGINT: no exit code to check
+		if !strings.Contains(p.stderr.String(), "Captured and wrote") {
+			b.Errorf("perf record wrote no profile: %s", p.stderr)
+		}
+		fmt.Printf("perf profile of the worker (pid %d): %s\n", pid, out)
+	}
 }

@@ -24,7 +24,9 @@ import (
 //
 //	go test -run '^$' -bench RelayCost -benchtime 1x ./cmd/inspector-worker
 //
-// Knob: IW_RELAY_ROUNDS (default 5, at least 3). See docs/p9-bench.md.
+// Knobs: IW_RELAY_ROUNDS (default 5, at least 3); IW_RELAY_PERF=FILE
+// records a perf CPU profile of the worker over the rounds. See
+// docs/p9-bench.md.
 func BenchmarkRelayCost(b *testing.B) {
 	rounds := 5
 	if v, err := strconv.Atoi(os.Getenv("IW_RELAY_ROUNDS")); err == nil {
@@ -42,6 +44,8 @@ func BenchmarkRelayCost(b *testing.B) {
 		res[m] = make([][numPaths][]float64, len(mode.metrics))
 		cpu[m] = make([][]float64, len(relays))
 	}
+	fmt.Printf("worker pid %d, splice pid %d, %d rounds\n", paths[pathWorker].pid, paths[pathSplice].pid, rounds)
+	stopPerf := startPerf(b, paths[pathWorker].pid)
 	b.ResetTimer()
 	for r := range rounds {
 		order := []int{pathBest, pathStock, pathSplice, pathWorker}
@@ -66,6 +70,7 @@ func BenchmarkRelayCost(b *testing.B) {
 		}
 	}
 	b.StopTimer()
+	stopPerf()
 	reportRelayCost(b, paths, res, cpu, relays)
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -133,6 +134,18 @@ func (w *benchConn) read(b *testing.B) []byte {
 		b.Fatal(err)
 	}
 	return msg
+}
+
+// readWithin reads one message, or reports false after d of silence (the
+// connection is unusable then: the library closes it on a read timeout).
+func (w *benchConn) readWithin(b *testing.B, d time.Duration) ([]byte, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	_, msg, err := w.c.Read(ctx)
+	if err != nil && ctx.Err() == nil {
+		b.Fatal(err)
+	}
+	return msg, err == nil
 }
 
 // call sends one request and reads until its answer, skipping events.
