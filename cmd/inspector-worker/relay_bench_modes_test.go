@@ -13,7 +13,8 @@ import (
 
 // Sizes of one round of each mode, per path: big enough that one round
 // takes a few hundred ms per path, small enough that the whole benchmark
-// with 5 rounds takes about a minute on the 2-core machine.
+// with 5 rounds takes about a minute on the 2-core machine. Modes other
+// than the round trip run in modeSlices slices per round, alternating paths.
 const (
 	roundTripCalls = 1000
 	pipelineDepth  = 64
@@ -24,6 +25,7 @@ const (
 	bigResultCalls = 5
 	bigResultBytes = 5_000_000
 	windowCalls    = 200 // round trips per window in the 8-window mode
+	modeSlices     = 4
 )
 
 const evalOne = `{"expression":"1"}`
@@ -51,18 +53,45 @@ type metric struct {
 
 var relayModes = []relayMode{
 	{"roundtrip", []metric{{"p50-µs", false}, {"p99-µs", false}}, runRoundTrip},
-	{"pipelined", []metric{{"calls/s", true}}, eachPath(runPipelined)},
-	{"burst", []metric{{"calls/s", true}}, eachPath(runBurst)},
-	{"flood", []metric{{"events/s", true}}, eachPath(runFlood)},
-	{"5MB", []metric{{"MB/s", true}}, eachPath(runBigResult)},
-	{"8windows", []metric{{"calls/s", true}}, eachPath(runWindows)},
+	{"pipelined", []metric{{"calls/s", true}}, sliced(runPipelined, pipelineCalls)},
+	{"burst", []metric{{"calls/s", true}}, sliced(runBurst, burstCount)},
+	{"flood", []metric{{"events/s", true}}, sliced(runFlood, floodMessages)},
+	{"5MB", []metric{{"MB/s", true}}, sliced(runBigResult, bigResultCalls)},
+	{"8windows", []metric{{"calls/s", true}}, sliced(runWindows, windowCalls)},
 }
 
-// eachPath runs a mode path after path, in order.
-func eachPath(f func(b *testing.B, p *relayPath) sample) func(*testing.B, [numPaths]*relayPath, []int) [numPaths]sample {
+// part is what one slice of a rate mode measured on one path: work done
+// (calls, events, MB), the time it took, messages relayed both ways.
+type part struct {
+	work float64
+	d    time.Duration
+	msgs int
+}
+
+// sliced runs a rate mode of n units per path and round in modeSlices
+// slices, path after path in order within each slice, so that a burst of
+// machine noise hits every path about alike. The rate is total work over
+// total time.
+func sliced(f func(b *testing.B, p *relayPath, n int) part, n int) func(*testing.B, [numPaths]*relayPath, []int) [numPaths]sample {
 	return func(b *testing.B, paths [numPaths]*relayPath, order []int) (out [numPaths]sample) {
-		for _, i := range order {
-			out[i] = f(b, paths[i])
+		var sum [numPaths]part
+		for k := range modeSlices {
+			m := n / modeSlices
+			if k < n%modeSlices {
+				m++
+			}
+			if m == 0 {
+				continue
+			}
+			for _, i := range order {
+				p := f(b, paths[i], m)
+				sum[i].work += p.work
+				sum[i].d += p.d
+				sum[i].msgs += p.msgs
+			}
+		}
+		for i, s := range sum {
+			out[i] = sample{[]float64{s.work / s.d.Seconds()}, s.msgs}
 		}
 		return out
 	}
@@ -87,35 +116,35 @@ func runRoundTrip(b *testing.B, paths [numPaths]*relayPath, order []int) (out [n
 	return out
 }
 
-// runPipelined keeps pipelineDepth calls in flight: a new call goes out as
-// each answer comes back.
-func runPipelined(b *testing.B, p *relayPath) sample {
+// runPipelined keeps pipelineDepth calls in flight until n calls were
+// answered: a new call goes out as each answer comes back.
+func runPipelined(b *testing.B, p *relayPath, n int) part {
 	w := p.main
 	start := time.Now()
 	sent, got := 0, 0
-	for ; sent < pipelineDepth; sent++ {
+	for ; sent < min(pipelineDepth, n); sent++ {
 		w.send(b, "Runtime.evaluate", evalOne)
 	}
-	for got < pipelineCalls {
+	for got < n {
 		if !isAnswer(w.read(b)) {
 			continue
 		}
 		got++
-		if sent < pipelineCalls {
+		if sent < n {
 			w.send(b, "Runtime.evaluate", evalOne)
 			sent++
 		}
 	}
-	return sample{[]float64{perSec(got, time.Since(start))}, 2 * got}
+	return part{float64(got), time.Since(start), 2 * got}
 }
 
-// runBurst sends pipelineDepth calls, awaits all answers, and repeats: the
+// runBurst sends pipelineDepth calls, awaits all answers, n times: the
 // pattern on which a client without TCP_QUICKACK waits ~40 ms per burst for
 // Node's Nagle-delayed last answer.
-func runBurst(b *testing.B, p *relayPath) sample {
+func runBurst(b *testing.B, p *relayPath, n int) part {
 	w := p.main
 	start := time.Now()
-	for range burstCount {
+	for range n {
 		for range pipelineDepth {
 			w.send(b, "Runtime.evaluate", evalOne)
 		}
@@ -125,26 +154,26 @@ func runBurst(b *testing.B, p *relayPath) sample {
 			}
 		}
 	}
-	n := burstCount * pipelineDepth
-	return sample{[]float64{perSec(n, time.Since(start))}, 2 * n}
+	calls := n * pipelineDepth
+	return part{float64(calls), time.Since(start), 2 * calls}
 }
 
-// runFlood asks the host to log floodMessages console messages and counts
-// the Runtime.consoleAPICalled events the window receives, until the last
-// one. Every event must arrive (the window reads as fast as it can): after
+// runFlood asks the host to log n console messages and counts the
+// Runtime.consoleAPICalled events the window receives, until the last one.
+// Every event must arrive (the window reads as fast as it can): after
 // floodQuiet of silence the benchmark fails, as the read timeout has closed
 // the connection anyway.
-func runFlood(b *testing.B, p *relayPath) sample {
+func runFlood(b *testing.B, p *relayPath, n int) part {
 	w := p.main
 	start := time.Now()
-	w.send(b, "Runtime.evaluate", `{"expression":"flood(`+itoa(floodMessages)+`)"}`)
+	w.send(b, "Runtime.evaluate", `{"expression":"flood(`+itoa(n)+`)"}`)
 	got, answered := 0, false
 	var last time.Time
-	for got < floodMessages || !answered {
+	for got < n || !answered {
 		msg, ok := w.readWithin(b, floodQuiet)
 		switch {
 		case !ok:
-			b.Fatalf("%s: flood: %d of %d events arrived, then %v of silence (answered: %v)", p.name, got, floodMessages, floodQuiet, answered)
+			b.Fatalf("%s: flood: %d of %d events arrived, then %v of silence (answered: %v)", p.name, got, n, floodQuiet, answered)
 		case isAnswer(msg):
 			answered = true
 		case bytes.HasPrefix(msg, []byte(`{"method":"Runtime.consoleAPICalled"`)) && bytes.Contains(msg, []byte(`"flood"`)):
@@ -152,31 +181,30 @@ func runFlood(b *testing.B, p *relayPath) sample {
 			last = time.Now()
 		}
 	}
-	return sample{[]float64{perSec(got, last.Sub(start))}, got + 2}
+	return part{float64(got), last.Sub(start), got + 2}
 }
 
-// runBigResult evaluates a 5 MB string, bigResultCalls times.
-func runBigResult(b *testing.B, p *relayPath) sample {
+// runBigResult evaluates a 5 MB string n times.
+func runBigResult(b *testing.B, p *relayPath, n int) part {
 	start := time.Now()
-	for range bigResultCalls {
+	for range n {
 		msg := p.main.call(b, "Runtime.evaluate", `{"expression":"'x'.repeat(`+itoa(bigResultBytes)+`)"}`)
 		if len(msg) < bigResultBytes {
 			b.Fatalf("%s: a %d-byte answer to the 5 MB evaluate", p.name, len(msg))
 		}
 	}
-	mb := float64(bigResultCalls*bigResultBytes) / 1e6
-	return sample{[]float64{mb / time.Since(start).Seconds()}, 2 * bigResultCalls}
+	return part{float64(n*bigResultBytes) / 1e6, time.Since(start), 2 * n}
 }
 
-// runWindows has benchWindows windows do windowCalls round trips each, all
-// at once; the figure is the calls/s of all of them together.
-func runWindows(b *testing.B, p *relayPath) sample {
+// runWindows has benchWindows windows do n round trips each, all at once;
+// the figure is the calls/s of all of them together.
+func runWindows(b *testing.B, p *relayPath, n int) part {
 	var wg sync.WaitGroup
 	errs := make([]error, len(p.windows))
 	start := time.Now()
 	for i, w := range p.windows {
 		wg.Go(func() {
-			for range windowCalls {
+			for range n {
 				if _, err := w.callErr("Runtime.evaluate", evalOne); err != nil {
 					errs[i] = err
 					return
@@ -188,10 +216,8 @@ func runWindows(b *testing.B, p *relayPath) sample {
 	if err := errors.Join(errs...); err != nil {
 		b.Fatalf("%s: %v", p.name, err)
 	}
-	n := benchWindows * windowCalls
-	return sample{[]float64{perSec(n, time.Since(start))}, 2 * n}
+	calls := benchWindows * n
+	return part{float64(calls), time.Since(start), 2 * calls}
 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-
-func perSec(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }

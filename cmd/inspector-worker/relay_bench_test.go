@@ -18,9 +18,9 @@ import (
 // through a bare TCP splice in a separate process (the floor for any
 // separate-process relay), and through the worker (`serve`). Every mode runs
 // on all four in each round, interleaved (single calls for round trips,
-// whole mode runs in a rotating order otherwise), so machine noise hits all
-// of them alike. Figures are reported, never asserted: wall clock on a
-// shared machine.
+// modeSlices slices of the rate modes otherwise; the path order rotates
+// every round), so machine noise hits all of them alike. Figures are
+// reported, never asserted: wall clock on a shared machine.
 //
 //	go test -run '^$' -bench RelayCost -benchtime 1x ./cmd/inspector-worker
 //
@@ -34,8 +34,8 @@ func BenchmarkRelayCost(b *testing.B) {
 	}
 	paths := startRelayPaths(b)
 	relays := []int{pathWorker, pathSplice}
-	for _, p := range paths { // warm every path and mode once
-		runBurst(b, p)
+	for _, p := range paths { // warm every path
+		runBurst(b, p, 2)
 	}
 	// res[mode][metric][path][round]; cpu[mode][relay][round] in µs/message.
 	res := make([][][numPaths][]float64, len(relayModes))
