@@ -43,7 +43,7 @@ type sample struct {
 type relayMode struct {
 	name    string
 	metrics []metric
-	run     func(b *testing.B, paths [numPaths]*relayPath, order []int) [numPaths]sample
+	run     func(b *testing.B, paths []*relayPath, order []int) []sample
 }
 
 type metric struct {
@@ -72,9 +72,9 @@ type part struct {
 // slices, path after path in order within each slice, so that a burst of
 // machine noise hits every path about alike. The rate is total work over
 // total time.
-func sliced(f func(b *testing.B, p *relayPath, n int) part, n int) func(*testing.B, [numPaths]*relayPath, []int) [numPaths]sample {
-	return func(b *testing.B, paths [numPaths]*relayPath, order []int) (out [numPaths]sample) {
-		var sum [numPaths]part
+func sliced(f func(b *testing.B, p *relayPath, n int) part, n int) func(*testing.B, []*relayPath, []int) []sample {
+	return func(b *testing.B, paths []*relayPath, order []int) []sample {
+		sum := make([]part, len(paths))
 		for k := range modeSlices {
 			m := n / modeSlices
 			if k < n%modeSlices {
@@ -90,6 +90,7 @@ func sliced(f func(b *testing.B, p *relayPath, n int) part, n int) func(*testing
 				sum[i].msgs += p.msgs
 			}
 		}
+		out := make([]sample, len(paths))
 		for i, s := range sum {
 			out[i] = sample{[]float64{s.work / s.d.Seconds()}, s.msgs}
 		}
@@ -99,8 +100,8 @@ func sliced(f func(b *testing.B, p *relayPath, n int) part, n int) func(*testing
 
 // runRoundTrip interleaves single Runtime.evaluate calls across the paths,
 // so machine noise hits all of them alike.
-func runRoundTrip(b *testing.B, paths [numPaths]*relayPath, order []int) (out [numPaths]sample) {
-	var rtt [numPaths][]time.Duration
+func runRoundTrip(b *testing.B, paths []*relayPath, order []int) []sample {
+	rtt := make([][]time.Duration, len(paths))
 	for range roundTripCalls {
 		for _, i := range order {
 			start := time.Now()
@@ -108,6 +109,7 @@ func runRoundTrip(b *testing.B, paths [numPaths]*relayPath, order []int) (out [n
 			rtt[i] = append(rtt[i], time.Since(start))
 		}
 	}
+	out := make([]sample, len(paths))
 	for i := range out {
 		slices.Sort(rtt[i])
 		p50, p99 := rtt[i][len(rtt[i])/2], rtt[i][len(rtt[i])*99/100]

@@ -33,23 +33,28 @@ type relayPath struct {
 }
 
 // Path order in every table; the benchmark rotates the run order per round.
+// pathBase exists only with IW_RELAY_BASE_WORKER: another worker binary
+// (e.g. built from the commit before a change) measured in the same run.
 const (
 	pathBest = iota
 	pathStock
 	pathSplice
 	pathWorker
-	numPaths
+	pathBase
 )
 
-var pathNames = [numPaths]string{"direct-best", "direct-stock", "splice", "worker"}
+var pathNames = []string{"direct-best", "direct-stock", "splice", "worker", "worker-base"}
 
-// startRelayPaths starts four Node hosts (one per path, so no path's
-// sessions load another's host), the splice and the worker in front of
-// theirs, and opens each path's windows. Every process is killed by PID in
-// b.Cleanup (startCmdEnv).
-func startRelayPaths(b *testing.B) [numPaths]*relayPath {
+// startRelayPaths starts one Node host per path (so no path's sessions load
+// another's host), the splice and the worker(s) in front of theirs, and
+// opens each path's windows. Every process is killed by PID in b.Cleanup
+// (startCmdEnv).
+func startRelayPaths(b *testing.B, baseWorker string) []*relayPath {
 	dir, script := writeScript(b, relayHostScript)
-	var paths [numPaths]*relayPath
+	paths := make([]*relayPath, pathWorker+1)
+	if baseWorker != "" {
+		paths = append(paths, nil)
+	}
 	for i := range paths {
 		node := startBenchProc(b, dir, nil, "node", "--inspect=127.0.0.1:0", script)
 		nodeURL := node.waitFor(node.stderr, `Debugger listening on (ws://127\.0\.0\.1:\d+/[\w-]+)`)
@@ -66,8 +71,12 @@ func startRelayPaths(b *testing.B) [numPaths]*relayPath {
 			front := s.waitFor(s.stderr, `splice listening on (127\.0\.0\.1:\d+)`)
 			url = strings.Replace(nodeURL, hostport, front, 1)
 			p.pid = s.cmd.Process.Pid
-		case pathWorker:
-			w := startCmd(b, dir, "serve", "--host-inspector", nodeURL, "--port", "0")
+		case pathWorker, pathBase:
+			bin := workerBin
+			if i == pathBase {
+				bin = baseWorker
+			}
+			w := startBenchProc(b, dir, nil, bin, "serve", "--host-inspector", nodeURL, "--port", "0")
 			url = pageURL(b, w.addr())
 			p.pid = w.cmd.Process.Pid
 		}

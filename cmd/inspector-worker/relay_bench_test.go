@@ -32,28 +32,36 @@ func BenchmarkRelayCost(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("IW_RELAY_ROUNDS")); err == nil {
 		rounds = max(v, 3)
 	}
-	paths := startRelayPaths(b)
+	base := os.Getenv("IW_RELAY_BASE_WORKER")
+	paths := startRelayPaths(b, base)
 	relays := []int{pathWorker, pathSplice}
+	cols := ratioCols[:3]
+	if base != "" {
+		relays, cols = append(relays, pathBase), ratioCols
+	}
 	for _, p := range paths { // warm every path
 		runBurst(b, p, 2)
 	}
 	// res[mode][metric][path][round]; cpu[mode][relay][round] in µs/message.
-	res := make([][][numPaths][]float64, len(relayModes))
+	res := make([][][][]float64, len(relayModes))
 	cpu := make([][][]float64, len(relayModes))
 	for m, mode := range relayModes {
-		res[m] = make([][numPaths][]float64, len(mode.metrics))
+		res[m] = make([][][]float64, len(mode.metrics))
+		for k := range res[m] {
+			res[m][k] = make([][]float64, len(paths))
+		}
 		cpu[m] = make([][]float64, len(relays))
 	}
 	fmt.Printf("worker pid %d, splice pid %d, %d rounds\n", paths[pathWorker].pid, paths[pathSplice].pid, rounds)
 	stopPerf := startPerf(b, paths[pathWorker].pid)
 	b.ResetTimer()
 	for r := range rounds {
-		order := []int{pathBest, pathStock, pathSplice, pathWorker}
-		for range r % numPaths { // rotate: no path always runs first
-			order = append(order[1:], order[0])
+		order := make([]int, len(paths)) // rotated: no path always runs first
+		for i := range order {
+			order[i] = (i + r) % len(paths)
 		}
 		for m, mode := range relayModes {
-			var before [numPaths]int64
+			before := make([]int64, len(paths))
 			for _, i := range relays {
 				before[i] = procCPU(paths[i].pid)
 			}
@@ -63,7 +71,7 @@ func BenchmarkRelayCost(b *testing.B) {
 				cpu[m][k] = append(cpu[m][k], float64(ns)/1e3/float64(out[i].msgs))
 			}
 			for k := range mode.metrics {
-				for i := range numPaths {
+				for i := range paths {
 					res[m][k][i] = append(res[m][k][i], out[i].vals[k])
 				}
 			}
@@ -71,24 +79,27 @@ func BenchmarkRelayCost(b *testing.B) {
 	}
 	b.StopTimer()
 	stopPerf()
-	reportRelayCost(b, paths, res, cpu, relays)
+	reportRelayCost(b, paths, res, cpu, relays, cols)
 }
 
-// ratioCols are the baselines each worker figure is divided by.
-var ratioCols = []struct {
+// ratioCols are the baselines each worker figure is divided by (w/base
+// only with IW_RELAY_BASE_WORKER).
+type ratioCol struct {
 	name string
 	path int
-}{{"w/splice", pathSplice}, {"w/best", pathBest}, {"w/stock", pathStock}}
+}
+
+var ratioCols = []ratioCol{{"w/splice", pathSplice}, {"w/best", pathBest}, {"w/stock", pathStock}, {"w/base", pathBase}}
 
 // reportRelayCost prints the table to stdout (medians over rounds; a ratio is the
 // median of the per-round ratios) and reports the same medians as metrics.
-func reportRelayCost(b *testing.B, paths [numPaths]*relayPath, res [][][numPaths][]float64, cpu [][][]float64, relays []int) {
+func reportRelayCost(b *testing.B, paths []*relayPath, res [][][][]float64, cpu [][][]float64, relays []int, cols []ratioCol) {
 	var t strings.Builder
 	fmt.Fprintf(&t, "%-20s", "mode metric")
-	for _, n := range pathNames {
-		fmt.Fprintf(&t, " %12s", n)
+	for _, p := range paths {
+		fmt.Fprintf(&t, " %12s", p.name)
 	}
-	for _, c := range ratioCols {
+	for _, c := range cols {
 		fmt.Fprintf(&t, " %9s", c.name)
 	}
 	fmt.Fprintf(&t, "  w/splice per round\n")
@@ -96,11 +107,11 @@ func reportRelayCost(b *testing.B, paths [numPaths]*relayPath, res [][][numPaths
 		for k, met := range mode.metrics {
 			name := mode.name + " " + met.name
 			fmt.Fprintf(&t, "%-20s", name)
-			for i := range numPaths {
+			for i := range paths {
 				fmt.Fprintf(&t, " %12.1f", median(res[m][k][i]))
 			}
 			var perRound []float64
-			for _, c := range ratioCols {
+			for _, c := range cols {
 				ratios := divide(res[m][k][pathWorker], res[m][k][c.path])
 				if c.path == pathSplice {
 					perRound = ratios
