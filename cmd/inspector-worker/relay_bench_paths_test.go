@@ -35,6 +35,8 @@ type relayPath struct {
 // Path order in every table; the benchmark rotates the run order per round.
 // pathBase exists only with IW_RELAY_BASE_WORKER: another worker binary
 // (e.g. built from the commit before a change) measured in the same run.
+// IW_RELAY_WORKER replaces the worker under test (default: the binary
+// TestMain built from this checkout).
 const (
 	pathBest = iota
 	pathStock
@@ -73,6 +75,9 @@ func startRelayPaths(b *testing.B, baseWorker string) []*relayPath {
 			p.pid = s.cmd.Process.Pid
 		case pathWorker, pathBase:
 			bin := workerBin
+			if v := os.Getenv("IW_RELAY_WORKER"); v != "" {
+				bin = v
+			}
 			if i == pathBase {
 				bin = baseWorker
 			}
