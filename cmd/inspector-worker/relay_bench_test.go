@@ -27,7 +27,8 @@ import (
 // Knobs: IW_RELAY_ROUNDS (default 5, at least 3); IW_RELAY_PERF=FILE
 // records a perf CPU profile of the worker over the rounds;
 // IW_RELAY_WORKER=BIN and IW_RELAY_BASE_WORKER=BIN (a fifth path) compare
-// two worker builds in one run. See docs/p9-bench.md.
+// two worker builds in one run; IW_RELAY_MODES=a,b runs only those modes.
+// See docs/p9-bench.md.
 func BenchmarkRelayCost(b *testing.B) {
 	rounds := 5
 	if v, err := strconv.Atoi(os.Getenv("IW_RELAY_ROUNDS")); err == nil {
@@ -44,9 +45,10 @@ func BenchmarkRelayCost(b *testing.B) {
 		runBurst(b, p, 2)
 	}
 	// res[mode][metric][path][round]; cpu[mode][relay][round] in µs/message.
-	res := make([][][][]float64, len(relayModes))
-	cpu := make([][][]float64, len(relayModes))
-	for m, mode := range relayModes {
+	modes := selectModes(b)
+	res := make([][][][]float64, len(modes))
+	cpu := make([][][]float64, len(modes))
+	for m, mode := range modes {
 		res[m] = make([][][]float64, len(mode.metrics))
 		for k := range res[m] {
 			res[m][k] = make([][]float64, len(paths))
@@ -61,7 +63,7 @@ func BenchmarkRelayCost(b *testing.B) {
 		for i := range order {
 			order[i] = (i + r) % len(paths)
 		}
-		for m, mode := range relayModes {
+		for m, mode := range modes {
 			before := make([]int64, len(paths))
 			for _, i := range relays {
 				before[i] = procCPU(paths[i].pid)
@@ -80,7 +82,25 @@ func BenchmarkRelayCost(b *testing.B) {
 	}
 	b.StopTimer()
 	stopPerf()
-	reportRelayCost(b, paths, res, cpu, relays, cols)
+	reportRelayCost(b, paths, modes, res, cpu, relays, cols)
+}
+
+// selectModes returns the modes IW_RELAY_MODES names (comma-separated, e.g.
+// "5MB,flood": to profile one mode), or all of them.
+func selectModes(b *testing.B) []relayMode {
+	names := os.Getenv("IW_RELAY_MODES")
+	if names == "" {
+		return relayModes
+	}
+	var modes []relayMode
+	for _, n := range strings.Split(names, ",") {
+		i := slices.IndexFunc(relayModes, func(m relayMode) bool { return m.name == n })
+		if i < 0 {
+			b.Fatalf("IW_RELAY_MODES: no mode %q", n)
+		}
+		modes = append(modes, relayModes[i])
+	}
+	return modes
 }
 
 // ratioCols are the baselines each worker figure is divided by (w/base
@@ -94,7 +114,7 @@ var ratioCols = []ratioCol{{"w/splice", pathSplice}, {"w/best", pathBest}, {"w/s
 
 // reportRelayCost prints the table to stdout (medians over rounds; a ratio is the
 // median of the per-round ratios) and reports the same medians as metrics.
-func reportRelayCost(b *testing.B, paths []*relayPath, res [][][][]float64, cpu [][][]float64, relays []int, cols []ratioCol) {
+func reportRelayCost(b *testing.B, paths []*relayPath, modes []relayMode, res [][][][]float64, cpu [][][]float64, relays []int, cols []ratioCol) {
 	var t strings.Builder
 	fmt.Fprintf(&t, "%-20s", "mode metric")
 	for _, p := range paths {
@@ -104,7 +124,7 @@ func reportRelayCost(b *testing.B, paths []*relayPath, res [][][][]float64, cpu 
 		fmt.Fprintf(&t, " %9s", c.name)
 	}
 	fmt.Fprintf(&t, "  %-28s w/splice per round\n", "goal (issue 12)")
-	for m, mode := range relayModes {
+	for m, mode := range modes {
 		for k, met := range mode.metrics {
 			name := mode.name + " " + met.name
 			fmt.Fprintf(&t, "%-20s", name)
@@ -126,7 +146,7 @@ func reportRelayCost(b *testing.B, paths []*relayPath, res [][][][]float64, cpu 
 		fmt.Fprintf(&t, " %12s", pathNames[i])
 	}
 	t.WriteString("  worker/splice\n")
-	for m, mode := range relayModes {
+	for m, mode := range modes {
 		fmt.Fprintf(&t, "%-20s", mode.name)
 		for k, i := range relays {
 			fmt.Fprintf(&t, " %12.2f", median(cpu[m][k]))
