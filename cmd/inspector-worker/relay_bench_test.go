@@ -34,6 +34,7 @@ func BenchmarkRelayCost(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("IW_RELAY_ROUNDS")); err == nil {
 		rounds = max(v, 3)
 	}
+	modes := selectModes(b)
 	base := os.Getenv("IW_RELAY_BASE_WORKER")
 	paths := startRelayPaths(b, base)
 	relays := []int{pathWorker, pathSplice}
@@ -45,7 +46,6 @@ func BenchmarkRelayCost(b *testing.B) {
 		runBurst(b, p, 2)
 	}
 	// res[mode][metric][path][round]; cpu[mode][relay][round] in µs/message.
-	modes := selectModes(b)
 	res := make([][][][]float64, len(modes))
 	cpu := make([][][]float64, len(modes))
 	for m, mode := range modes {
