@@ -23,7 +23,10 @@ import (
 // ahead of the worker's own queue; the kernel's share is bounded by
 // devToolsSendBuffer). Measured 74–250 ms under -race; 3 s before the send
 // buffer was fixed, when the notice waited behind megabytes of kernel buffer.
-const lossAnnounceBound = time.Second
+// 1.23 s was seen once at load 14 with two other -race suites and Chromium
+// beside it (the test's reader starved, not the notice): the bound is 2 s,
+// still clear of the 3 s regression it guards against.
+const lossAnnounceBound = 2 * time.Second
 
 var droppedRx = regexp.MustCompile(`\] (\d+) client console messages were dropped for this window`)
 
