@@ -15,8 +15,13 @@ import (
 // one-answer-per-request rule silently; closing is honest and the user can
 // reopen the window.
 const (
-	// maxQueuedBytes leaves room for a few 50 MB script sources in flight.
-	maxQueuedBytes = 512 << 20
+	// maxQueuedBytes leaves room for two 50 MB script sources in flight
+	// while bounding what one stuck window costs the worker (it was 512 MiB).
+	// A stuck window is closed at whichever bound it reaches first: with
+	// console-sized messages (~700 bytes) that is maxQueuedMessages, about
+	// 70 MiB of queue; the worker's peak measured with it is in
+	// docs/p9-mem.md (BenchmarkMemStuckWindow).
+	maxQueuedBytes = 128 << 20
 	// maxQueuedMessages is ~3 s of Node's fastest console flood to one session.
 	maxQueuedMessages = 100_000
 )

@@ -126,28 +126,76 @@ func BenchmarkMemHostFlood(b *testing.B) {
 	win.untilAnswer(1)
 	base := procKiB(b, pid, "VmRSS")
 	b.ResetTimer()
-	start := time.Now()
-	win.send(`{"id":2,"method":"Runtime.evaluate","params":{"expression":"flood(` + strconv.Itoa(n) + `)"}}`)
-	got := 0
-	for {
-		msg, err := win.read(60 * time.Second)
-		if err != nil {
-			b.Fatalf("after %d messages: %v", got, err)
-		}
-		if bytes.HasPrefix(msg, []byte(`{"method":"Runtime.consoleAPICalled"`)) {
-			if bytes.Contains(msg, []byte(`"value":"flood-end"`)) {
-				break
-			}
-			got++
-		}
-	}
-	el := time.Since(start)
+	got, el := win.flood(2, n)
 	b.StopTimer()
 	peak := procKiB(b, pid, "VmHWM")
 	b.ReportMetric(mib(peak), "peak-MiB")
 	b.ReportMetric(float64(got)/el.Seconds(), "msgs/s")
 	b.Logf("host flood of %d console messages to one reading window: %d delivered in %v (%.0f/s); worker RSS %.1f MiB before, peak %.1f MiB (goal ≤ 64)",
 		n, got, el.Round(time.Millisecond), float64(got)/el.Seconds(), mib(base), mib(peak))
+}
+
+// flood has the host log n messages (request id) and reads them all; it
+// returns how many arrived and how long that took.
+func (w *rawWindow) flood(id, n int) (int, time.Duration) {
+	start := time.Now()
+	w.send(`{"id":` + strconv.Itoa(id) + `,"method":"Runtime.evaluate","params":{"expression":"flood(` + strconv.Itoa(n) + `)"}}`)
+	got := 0
+	for {
+		msg, err := w.read(60 * time.Second)
+		if err != nil {
+			w.tb.Fatalf("after %d messages: %v", got, err)
+		}
+		if bytes.HasPrefix(msg, []byte(`{"method":"Runtime.consoleAPICalled"`)) {
+			if bytes.Contains(msg, []byte(`"value":"flood-end"`)) {
+				return got, time.Since(start)
+			}
+			got++
+		}
+	}
+}
+
+// BenchmarkMemFloodLimitAB: the cost of the worker's soft memory limit
+// (main.go, softMemoryLimit) on a host flood. Two workers, one with the
+// limit and one started with GOMEMLIMIT=off, each with a reading window;
+// floods of 200k messages alternate between them for 3 rounds. Figures:
+// delivered msgs/s of each and their ratio, and each worker's peak RSS.
+func BenchmarkMemFloodLimitAB(b *testing.B) {
+	const n, rounds = 200_000, 3
+	type side struct {
+		name string
+		pid  int
+		win  *rawWindow
+		got  int
+		el   time.Duration
+	}
+	var sides []*side
+	for _, env := range [][]string{nil, {"GOMEMLIMIT=off"}} {
+		w, pid := startFloodHost(b, env...)
+		win := dialRawWindow(b, w.addr())
+		win.send(`{"id":1,"method":"Runtime.enable"}`)
+		win.untilAnswer(1)
+		name := "limit"
+		if env != nil {
+			name = "GOMEMLIMIT=off"
+		}
+		sides = append(sides, &side{name: name, pid: pid, win: win})
+	}
+	b.ResetTimer()
+	for r := range rounds {
+		for _, s := range sides {
+			got, el := s.win.flood(2+r, n)
+			s.got += got
+			s.el += el
+		}
+	}
+	b.StopTimer()
+	rate := func(s *side) float64 { return float64(s.got) / s.el.Seconds() }
+	b.ReportMetric(rate(sides[0])/rate(sides[1]), "rate-ratio")
+	b.ReportMetric(mib(procKiB(b, sides[0].pid, "VmHWM")), "peak-MiB-limit")
+	b.ReportMetric(mib(procKiB(b, sides[1].pid, "VmHWM")), "peak-MiB-nolimit")
+	b.Logf("host flood, %d rounds of %d each, interleaved: with the soft limit %.0f msgs/s, peak %.1f MiB; GOMEMLIMIT=off %.0f msgs/s, peak %.1f MiB; rate ratio %.2f",
+		rounds, n, rate(sides[0]), mib(procKiB(b, sides[0].pid, "VmHWM")), rate(sides[1]), mib(procKiB(b, sides[1].pid, "VmHWM")), rate(sides[0])/rate(sides[1]))
 }
 
 // BenchmarkMemStuckWindow: a window enables Runtime, then stops reading
