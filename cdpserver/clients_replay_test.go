@@ -110,10 +110,13 @@ func rawSend(t *testing.T, c *websocket.Conn, msg string) {
 
 // currentReplay is the one window's replay in progress (nil when none).
 func currentReplay(w *worker) *windowReplay {
-	h := w.srv.clients
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, s := range h.sessionsLocked() {
+	w.srv.clients.mu.Lock()
+	defer w.srv.clients.mu.Unlock()
+	return currentReplayLocked(w)
+}
+
+func currentReplayLocked(w *worker) *windowReplay {
+	for _, s := range w.srv.clients.sessionsLocked() {
 		return s.client.replay
 	}
 	return nil
@@ -199,8 +202,14 @@ func TestClientReplayHoldsLiveEvents(t *testing.T) {
 	late.ingest(late.p.Append(t, sourceprototest.Log("live 2")))
 	pgs[1].src.Close(sourceproto.CloseGoingAway)
 	pgs[2].ingest(pgs[2].p.Append(t, sourceprototest.Log("live 3")))
-	if r := currentReplay(w); r == nil || len(r.held) != 5 {
-		t.Fatalf("the replay ended before the live events or did not hold them: %+v", r)
+	w.srv.clients.mu.Lock()
+	held := -1 // no replay in progress
+	if r := currentReplayLocked(w); r != nil {
+		held = len(r.held)
+	}
+	w.srv.clients.mu.Unlock()
+	if held != 5 {
+		t.Fatalf("the replay holds %d live events, want 5 (-1: it ended before them)", held)
 	}
 
 	got := readLabels(t, win, "live 3")
