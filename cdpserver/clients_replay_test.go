@@ -59,6 +59,12 @@ func TestReplayBufferBounds(t *testing.T) {
 	}
 }
 
+// stalledPages × ~1 MiB kept (maxReplayBytes) is more than loopback socket
+// buffers take from a window that does not read (~4 MiB here: tcp_wmem's
+// 4 MiB maximum and the initial receive window; the receive buffer grows
+// only as the window reads).
+const stalledPages = 16
+
 // stalledReplay opens pages with more history than a socket can hold, then
 // a window that sends Runtime.enable and reads nothing, so its replay stays
 // in progress until the test reads. It returns the window, the pages and
@@ -66,12 +72,10 @@ func TestReplayBufferBounds(t *testing.T) {
 func stalledReplay(t *testing.T) (*worker, *websocket.Conn, []*clientPage, *sourceproto.Registry, sourceproto.Token, int) {
 	t.Helper()
 	w, reg, token := clientWorker(t)
-	// 12 pages × ~1 MiB kept (maxReplayBytes) is more than loopback
-	// socket buffers take from a window that does not read.
-	const pages, perPage = 12, 500
+	const perPage = 500
 	pad := strings.Repeat("p", 2000)
 	var pgs []*clientPage
-	for i := range pages {
+	for i := range stalledPages {
 		pg := openPage(t, reg, token, fmt.Sprintf("page-%d", i), fmt.Sprintf("http://127.0.0.1:3000/%d", i), fmt.Sprintf("P%d", i))
 		pg.ingest(pg.p.Replace(t, sourceproto.ReplaceInitial))
 		for j := 0; j < perPage; j += 100 {
@@ -289,8 +293,8 @@ func TestClientReplayOvertaken(t *testing.T) {
 			t.Fatalf("unexpected %q in the second replay", l)
 		}
 	}
-	if contexts != 12 {
-		t.Fatalf("second replay: %d contexts, want 12", contexts)
+	if contexts != stalledPages {
+		t.Fatalf("second replay: %d contexts, want %d", contexts, stalledPages)
 	}
 	waitReplay(t, w, func(r *windowReplay) bool { return r == nil })
 }
