@@ -22,18 +22,21 @@ import (
 //     auxData {isDefault:true, frameId} (isDefault:false would make the
 //     frontend treat it as an extension content script);
 //   - its console messages as Runtime.consoleAPICalled, replayed (bounded) to
-//     every window before its Runtime.enable answer, then live;
+//     every window after its Runtime.enable answer, then live
+//     (clients_replay.go);
 //   - its scripts as Debugger.scriptParsed (ids "c<n>"), with sources read
 //     from the page on demand (clients_scripts.go).
 //
 // Every projection to sessions happens under hub.mu, and so does every
 // session's switch of its enable flags, so a window gets each event exactly
-// once: either in its replay or live, never both, never neither. Answers to
+// once: either in its replay or live, never both, never neither (live
+// events wait behind a replay in progress, clients_replay.go). Answers to
 // a window's own requests may be queued after hub.mu is released.
 
 // maxReplayPerContext bounds the console messages kept per client context
-// for windows that open (or enable Runtime) later. The oldest go first; the
-// replay then starts with a warning saying how many were dropped.
+// for windows that open (or enable Runtime) later; maxReplayBytes bounds
+// their bytes. The oldest go first; the replay then starts with a warning
+// saying how many were dropped.
 const maxReplayPerContext = 1000
 
 // frameDetachGrace is how long a page's frame outlives its connection: a
@@ -80,7 +83,7 @@ type clientHub struct {
 	calls      runtimeCalls                             // Guarded by mu: runtime commands in flight (clients_runtime.go).
 	nextCall   uint64                                   // Guarded by mu: last runtime command id.
 	asyncSends atomic.Int32                             // frames in flight on sendAsync goroutines
-	app        appReplay                                // Guarded by mu: the host's observations (clients_app.go).
+	app        replayBuffer                             // Guarded by mu: the host's observations (clients_app.go).
 }
 
 type clientFrame struct {
@@ -98,8 +101,8 @@ type clientContext struct {
 	realm    *realm.Realm
 	id       int
 	uniqueID string
-	console  [][]byte // projected consoleAPICalled params, oldest first
-	dropped  int      // console messages evicted from the replay buffer
+	console  replayBuffer // Runtime.consoleAPICalled messages, shared with every window
+	msgSize  int          // the length of the last one, to size the next
 	scripts  []*clientScript
 	caps     sourceproto.Capability // what the page's hello offered
 	// consoleSessions are the windows (wire session ids) the page was told

@@ -13,8 +13,8 @@ import (
 //
 //	observe("ready") {"pid":4242}
 //
-// and keeps the last maxReplayPerContext of them for windows that enable
-// Runtime later, like a page's console messages.
+// and keeps the last maxReplayPerContext of them (at most maxReplayBytes) for
+// windows that enable Runtime later, like a page's console messages.
 //
 // Why Log.entryAdded: the worker has no host execution context of its own to
 // name (context ids belong to each window's Node session) and no object ids
@@ -22,13 +22,6 @@ import (
 // neither and the frontend shows it with its timestamp in the Console.
 // Rejected: Runtime.consoleAPICalled with a made-up context id (the
 // frontend would file it under no context, or under a wrong one).
-
-// appReplay is the host's observation backlog for windows that open later.
-// Guarded by clientHub.mu.
-type appReplay struct {
-	entries [][]byte // Log.entryAdded messages, oldest first
-	dropped int      // entries evicted from the buffer
-}
 
 // hostItemsLocked projects the host channel's items; only "app" items have
 // a projection (the host's console and scripts reach DevTools through Node's
@@ -43,11 +36,7 @@ func (h *clientHub) hostItemsLocked(items []sourceproto.Item) {
 
 func (h *clientHub) appLocked(ev *sourceproto.AppEvent) {
 	msg := appEntry(ev)
-	if len(h.app.entries) == maxReplayPerContext {
-		h.app.entries = h.app.entries[1:]
-		h.app.dropped++
-	}
-	h.app.entries = append(h.app.entries, msg)
+	h.app.keep(msg)
 	for _, s := range h.sessionsLocked() {
 		if s.client.runtimeEnabled {
 			h.observeLocked(s, msg)
@@ -67,16 +56,4 @@ func appEntry(ev *sourceproto.AppEvent) []byte {
 		return logEntry("info", text, time.Now())
 	}
 	return logEntryAt("info", text, ev.Timestamp)
-}
-
-// replayAppLocked sends the host's observation backlog to a window that is
-// enabling Runtime.
-func (h *clientHub) replayAppLocked(s *Session) {
-	if h.app.dropped > 0 {
-		s.enqueue(logEntry("warning", fmt.Sprintf("[inspector-worker] %d older host observations are not replayed (the replay keeps the last %d)",
-			h.app.dropped, maxReplayPerContext), time.Now()))
-	}
-	for _, m := range h.app.entries {
-		s.enqueue(m)
-	}
 }

@@ -19,14 +19,15 @@ type sessionState struct {
 	pageEnabled     bool
 	runtimeEnabled  bool
 	debuggerEnabled bool
-	dropped         int // client observations dropped because the window fell behind
+	dropped         int           // client observations dropped because the window fell behind
+	replay          *windowReplay // the window's replay in progress, nil when none (clients_replay.go)
 }
 
 // broadcastLocked enqueues what build returns for each session.
 func (h *clientHub) broadcastLocked(build func(*sessionState) [][]byte) {
 	for _, s := range h.sessionsLocked() {
 		for _, m := range build(&s.client) {
-			s.enqueue(m)
+			h.queueLocked(s, m)
 		}
 	}
 }
@@ -82,7 +83,8 @@ func (h *clientHub) childFramesLocked() []frameTree {
 }
 
 // consoleLocked projects one client console call, keeps it for replay and
-// sends it to every window with Runtime enabled.
+// sends it to every window with Runtime enabled. It is encoded once: the
+// replay buffer and every window share the bytes (clients_replay.go).
 //
 // An event with a session is that window's copy of the call (the page
 // sends one per call per enabled window, docs/protocol.md "Console"): it
@@ -91,13 +93,12 @@ func (h *clientHub) childFramesLocked() []frameTree {
 // objectIds, feeds the replay buffer; an event without a session (no window
 // enabled in the page) goes to every window and to the replay.
 func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent) {
-	params := appendConsoleParams(make([]byte, 0, 256), c, ev, nil)
+	// Sized like the page's last message: a page's messages are alike, and
+	// append's doubling left kept messages a quarter empty on average.
+	msg := appendConsoleMessage(make([]byte, 0, c.msgSize+64), c, ev, nil)
+	c.msgSize = len(msg)
 	if ev.Session == "" || (len(c.consoleSessions) > 0 && ev.Session == c.consoleSessions[0]) {
-		if len(c.console) == maxReplayPerContext {
-			c.console = c.console[1:]
-			c.dropped++
-		}
-		c.console = append(c.console, params)
+		c.console.keep(msg)
 	}
 	if ev.Session != "" {
 		s := h.sessionByWireLocked(ev.Session)
@@ -106,9 +107,9 @@ func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent
 		}
 		ids := consoleObjectIDs(s, c, ev)
 		if ids != nil {
-			params = appendConsoleParams(make([]byte, 0, len(params)+16*len(ids)), c, ev, ids)
+			msg = appendConsoleMessage(make([]byte, 0, len(msg)+16*len(ids)), c, ev, ids)
 		}
-		if !h.observeLocked(s, consoleMessage(params)) {
+		if !h.observeLocked(s, msg) {
 			// The window never sees these ids; the page frees the handles
 			// with the console group.
 			for _, id := range ids {
@@ -117,7 +118,6 @@ func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent
 		}
 		return
 	}
-	msg := consoleMessage(params)
 	for _, s := range h.sessionsLocked() {
 		if s.client.runtimeEnabled {
 			h.observeLocked(s, msg)
@@ -172,8 +172,12 @@ const lossReportDelay = 250 * time.Millisecond
 // (counted, then announced) when the window has fallen behind. The
 // announcement goes before the next observation the window takes, so it
 // marks where the gap is, or at the latest after lossReportDelay.
-// It reports whether msg was queued.
+// It reports whether msg was queued. While the window's replay runs, msg
+// is held behind it instead (clients_replay.go).
 func (h *clientHub) observeLocked(s *Session, msg []byte) bool {
+	if r := s.client.replay; r != nil {
+		return r.holdLocked(s, msg)
+	}
 	if s.client.dropped > 0 {
 		if !s.out.pushLossy(droppedWarning(s.client.dropped)) {
 			s.client.dropped++
@@ -201,7 +205,8 @@ func (h *clientHub) reportLosses() {
 	defer h.mu.Unlock()
 	h.lossTimer = nil
 	for _, s := range h.sessionsLocked() {
-		if s.client.dropped > 0 && s.out.pushFront(droppedWarning(s.client.dropped)) == nil {
+		// A window in its replay hears of its losses after it (endReplayLocked).
+		if s.client.dropped > 0 && s.client.replay == nil && s.out.pushFront(droppedWarning(s.client.dropped)) == nil {
 			s.client.dropped = 0
 		}
 	}
@@ -305,10 +310,11 @@ func appendRemoteObject(b []byte, a *sourceproto.RemoteObject, objectID string) 
 	return append(b, '}')
 }
 
-func consoleMessage(params []byte) []byte {
-	b := make([]byte, 0, len(params)+48)
+// appendConsoleMessage writes the whole Runtime.consoleAPICalled message,
+// params in place: one buffer, no copy.
+func appendConsoleMessage(b []byte, c *clientContext, ev *sourceproto.ConsoleEvent, ids []string) []byte {
 	b = append(b, `{"method":"Runtime.consoleAPICalled","params":`...)
-	b = append(b, params...)
+	b = appendConsoleParams(b, c, ev, ids)
 	return append(b, '}')
 }
 
@@ -363,44 +369,6 @@ func logEntryAt(level, text string, ms float64) []byte {
 	return b
 }
 
-// runtimeEnabling runs when a session's Runtime.enable succeeded, before its
-// answer is queued: the client contexts and their console replay come first,
-// as V8 does for the host.
-//
-// The replay carries previews only, never objectIds: the pages' handles
-// belong to the window that was enabled when the call happened (one event
-// per call per window), so a later window cannot expand a replayed object.
-// From its Runtime.enable on, the pages send it its own events, with
-// handles (console.enable).
-func (h *clientHub) runtimeEnabling(s *Session) {
-	h.mu.Lock()
-	if s.client.runtimeEnabled {
-		h.mu.Unlock()
-		return
-	}
-	s.client.runtimeEnabled = true
-	var sends []pageSend
-	h.replayAppLocked(s)
-	for _, id := range h.order {
-		c := h.frames[id].ctx
-		if c == nil {
-			continue
-		}
-		sends = append(sends, h.addConsoleSessionLocked(c, wireSession(s))...)
-		s.enqueue(h.contextCreated(c))
-		if c.dropped > 0 {
-			s.enqueue(logEntry("warning", fmt.Sprintf("[inspector-worker] %d older console messages of %s are not replayed (the replay keeps the last %d)",
-				c.dropped, c.frame.displayName(), maxReplayPerContext), time.Now()))
-		}
-		for _, p := range c.console {
-			s.enqueue(consoleMessage(p))
-		}
-	}
-	reg := h.reg
-	h.mu.Unlock()
-	h.sendAll(reg, sends)
-}
-
 // debuggerEnabling announces the client scripts before Debugger.enable's answer.
 func (h *clientHub) debuggerEnabling(s *Session) {
 	h.mu.Lock()
@@ -438,10 +406,10 @@ func (h *clientHub) discardConsole() {
 	defer h.mu.Unlock()
 	for _, f := range h.frames {
 		if f.ctx != nil {
-			f.ctx.console, f.ctx.dropped = nil, 0
+			f.ctx.console = replayBuffer{}
 		}
 	}
-	h.app = appReplay{}
+	h.app = replayBuffer{}
 }
 
 // pageEnable answers Page.enable and Page.getResourceTree under the hub's

@@ -75,6 +75,7 @@ func (h *clientHub) sessionClosed(s *Session) {
 		}
 	}
 	sends = append(sends, h.consoleOffLocked(wireSession(s))...)
+	s.client.replay = nil // stops its pump
 	starts := h.releaseEntriesLocked(s, s.objects.Drain())
 	reg := h.reg
 	h.mu.Unlock()
@@ -85,9 +86,11 @@ func (h *clientHub) sessionClosed(s *Session) {
 }
 
 // runtimeDisabled runs on the host's answer to Runtime.disable: as V8 does
-// for its own objects, the window's page objects are released.
+// for its own objects, the window's page objects are released. A replay in
+// progress stops; what it held goes ahead of the answer.
 func (h *clientHub) runtimeDisabled(s *Session) {
 	h.mu.Lock()
+	h.endReplayLocked(s)
 	s.client.runtimeEnabled = false
 	sends := h.consoleOffLocked(wireSession(s))
 	starts := h.releaseEntriesLocked(s, s.objects.Drain())

@@ -15,11 +15,12 @@ func pageDisable(s *Session, req request) {
 	s.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
 }
 
-// runtimeEnabled and debuggerEnabled run on the host's successful answer,
-// before it is queued: the client contexts, console replay and scripts come
-// first, as V8 does for its own.
-func runtimeEnabled(s *Session, _ string) { s.srv.clients.runtimeEnabling(s) }
+// runtimeEnabled (clients_replay.go) runs once the host's successful answer
+// to Runtime.enable is queued: the client contexts and console replay follow
+// the answer.
 
+// debuggerEnabled runs on the host's successful answer, before it is
+// queued: the client scripts come first, as V8 does for its own.
 func debuggerEnabled(s *Session, _ string) { s.srv.clients.debuggerEnabling(s) }
 
 // clientFlagOff runs on the host's successful answer to Runtime.disable or

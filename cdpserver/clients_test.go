@@ -194,8 +194,10 @@ func TestClientPageAppearsLive(t *testing.T) {
 }
 
 // A window that opens later gets the page's context and console replayed
-// before its Runtime.enable answer, and the page in the resource tree.
-func TestClientReplayBeforeEnableAnswer(t *testing.T) {
+// after its Runtime.enable answer (this test expected them before the answer
+// until the replay moved behind it, clients_replay.go: with 20 pages of
+// history the answer waited seconds), and the page in the resource tree.
+func TestClientReplayAfterEnableAnswer(t *testing.T) {
 	w, reg, token := clientWorker(t)
 	pg := openPage(t, reg, token, "page-1", "http://127.0.0.1:3000/", "Shop")
 	pg.ingest(pg.p.Replace(t, sourceproto.ReplaceInitial))
@@ -217,17 +219,20 @@ func TestClientReplayBeforeEnableAnswer(t *testing.T) {
 	}
 	id := b.Send("Runtime.enable", nil)
 	b.ExpectResponse(id)
+	b.ExpectAnyEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return consoleText(t, m) == "early 2" })
 	var order []string
 	for _, m := range b.All() {
 		switch {
 		case m.ID != nil && *m.ID == id:
 			order = append(order, "answer")
+		case m.Method == "Runtime.executionContextCreated" && strings.Contains(string(m.Params), `"id":-`):
+			order = append(order, "context")
 		case m.Method == "Runtime.consoleAPICalled" && strings.Contains(string(m.Params), `"executionContextId":-`):
 			order = append(order, consoleText(t, m))
 		}
 	}
-	if strings.Join(order, ",") != "early 1,early 2,answer" {
-		t.Fatalf("order of replay and answer: %v", order)
+	if strings.Join(order, ",") != "answer,context,early 1,early 2" {
+		t.Fatalf("order of answer and replay: %v", order)
 	}
 	// Live messages after the replay arrive once.
 	pg.ingest(pg.p.Append(t, sourceprototest.Log("live")))

@@ -77,16 +77,21 @@ func (sess *Session) route(req request, msg []byte, e methodEntry) {
 }
 
 // hostAnswered runs the table's hook for a relayed request on the host's
-// answer, before that answer is queued. Error answers run no hook.
-func (sess *Session) hostAnswered(method string, answer []byte) {
+// answer, before that answer is queued, and returns the entry's after hook
+// for the caller to run once the answer is queued (nil when none). Error
+// answers run no hook.
+func (sess *Session) hostAnswered(method string, answer []byte) (after func(*Session)) {
 	e, ok := methods[method]
-	if !ok || e.hook == nil {
-		return
+	if !ok || (e.hook == nil && e.after == nil) {
+		return nil
 	}
 	if _, _, isError := findMember(answer, "error"); isError {
-		return
+		return nil
 	}
-	e.hook(sess, method)
+	if e.hook != nil {
+		e.hook(sess, method)
+	}
+	return e.after
 }
 
 // realmFor finds the realm a request addresses. With routeByContext
@@ -209,6 +214,7 @@ func (sess *Session) fromHost(msg []byte) {
 			sess.enqueue(raw) // relay it untouched rather than lose it
 		}
 	}()
+	var after func(*Session) // the answered request's after hook
 	hm, err := parseHostMessage(msg)
 	if err != nil {
 		sess.srv.logf("DevTools connection %d: relaying an unparseable host message: %v", sess.id, err)
@@ -228,7 +234,7 @@ func (sess *Session) fromHost(msg []byte) {
 			return
 		}
 		sess.logHostRefusal(method, msg)
-		sess.hostAnswered(method, msg)
+		after = sess.hostAnswered(method, msg)
 		if sess.watch != nil {
 			sess.watch.answered(hm.ID, msg)
 		}
@@ -243,6 +249,21 @@ func (sess *Session) fromHost(msg []byte) {
 		sess.srv.hostScripts.note(msg)
 	}
 	sess.enqueue(rewriteFileURLs(msg))
+	if after != nil {
+		sess.runAfter(after)
+	}
+}
+
+// runAfter runs an after hook once its answer is queued. A panic in it is
+// logged, not recovered by fromHost: the answer is queued already and must
+// not be relayed twice.
+func (sess *Session) runAfter(after func(*Session)) {
+	defer func() {
+		if p := recover(); p != nil {
+			sess.srv.logf("panic after a host answer: %v\n%s", p, debug.Stack())
+		}
+	}()
+	after(sess)
 }
 
 // replaceParams returns msg with its "params" value replaced.

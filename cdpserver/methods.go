@@ -84,6 +84,9 @@ type methodEntry struct {
 	// hook runs on the host's successful answer, before that answer is
 	// queued, so what it enqueues reaches the window first.
 	hook func(*Session, string)
+	// after runs on the host's successful answer once that answer is
+	// queued: for work the answer must not wait behind (a replay).
+	after func(*Session)
 }
 
 func noop(result string) methodEntry { return methodEntry{kind: answerNoop, result: result} }
@@ -125,7 +128,7 @@ var methods = map[string]methodEntry{
 
 	// Node's domains, where the worker also acts. Every other method of
 	// nodeDomains is routed without extras.
-	"Runtime.enable":                routed(methodEntry{hook: runtimeEnabled}),
+	"Runtime.enable":                routed(methodEntry{after: runtimeEnabled}),
 	"Runtime.disable":               routed(methodEntry{hook: clientFlagOff}),
 	"Runtime.discardConsoleEntries": routed(methodEntry{before: discardClientConsole}), // the host discards its own
 	// Names no object, so it goes to the host; the window's page objects

@@ -15,8 +15,15 @@ import (
 // one-answer-per-request rule silently; closing is honest and the user can
 // reopen the window.
 const (
-	// maxQueuedBytes leaves room for a few 50 MB script sources in flight.
-	maxQueuedBytes = 512 << 20
+	// maxQueuedBytes leaves room for two 50 MB script sources in flight
+	// while bounding what one stuck window costs the worker (it was 512 MiB).
+	// A stuck window costs at most the bound it reaches first, plus what its
+	// socket holds: with Node's console messages (~600 bytes) that is
+	// maxQueuedMessages, ~60 MiB; measured (BenchmarkMemStuckWindow, a 1M
+	// host flood): closed with 1008 after 6 s, worker peak RSS 69 MiB (112
+	// MiB before the worker's soft memory limit, main.go), 18 MiB 1 s later.
+	// Only messages of over 1.3 KiB each reach this bound first.
+	maxQueuedBytes = 128 << 20
 	// maxQueuedMessages is ~3 s of Node's fastest console flood to one session.
 	maxQueuedMessages = 100_000
 )

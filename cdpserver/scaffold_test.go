@@ -118,7 +118,7 @@ func TestMethodTableShape(t *testing.T) {
 			e.kind == answerNoop && json.Unmarshal([]byte(e.result), &obj) != nil,
 			e.kind == answerRefusal && e.reason == "":
 			t.Errorf("%s: %v entry lacks its answer", method, e.kind)
-		case e.kind != answerRouted && (e.hook != nil || e.before != nil || e.hostParams != nil):
+		case e.kind != answerRouted && (e.hook != nil || e.after != nil || e.before != nil || e.hostParams != nil):
 			t.Errorf("%s: hooks on an entry that is not routed never run", method)
 		case e.kind == answerRouted:
 			if _, ok := nodeDomains[domain]; !ok {

@@ -189,12 +189,13 @@ func (sess *Session) hostLost(conn *websocket.Conn, reason string) {
 // hostRestarted queues msgs (the host's reset, watchState.hostGone) and then
 // announces the client pages' contexts and scripts again, which the reset
 // cleared from the frontend. Under the hub lock, as every projection of
-// client state: a page that opens meanwhile is announced exactly once.
+// client state: a page that opens meanwhile is announced exactly once. A
+// replay in progress goes first: the reset clears what it announced.
 func (h *clientHub) hostRestarted(s *Session, msgs [][]byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, m := range msgs {
-		s.enqueue(m)
+		h.queueLocked(s, m)
 	}
 	for _, id := range h.order {
 		c := h.frames[id].ctx
@@ -202,11 +203,11 @@ func (h *clientHub) hostRestarted(s *Session, msgs [][]byte) {
 			continue
 		}
 		if s.client.runtimeEnabled {
-			s.enqueue(h.contextCreated(c))
+			h.queueLocked(s, h.contextCreated(c))
 		}
 		if s.client.debuggerEnabled {
 			for _, sc := range c.scripts {
-				s.enqueue(h.scriptParsed(sc))
+				h.queueLocked(s, h.scriptParsed(sc))
 			}
 		}
 	}

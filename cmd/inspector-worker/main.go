@@ -4,7 +4,17 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 )
+
+// softMemoryLimit is the Go heap's soft limit (debug.SetMemoryLimit) unless
+// GOMEMLIMIT says otherwise. The worker's live heap is small (bounded
+// replay buffers, message queues); what made its RSS large was garbage
+// between collections, which GOGC alone lets grow to twice the live heap.
+// A soft limit makes the collector run earlier when the heap nears it; it
+// never fails an allocation, so a window that legitimately queues more
+// (a large script source) only costs more GC work. See docs/p9-mem.md.
+const softMemoryLimit = 48 << 20
 
 const usage = `inspector-worker: one Chrome DevTools endpoint for a Node.js app
 
@@ -31,6 +41,9 @@ Flags shared by demo, run and serve:
 `
 
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(softMemoryLimit)
+	}
 	os.Exit(realMain(os.Args[1:], os.Stderr))
 }
 

@@ -246,7 +246,7 @@ func TestDemo(t *testing.T) {
 	if i, j := strings.Index(w.stderr.String(), "open in Chrome:"), strings.Index(w.stderr.String(), page); i < 0 || j < i {
 		t.Fatalf("the page URL is not printed after the DevTools URL:\n%s", w.stderr)
 	}
-	// Replayed before Runtime.enable's answer or live, depending on when
+	// Replayed after Runtime.enable's answer or live, depending on when
 	// the demo served its page: anywhere among the messages.
 	c.ExpectAnyEvent("Log.entryAdded", func(m cdptest.Msg) bool {
 		return strings.Contains(string(m.Params), `observe(\"demo-page\") {\"url\":\"`+page)
