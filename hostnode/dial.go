@@ -108,56 +108,18 @@ func dialQuickAck(ctx context.Context, network, addr string) (net.Conn, error) {
 	return qc, nil
 }
 
-// quickAckConn re-arms TCP_QUICKACK after every read from the socket: Linux
-// leaves quick-ACK mode again on its own (it is a hint, not a setting), so one
-// setsockopt at dial time would help only the first burst.
-//
-// It also reads ahead: coder/websocket reads through a 4 KiB bufio.Reader, so
-// a console flood that Node had already written (~600 bytes a message) cost
-// a read and a setsockopt for every ~6 messages; one readAhead-sized read
-// takes ~50. Reads of readAhead or more go straight to the socket.
+// quickAckConn re-arms TCP_QUICKACK after every Read: Linux leaves quick-ACK
+// mode again on its own (it is a hint, not a setting), so one setsockopt at
+// dial time would help only the first burst.
 type quickAckConn struct {
 	net.Conn
 	raw syscall.RawConn // Static after construction.
 	out *cork.Writer    // Static after construction: writes go through it (WriteBatch).
-
-	// Owned by the reader: coder/websocket reads from one goroutine at a
-	// time (its readMu), as the HTTP client does before it.
-	ahead      []byte
-	next, have int   // ahead[next:have] is unread
-	aheadErr   error // the socket's error that came with ahead's bytes
 }
-
-// readAhead is the read-ahead buffer of a host session.
-const readAhead = 32 << 10
 
 func (c *quickAckConn) Write(p []byte) (int, error) { return c.out.Write(p) }
 
 func (c *quickAckConn) Read(b []byte) (int, error) {
-	if c.next == c.have {
-		if err := c.aheadErr; err != nil {
-			c.aheadErr = nil
-			return 0, err
-		}
-		if len(b) >= readAhead {
-			return c.readSocket(b)
-		}
-		if c.ahead == nil {
-			c.ahead = make([]byte, readAhead)
-		}
-		n, err := c.readSocket(c.ahead)
-		c.next, c.have, c.aheadErr = 0, n, err
-		if n == 0 {
-			c.aheadErr = nil
-			return 0, err
-		}
-	}
-	n := copy(b, c.ahead[c.next:c.have])
-	c.next += n
-	return n, nil
-}
-
-func (c *quickAckConn) readSocket(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		rearmQuickAck(c.raw)

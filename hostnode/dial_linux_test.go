@@ -1,8 +1,6 @@
 package hostnode
 
 import (
-	"bytes"
-	"io"
 	"net"
 	"syscall"
 	"testing"
@@ -75,52 +73,5 @@ func TestQuickAckRearmedAfterRead(t *testing.T) {
 			t.Errorf("TCP_QUICKACK not re-armed after reading %q", want)
 		}
 		conn.Write([]byte("k"))
-	}
-}
-
-// TestQuickAckConnReadAheadKeepsTheStream reads a stream through the
-// read-ahead in pieces smaller and larger than it: every byte arrives once,
-// in order, and the peer's close comes after the last byte.
-func TestQuickAckConnReadAheadKeepsTheStream(t *testing.T) {
-	ctx := testCtx(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	want := make([]byte, 300_000)
-	for i := range want {
-		want[i] = byte(i * 7)
-	}
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		for off := 0; off < len(want); off += 10_000 { // several segments
-			c.Write(want[off : off+10_000])
-		}
-		c.Close()
-	}()
-	conn, err := dialQuickAck(ctx, "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	var got []byte
-	sizes := []int{1, 7, 4096, readAhead + 5, 100, readAhead, 3}
-	for i := 0; ; i++ {
-		buf := make([]byte, sizes[i%len(sizes)])
-		n, err := conn.Read(buf)
-		got = append(got, buf[:n]...)
-		if err != nil {
-			if err != io.EOF {
-				t.Fatalf("after %d bytes: %v", len(got), err)
-			}
-			break
-		}
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("got %d bytes, want %d, or bytes changed", len(got), len(want))
 	}
 }
