@@ -97,3 +97,20 @@ func TestRefusalLogBounded(t *testing.T) {
 		t.Fatalf("%d methods remembered, want %d", len(l.logged), maxLoggedMethods)
 	}
 }
+
+func TestMayBeError(t *testing.T) {
+	for _, tc := range []struct {
+		msg  string
+		want bool
+	}{
+		{`{"id":7,"error":{"code":-32601,"message":"x"}}`, true},
+		{`{"id":7,"result":{"result":{"type":"string","value":"\"error\":"}}}`, false},
+		{`{"id":7,"result":{}}`, false},
+		{`{"result":{},"id":7,"error":{}}`, true}, // another shape: scanned
+		{`{"id":-1,"error":{}}`, true},            // not V8's shape: scanned
+	} {
+		if got := mayBeError([]byte(tc.msg)); got != tc.want {
+			t.Errorf("mayBeError(%s) = %v, want %v", tc.msg, got, tc.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package cdpserver
 
 import (
+	"bytes"
 	"context"
 	"io"
 
@@ -49,9 +50,9 @@ func (r *msgReader) read(ctx context.Context, conn *websocket.Conn) ([]byte, err
 			return nil, err
 		}
 	}
-	out := make([]byte, 0, total+len(b))
-	for _, c := range chunks {
-		out = append(out, c...)
+	if chunks == nil {
+		return append(make([]byte, 0, len(b)), b...), nil
 	}
-	return append(out, b...), nil
+	// bytes.Join allocates without zeroing: the copy fills it all.
+	return bytes.Join(append(chunks, b), nil), nil
 }
