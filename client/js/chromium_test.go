@@ -157,6 +157,22 @@ func TestChromiumPageRuntime(t *testing.T) {
 		t.Fatalf("awaitPromise: %+v", awaited.Evaluate)
 	}
 
+	// A console call's stack starts at the page's caller: the client's own
+	// frames (its console wrapper) are left out, string and object calls alike.
+	p.evaluate(sourceproto.EvaluateParams{Expression: "(function pageCaller() { console.log('stack check', 1); console.log('stack check', { a: 1 }); })()"})
+	rec.wait(t, "two stack-check items", func() bool {
+		n := 0
+		for _, it := range rec.items {
+			if c := it.Console; c != nil && len(c.Args) == 2 && string(c.Args[0].Value) == `"stack check"` {
+				n++
+				if c.StackTrace == nil || len(c.StackTrace.CallFrames) == 0 || c.StackTrace.CallFrames[0].FunctionName != "pageCaller" {
+					t.Fatalf("console stack does not start at the page's caller: %+v", c.StackTrace)
+				}
+			}
+		}
+		return n == 2
+	})
+
 	// A page whose CSP forbids eval: a transport error that says so.
 	openChromium(t, base+"/csp")
 	csp := &pageRuntime{t: t, reg: reg, rec: rec, ref: openedPage(t, rec, 2), id: 1000}

@@ -584,11 +584,19 @@ class Producer {
    */
   enqueueJSON(topic, json, tail, measured) {
     try {
-      // consoleItemJSON has just measured the text it returned: not twice.
-      const m = measured || (lastItem.json === json ? lastItem.m : measureJSON(json));
-      if (!this.itemFits(m)) { this.refused++; return false; }
-      this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
-      this.queueBytes += m.bytes;
+      // consoleItemJSON has just measured the text it returned (not twice),
+      // or proven it fits: then it is measured once, with its tail, when
+      // sent, and counts its UTF-16 length (a lower bound) until then.
+      const known = !measured && lastItem.json === json;
+      const m = measured || (known ? lastItem.m : measureJSON(json));
+      if (!m) {
+        this.queue.push({ topic, json, bytes: json.length, objects: 1, depth: 1, maxString: 0, tail, unmeasured: true });
+        this.queueBytes += json.length;
+      } else {
+        if (!this.itemFits(m)) { this.refused++; return false; }
+        this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
+        this.queueBytes += m.bytes;
+      }
       while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
         const old = this.queue.shift();
         this.queueBytes -= old.bytes;
@@ -721,7 +729,7 @@ class Producer {
     let bytes = ENVELOPE_OVERHEAD + utf8Length(this.source), objects = 2;
     while (this.queue.length && parts.length < lim.maxBatchItems) {
       const e = this.queue.peek();
-      if (e.build || e.tail) this.completeItem(e);
+      if (e.build || e.tail || e.unmeasured) this.completeItem(e);
       if (!e.json) { // a deferred item that could not be built within the limits
         this.queue.shift();
         this.queueBytes -= e.bytes;
@@ -760,34 +768,45 @@ class Producer {
   }
 
   /**
-   * Adds an item's deferred members; the item stays as it was when they
-   * do not fit.
+   * Builds a deferred item, adds its deferred members (the item stays as
+   * it was when they do not fit) and measures it: once, with its members,
+   * when that fits.
    * @param {any} e a queue entry
    */
   completeItem(e) {
+    let json = e.json, unmeasured = !!e.unmeasured;
+    e.unmeasured = false;
     if (e.build) {
       const build = e.build;
       e.build = undefined;
-      let json = '';
       try { json = build(); } catch (x) { json = ''; }
-      const m = json ? measureJSON(json) : null;
-      if (!m || !this.itemFits(m)) return; // e.json stays '': refused
-      this.queueBytes += m.bytes - e.bytes;
-      e.json = json;
-      e.bytes = m.bytes;
-      e.objects = m.objects;
-      e.depth = m.depth;
-      e.maxString = m.maxString;
+      if (!json) return;
+      unmeasured = true;
     }
     const tail = e.tail;
-    if (!tail) return;
     e.tail = undefined;
     let more = '';
-    try { more = tail(); } catch (x) { return; }
-    if (!more) return;
-    const json = e.json.slice(0, -2) + more + '}}';
+    if (tail) {
+      try { more = tail(); } catch (x) { more = ''; }
+    }
+    if (more) {
+      const m = measureJSON(json.slice(0, -2) + more + '}}');
+      if (this.itemFits(m)) return this.setItem(e, json.slice(0, -2) + more + '}}', m);
+    }
+    if (!unmeasured) return;
     const m = measureJSON(json);
-    if (!this.itemFits(m)) return;
+    if (!e.json && !this.itemFits(m)) return; // built, too large: e.json stays '' (refused)
+    // Proven to fit when queued: only limits that shrank since (a
+    // welcome) fail it, and sendAppend then drops it as it drops others.
+    this.setItem(e, json, m);
+  }
+
+  /**
+   * @param {any} e a queue entry
+   * @param {string} json
+   * @param {{bytes:number, objects:number, depth:number, maxString:number}} m
+   */
+  setItem(e, json, m) {
     this.queueBytes += m.bytes - e.bytes;
     e.json = json;
     e.bytes = m.bytes;
@@ -985,6 +1004,18 @@ function classNameOf(v) {
  * @returns {{subtype:string, className:string, description:string, size:number}}
  */
 function classify(v, descBytes) {
+  // The common case first: a plain object or array, named as V8 names
+  // them (by the map's constructor, not a patched .constructor), without
+  // the descriptor reads and brand checks below. An own Symbol.toStringTag
+  // (tagOf) takes the long way, which honours it.
+  let proto;
+  try { proto = getProto(v); } catch (e) { proto = undefined; }
+  if (proto === ObjectProto && tagOf(v) === 'Object') return PLAIN_OBJECT;
+  if (proto === ArrayProto && Array.isArray(v)) {
+    let len = 0;
+    try { len = /** @type {any} */ (v).length >>> 0; } catch (e) { /* proxy */ }
+    return { subtype: 'array', className: 'Array', description: 'Array(' + len + ')', size: len };
+  }
   const className = classNameOf(v);
   const tag = tagOf(v);
   /** @type {any} */
@@ -1034,17 +1065,34 @@ function classify(v, descBytes) {
     default:
       if (/Array$/.test(tag) && (n = brand(typedArrayLength, v)) !== undefined) return { subtype: 'typedarray', className, description: className + '(' + n + ')', size: n };
   }
-  if (tag === 'Error' || (G.Error && tryBool(() => v instanceof G.Error))) {
+  if (tag === 'Error' || isInstance(v, G.Error)) {
     return { subtype: 'error', className, description: capString(errorText(v), descBytes), size: 0 };
   }
-  if (tag === 'Promise' || (G.Promise && tryBool(() => v instanceof G.Promise))) return { subtype: 'promise', className, description: 'Promise', size: 0 };
+  if (tag === 'Promise' || isInstance(v, G.Promise)) return { subtype: 'promise', className, description: 'Promise', size: 0 };
   if (tag === 'Generator' || tag === 'AsyncGenerator') return { subtype: 'generator', className, description: className, size: 0 };
   if (/ Iterator$/.test(tag)) return { subtype: 'iterator', className: tag, description: tag, size: 0 };
-  if (G.Node && tryBool(() => v instanceof G.Node)) return { subtype: 'node', className, description: capString(nodeText(v), descBytes), size: 0 };
-  if (G.WebAssembly && G.WebAssembly.Memory && tryBool(() => v instanceof G.WebAssembly.Memory)) {
+  if (isInstance(v, G.Node)) return { subtype: 'node', className, description: capString(nodeText(v), descBytes), size: 0 };
+  if (G.WebAssembly && isInstance(v, G.WebAssembly.Memory)) {
     return { subtype: 'webassemblymemory', className, description: 'Memory', size: 0 };
   }
   return { subtype: '', className, description: className, size: 0 };
+}
+
+/** classify's answer for a plain object (shared: callers only read it). */
+const PLAIN_OBJECT = Object.freeze({ subtype: '', className: 'Object', description: 'Object', size: 0 });
+const getProto = Object.getPrototypeOf;
+const ObjectProto = Object.prototype;
+const ArrayProto = Array.prototype;
+
+/**
+ * v instanceof C, false when C is missing or a proxy's trap throws
+ * (no closure per check, unlike tryBool).
+ * @param {any} v
+ * @param {any} C
+ */
+function isInstance(v, C) {
+  if (typeof C !== 'function') return false;
+  try { return v instanceof C; } catch (e) { return false; }
 }
 
 /** @param {() => boolean} f */
@@ -1347,13 +1395,25 @@ function captureStack(isOwn) {
  * page's Error.stackTraceLimit is 0.
  * @param {number} [own] frames above the caller's that belong to the
  *   producer (and are dropped by stackOfHolder's isOwn); default 5
+ * @param {Function} [below] the producer's outermost function on the stack
+ *   (the console wrapper the page called): where V8's
+ *   Error.captureStackTrace exists, the stack starts below it and `own`
+ *   is not needed
  * @returns {{error: any, keep: number, frames?: any}|undefined}
  */
-function stackHolder(own) {
+function stackHolder(own, below) {
   const E = /** @type {any} */ (Error);
   const lim = E.stackTraceLimit;
   if (typeof lim === 'number' && lim <= 0) return undefined;
   const keep = typeof lim === 'number' ? Math.min(lim, MAX_STACK_FRAMES) : MAX_STACK_FRAMES;
+  if (below && captureStackTrace && lim === keep) {
+    // V8 leaves out `below` and the frames above it (ours) by itself, so
+    // the page's own limit applies as it is: no two writes to
+    // Error.stackTraceLimit per call. Formatted lazily, like new Error().
+    const error = {};
+    try { captureStackTrace(error, below); } catch (e) { return undefined; }
+    return { error, keep };
+  }
   try {
     // The producer's own frames above the page's: the console wrapper,
     // its hook, the emitter, this function.
@@ -1365,6 +1425,9 @@ function stackHolder(own) {
     if (typeof lim === 'number') E.stackTraceLimit = lim;
   }
 }
+
+/** V8's, taken at load (a page that patches Error later does not reach us). */
+const captureStackTrace = typeof Error.captureStackTrace === 'function' ? Error.captureStackTrace : null;
 
 /**
  * The StackTrace of a stackHolder (computed once, then cached on it),
@@ -1404,7 +1467,9 @@ const lastStack = { text: '', keep: -1, isOwn: null, frames: [] };
 
 /**
  * The last console item text consoleItemJSON returned, with its
- * measurement, which Producer.enqueueJSON reuses when handed that text.
+ * measurement, which Producer.enqueueJSON reuses when handed that text;
+ * m null = proven to fit but not measured yet (completeItem measures it
+ * when it is sent).
  * @type {{json: string, m: {bytes:number, objects:number, depth:number, maxString:number}|null}}
  */
 const lastItem = { json: '', m: null };
@@ -1438,6 +1503,17 @@ function consoleItemJSON(type, args, extra) {
     const list = [];
     for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
     const json = consoleJSON(type, list, x, lim);
+    // Bounds without a scan, for the common small item: JSON.stringify
+    // output has at most 3 UTF-8 bytes per UTF-16 unit (its escapes are
+    // ASCII) and at least 2 units per object, and an item nests at most
+    // ~10 deep by construction (previews stop at one level of entries).
+    // Its exact measurement waits for the send (Producer.completeItem),
+    // off the page's call.
+    if (json.length * 3 <= Math.min(itemBytes, lim.maxStringBytes) && json.length <= 2 * (MAX_FRAME_OBJECTS - 2)) {
+      lastItem.json = json;
+      lastItem.m = null;
+      return json;
+    }
     const m = measureJSON(json);
     if (m.bytes <= itemBytes && m.objects <= MAX_FRAME_OBJECTS - 2 && m.maxString <= lim.maxStringBytes) {
       lastItem.json = json;
@@ -1488,7 +1564,8 @@ const DEFAULT_ARG = {
  * try/catch: nothing emit does can reach the caller. Re-entrant calls
  * (a getter logging while we serialize) are not emitted.
  * @param {any} con the console object
- * @param {(type: string, args: any[]) => void} emit
+ * @param {(type: string, args: any[], wrapper: Function) => void} emit
+ *   wrapper: the function the page called (for stackHolder's `below`)
  * @param {{now?: () => number}} [opts]
  * @returns {() => void} restores the originals (only those still ours)
  */
@@ -1511,8 +1588,9 @@ function wrapConsole(con, emit, opts) {
   /**
    * @param {string} method
    * @param {IArguments} a
+   * @param {Function} wrapper
    */
-  const hook = (method, a) => {
+  const hook = (method, a, wrapper) => {
     /** @type {string} */
     let type = /** @type {any} */ (CONSOLE_METHODS)[method];
     /** @type {any[]} */
@@ -1553,7 +1631,7 @@ function wrapConsole(con, emit, opts) {
         args = Array.prototype.slice.call(a);
     }
     if (!args.length && DEFAULT_ARG[method]) args = [DEFAULT_ARG[method]];
-    emit(type, args);
+    emit(type, args, wrapper);
   };
 
   for (const method of Object.keys(CONSOLE_METHODS)) {
@@ -1566,7 +1644,7 @@ function wrapConsole(con, emit, opts) {
       const result = orig.apply(this, arguments);
       if (!busy) {
         busy = true;
-        try { hook(method, arguments); } catch (e) { /* swallowed: the page's console is untouched */ } finally { busy = false; }
+        try { hook(method, arguments, wrapper); } catch (e) { /* swallowed: the page's console is untouched */ } finally { busy = false; }
       }
       return result;
     };
@@ -3733,9 +3811,9 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     return items;
   }
 
-  /** @param {string} type @param {any[]} args */
-  function emit(type, args) {
-    consoleItems(type, args, IWCore.stackHolder(), undefined);
+  /** @param {string} type @param {any[]} args @param {Function} wrapper */
+  function emit(type, args, wrapper) {
+    consoleItems(type, args, IWCore.stackHolder(undefined, wrapper), undefined);
   }
 
   // One event for everyone while no DevTools session enabled console or
