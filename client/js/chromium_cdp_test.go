@@ -39,11 +39,15 @@ type cdpBrowser struct {
 func openCDPBrowser(t testing.TB) *cdpBrowser {
 	t.Helper()
 	dir := t.TempDir()
-	cmd := exec.Command(chromium(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-dev-shm-usage", "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
 		"--disable-backgrounding-occluded-windows", "--remote-debugging-port=0", "--remote-allow-origins=*",
-		"--user-data-dir="+dir, "about:blank")
+		"--user-data-dir=" + dir}
+	if f := os.Getenv("IW_JS_FLAGS"); f != "" {
+		args = append(args, "--js-flags="+f) // e.g. --no-turbo-inlining, for a profile by function
+	}
+	cmd := exec.Command(chromium(t), append(args, "about:blank")...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

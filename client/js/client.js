@@ -239,12 +239,23 @@ function randomHex() {
   return out;
 }
 
-/** Milliseconds since the epoch with sub-millisecond precision when available. */
-function nowMs() {
+/**
+ * The clock nowMs reads, looked up once: every console call stamps its
+ * time, and timeOrigin is a getter into the browser that does not change.
+ */
+const clock = (() => {
   try {
     const p = globalThis.performance;
-    if (p && typeof p.now === 'function' && typeof p.timeOrigin === 'number') return p.timeOrigin + p.now();
+    if (p && typeof p.now === 'function' && typeof p.timeOrigin === 'number') return { perf: p, now: p.now, origin: p.timeOrigin };
   } catch (e) { /* fall through */ }
+  return null;
+})();
+
+/** Milliseconds since the epoch with sub-millisecond precision when available. */
+function nowMs() {
+  if (clock) {
+    try { return clock.origin + clock.now.call(clock.perf); } catch (e) { /* fall through */ }
+  }
   return Date.now();
 }
 
@@ -3923,12 +3934,13 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     } : undefined;
     // Holding starts with the first object call: a page that logs only
     // strings at load is never delayed.
-    if (holding && (held.length || IWRuntime.anyNeedsHandles(args))) {
-      if (IWRuntime.anyNeedsHandles(args)) holdObjectCall(type, args, tail, x);
+    var objects = IWRuntime.anyNeedsHandles(args);
+    if (holding && (held.length || objects)) {
+      if (objects) holdObjectCall(type, args, tail, x);
       else held.push(function () { consoleItems(type, args, holder, stackTrace, x.timestamp); });
       return;
     }
-    if (!IWRuntime.anyNeedsHandles(args)) {
+    if (!objects) {
       // Primitives only: nothing can change before the item is sent, so
       // it is serialized then, off the page's call.
       producer.enqueueLater('console', function () {

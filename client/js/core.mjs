@@ -193,12 +193,23 @@ export function randomHex() {
   return out;
 }
 
-/** Milliseconds since the epoch with sub-millisecond precision when available. */
-export function nowMs() {
+/**
+ * The clock nowMs reads, looked up once: every console call stamps its
+ * time, and timeOrigin is a getter into the browser that does not change.
+ */
+const clock = (() => {
   try {
     const p = globalThis.performance;
-    if (p && typeof p.now === 'function' && typeof p.timeOrigin === 'number') return p.timeOrigin + p.now();
+    if (p && typeof p.now === 'function' && typeof p.timeOrigin === 'number') return { perf: p, now: p.now, origin: p.timeOrigin };
   } catch (e) { /* fall through */ }
+  return null;
+})();
+
+/** Milliseconds since the epoch with sub-millisecond precision when available. */
+export function nowMs() {
+  if (clock) {
+    try { return clock.origin + clock.now.call(clock.perf); } catch (e) { /* fall through */ }
+  }
   return Date.now();
 }
 
