@@ -1421,9 +1421,12 @@ function stackHolder(own, below) {
     // V8 leaves out `below` and the frames above it (ours) by itself, so
     // the page's own limit applies as it is: no two writes to
     // Error.stackTraceLimit per call. Formatted lazily, like new Error().
-    const error = {};
-    try { captureStackTrace(error, below); } catch (e) { return undefined; }
-    return { error, keep };
+    // The holder carries the capture itself: one object per call.
+    /** @type {{error: any, keep: number, frames?: any}} */
+    const h = { error: null, keep, frames: undefined };
+    try { captureStackTrace(h, below); } catch (e) { return undefined; }
+    h.error = h;
+    return h;
   }
   try {
     // The producer's own frames above the page's: the console wrapper,
@@ -3924,30 +3927,22 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   /** @param {string} type @param {any[]} args @param {any} holder @param {any} stackTrace @param {number} [timestamp] */
   function consoleItems(type, args, holder, stackTrace, timestamp) {
     if (holding && held.length >= HOLD_MAX_CALLS) releaseHeld();
+    var objects = IWRuntime.anyNeedsHandles(args);
+    if (!objects && !(holding && held.length)) {
+      // The common call, primitives only: nothing can change before the
+      // item is sent, so it is built then, off the page's call; one
+      // closure is all the call allocates here.
+      var ts = timestamp || IWCore.nowMs(), url = lastPage.url;
+      producer.enqueueLater('console', function () { return primitiveItem(type, args, holder, stackTrace, ts, url); }, primitiveBytes(args));
+      return;
+    }
     var x = { timestamp: timestamp || IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits, session: '', handles: undefined };
-    var tail = holder ? function () {
-      var st = IWCore.stackOfHolder(holder, isOwn);
-      if (!st) return '';
-      // Calls from one site share their frames (stackOfHolder): serialize once.
-      if (st.callFrames !== lastTail.frames) lastTail = { frames: st.callFrames, json: ',"stackTrace":' + JSON.stringify(st) };
-      return lastTail.json;
-    } : undefined;
+    var tail = holder ? function () { return stackTail(holder); } : undefined;
     // Holding starts with the first object call: a page that logs only
     // strings at load is never delayed.
-    var objects = IWRuntime.anyNeedsHandles(args);
     if (holding && (held.length || objects)) {
       if (objects) holdObjectCall(type, args, tail, x);
       else held.push(function () { consoleItems(type, args, holder, stackTrace, x.timestamp); });
-      return;
-    }
-    if (!objects) {
-      // Primitives only: nothing can change before the item is sent, so
-      // it is serialized then, off the page's call.
-      producer.enqueueLater('console', function () {
-        x.limits = producer.limits;
-        var json = IWCore.consoleItemJSON(type, args, x);
-        return tail ? json.slice(0, -2) + tail() + '}}' : json;
-      }, primitiveBytes(args));
       return;
     }
     if (!producer.consoleSessions.size) {
@@ -3959,6 +3954,29 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
       x.handles = realm.consoleHandles(session);
       producer.enqueueJSON('console', IWCore.consoleItemJSON(type, args, x), tail);
     });
+  }
+
+  /**
+   * The JSON text of a primitive-only console item, built when it is sent.
+   * @param {string} type @param {any[]} args @param {any} holder @param {any} stackTrace @param {number} ts
+   * @param {string} url the page's URL at the call
+   */
+  function primitiveItem(type, args, holder, stackTrace, ts, url) {
+    var json = IWCore.consoleItemJSON(type, args, { timestamp: ts, stackTrace: stackTrace, url: url, limits: producer.limits });
+    return holder ? json.slice(0, -2) + stackTail(holder) + '}}' : json;
+  }
+
+  /**
+   * The ,"stackTrace":… members of a console item whose stack a holder
+   * took, or ''.
+   * @param {any} holder
+   */
+  function stackTail(holder) {
+    var st = IWCore.stackOfHolder(holder, isOwn);
+    if (!st) return '';
+    // Calls from one site share their frames (stackOfHolder): serialize once.
+    if (st.callFrames !== lastTail.frames) lastTail = { frames: st.callFrames, json: ',"stackTrace":' + JSON.stringify(st) };
+    return lastTail.json;
   }
 
   // A size estimate of a primitive-only console item, for the queue's byte

@@ -1418,9 +1418,12 @@ function stackHolder(own, below) {
     // V8 leaves out `below` and the frames above it (ours) by itself, so
     // the page's own limit applies as it is: no two writes to
     // Error.stackTraceLimit per call. Formatted lazily, like new Error().
-    const error = {};
-    try { captureStackTrace(error, below); } catch (e) { return undefined; }
-    return { error, keep };
+    // The holder carries the capture itself: one object per call.
+    /** @type {{error: any, keep: number, frames?: any}} */
+    const h = { error: null, keep, frames: undefined };
+    try { captureStackTrace(h, below); } catch (e) { return undefined; }
+    h.error = h;
+    return h;
   }
   try {
     // The producer's own frames above the page's: the console wrapper,
