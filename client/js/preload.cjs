@@ -1503,16 +1503,59 @@ const lastItem = { json: '', m: null };
  * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits, session?:string, handles?:ConsoleHandles}} [extra]
  */
 function consoleItemJSON(type, args, extra) {
-  const x = extra || {};
+  return consoleItemFrom(type, args, extra || {}, null);
+}
+
+/**
+ * consoleItemJSON in two halves: the arguments' RemoteObjects (previews,
+ * handles: what the values are now) are made at once, on the page's call;
+ * the returned function makes the JSON text when the item is sent. The
+ * RemoteObjects hold only primitives and objects of ours, so the text is
+ * the one consoleItemJSON would have made at the call. Only an item too
+ * large for a frame is redone from the arguments then (as they are then:
+ * such an item is cut down anyway).
+ * @param {string} type
+ * @param {ArrayLike<any>} args
+ * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits, session?:string, handles?:ConsoleHandles}} x
+ *   owned by the returned function from now on
+ * @returns {() => string}
+ */
+function consoleItemLater(type, args, x) {
+  const lim = x.limits || DEFAULT_LIMITS;
+  const n = Math.min(args.length, MAX_CONSOLE_ARGS);
+  const o = { stringBytes: consoleStringCap(lim, n), preview: true, handle: x.handles && x.session ? x.handles.make : undefined };
+  /** @type {any[]} */
+  const list = [];
+  for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
+  if (x.timestamp === undefined) x.timestamp = nowMs();
+  return () => consoleItemFrom(type, args, x, list);
+}
+
+/** @param {Limits} lim @param {number} n arguments */
+function consoleStringCap(lim, n) {
+  return Math.max(1024, Math.min(lim.maxStringBytes - 16, Math.floor(lim.maxValueBytes / Math.max(1, n))));
+}
+
+/**
+ * @param {string} type
+ * @param {ArrayLike<any>} args
+ * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits, session?:string, handles?:ConsoleHandles}} x
+ * @param {any[]|null} first the first attempt's RemoteObjects, when made already
+ */
+function consoleItemFrom(type, args, x, first) {
   const lim = x.limits || DEFAULT_LIMITS;
   const n = Math.min(args.length, MAX_CONSOLE_ARGS);
   const itemBytes = lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256;
-  const stringCap = Math.max(1024, Math.min(lim.maxStringBytes - 16, Math.floor(lim.maxValueBytes / Math.max(1, n))));
+  const stringCap = consoleStringCap(lim, n);
   const handle = x.handles && x.session ? x.handles.make : undefined;
   const attempts = [{ stringBytes: stringCap, preview: true, handle }, { stringBytes: 1024, preview: false, handle }];
   for (const o of attempts) {
-    const list = [];
-    for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
+    let list = first;
+    first = null;
+    if (!list) {
+      list = [];
+      for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
+    }
     const json = consoleJSON(type, list, x, lim);
     // Bounds without a scan, for the common small item: JSON.stringify
     // output has at most 3 UTF-8 bytes per UTF-16 unit (its escapes are
@@ -1751,7 +1794,7 @@ function scriptReadFrames(id, url, bytes, o) {
   return out;
 }
 
-return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
+return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, consoleItemLater: consoleItemLater, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
 })();
 // ---- END core.mjs ----
 
