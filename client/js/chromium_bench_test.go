@@ -36,9 +36,13 @@ import (
 // benchJS is loaded by both kinds of page, before client.js on a client
 // page: the same loops call whatever console.log the page has.
 const benchJS = `
+const __log = console.log;
+// The floor of any wrapper: a function that only calls the native one.
+function __bare() { return __log.apply(this, arguments); }
 window.__cost = (n, kind) => {
   const t0 = performance.now();
   if (kind === 'obj') for (let i = 0; i < n; i++) console.log('user', { id: i, name: 'x', nested: { a: 1 }, list: [1, 2, 3] });
+  else if (kind === 'bare') for (let i = 0; i < n; i++) __bare.call(console, 'plain string', i);
   else for (let i = 0; i < n; i++) console.log('plain string', i);
   return performance.now() - t0;
 };
@@ -253,6 +257,20 @@ func BenchmarkChromiumConsoleCost(b *testing.B) {
 		run("no window")
 		enableConsole(b, rec, reg)
 		run("window")
+		// The floor: a bare wrapper (calls the native console.log, nothing
+		// else) against the native one, both on the plain page.
+		var bs, ns []float64
+		for range benchRounds() {
+			var w1, w2 float64
+			for range slices {
+				var a, c float64
+				plain.eval("__cost("+strconv.Itoa(calls/slices)+", 'bare')", &a)
+				plain.eval("__cost("+strconv.Itoa(calls/slices)+", 'str')", &c)
+				w1, w2 = w1+a, w2+c
+			}
+			bs, ns = append(bs, w1), append(ns, w2)
+		}
+		b.Logf("floor, plain page, string arg: a bare wrapper %v ms, native %v ms; ratios %v, median %.2fx", fmtMs(bs), fmtMs(ns), ratios(bs, ns), medianRatio(bs, ns))
 	}
 }
 
