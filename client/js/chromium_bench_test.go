@@ -317,7 +317,22 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 	enableConsole(b, rec, reg)
 	// Both browsers run at once: whatever else loads the machine (and the
 	// CPU time a busy core's sibling steals) weighs on both alike.
+	byType := map[string][2]time.Duration{} // summed over the rounds: plain, client
 	both := func() (plainCPU, clientCPU time.Duration, n int) {
+		pt0, ct0 := treeCPUByType(plainBr.pid), treeCPUByType(clientBr.pid)
+		defer func() {
+			pt1, ct1 := treeCPUByType(plainBr.pid), treeCPUByType(clientBr.pid)
+			for k, v := range pt1 {
+				e := byType[k]
+				e[0] += v - pt0[k]
+				byType[k] = e
+			}
+			for k, v := range ct1 {
+				e := byType[k]
+				e[1] += v - ct0[k]
+				byType[k] = e
+			}
+		}()
 		p0, c0 := treeCPU(plainBr.pid), treeCPU(clientBr.pid)
 		var wg sync.WaitGroup
 		all := append(append([]*cdpPage(nil), plainPages...), clientPages...)
@@ -349,6 +364,16 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 		b.Logf("%d pages x %d msg/s x %d ms, window open: chromium CPU plain %v ms, client %v ms; ratio per round %v, median %.2fx",
 			pages, rate, ms, fmtMs(ps), fmtMs(cs), ratios(cs, ps), medianRatio(cs, ps))
 		b.Logf("%s", rec.waitDelivered(b, want))
+		types := make([]string, 0, len(byType))
+		for k := range byType {
+			types = append(types, k)
+		}
+		sort.Strings(types)
+		var sb strings.Builder
+		for _, k := range types {
+			fmt.Fprintf(&sb, " %s %d/%d", k, byType[k][0].Milliseconds(), byType[k][1].Milliseconds())
+		}
+		b.Logf("CPU by process type over all rounds, ms plain/client:%s", sb.String())
 		b.ReportMetric(medianRatio(cs, ps), "cpu-ratio")
 	}
 }

@@ -188,10 +188,21 @@ func (p *cdpPage) waitEval(expr string) {
 	}
 }
 
-// treeCPU is the user+system CPU time of pid and all its descendants,
-// from /proc/<pid>/stat (fields 14 and 15, in clock ticks of 1/100 s on
-// Linux); one pass over /proc.
+// treeCPU is the user+system CPU time of pid and all its descendants.
 func treeCPU(pid int) time.Duration {
+	var sum time.Duration
+	for _, d := range treeCPUByType(pid) {
+		sum += d
+	}
+	return sum
+}
+
+// treeCPUByType is treeCPU per Chromium process type (the --type= of its
+// command line: renderer, utility (the network service among them),
+// gpu-process, zygote…; "browser" without one), from /proc/<pid>/stat
+// (fields 14 and 15, in clock ticks of 1/100 s on Linux); one pass over
+// /proc.
+func treeCPUByType(pid int) map[string]time.Duration {
 	dirs, _ := os.ReadDir("/proc")
 	type proc struct {
 		ppid  int
@@ -218,11 +229,11 @@ func treeCPU(pid int) time.Duration {
 		s, _ := strconv.ParseUint(f[12], 10, 64)
 		procs[p] = proc{ppid, u + s}
 	}
-	var ticks uint64
+	out := map[string]time.Duration{}
 	for p, pr := range procs {
 		for q := p; q > 1; q = procs[q].ppid {
 			if q == pid {
-				ticks += pr.ticks
+				out[procType(p)] += time.Duration(pr.ticks) * 10 * time.Millisecond
 				break
 			}
 			if _, ok := procs[q]; !ok {
@@ -230,5 +241,28 @@ func treeCPU(pid int) time.Duration {
 			}
 		}
 	}
-	return time.Duration(ticks) * 10 * time.Millisecond
+	return out
+}
+
+// procType is a Chromium process's --type= (with the utility's
+// --utility-sub-type= service name when there is one), or "browser".
+func procType(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return "gone"
+	}
+	typ, sub := "browser", ""
+	// Chromium rewrites its children's argv into one space-separated string.
+	for _, a := range strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == ' ' }) {
+		if v, ok := strings.CutPrefix(a, "--type="); ok {
+			typ = v
+		}
+		if v, ok := strings.CutPrefix(a, "--utility-sub-type="); ok {
+			sub = v
+		}
+	}
+	if sub != "" {
+		typ += ":" + sub
+	}
+	return typ
 }

@@ -154,6 +154,30 @@ function measureJSON(s) {
   return { bytes, objects, depth: maxDepth, maxString };
 }
 
+// How deep a console item (with its stack tail) can nest, by
+// construction: item{ console{ args[ RemoteObject{ preview{ entries[
+// entry{ value{ properties[ {…} — 10 levels; a stack tail stops at 5.
+const SHALLOW_DEPTH = 12;
+
+/**
+ * measureJSON for a text known to nest at most SHALLOW_DEPTH deep, without
+ * its character loop, or null when that is not enough (a non-ASCII text,
+ * or one too long for the bounds): an ASCII text's UTF-8 bytes are its
+ * length; its objects are bounded by its '{' count (braces inside strings
+ * count too: batches end a little early, never late); any string in it
+ * is shorter than it, and 3 × its length is within the limits.
+ * @param {string} s
+ * @param {Limits} lim
+ * @returns {{bytes:number, objects:number, depth:number, maxString:number}|null}
+ */
+function shallowMeasure(s, lim) {
+  if (s.length * 3 > Math.min(lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256, lim.maxStringBytes) || NON_ASCII.test(s)) return null;
+  let objects = 0;
+  for (let i = s.indexOf('{'); i >= 0; i = s.indexOf('{', i + 1)) objects++;
+  return { bytes: s.length, objects, depth: SHALLOW_DEPTH, maxString: s.length };
+}
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /**
  * UTF-8 length of a string whose surrogates are paired (JSON.stringify
  * output, or any string measured after capString).
@@ -601,7 +625,7 @@ class Producer {
       const known = !measured && lastItem.json === json;
       const m = measured || (known ? lastItem.m : measureJSON(json));
       if (!m) {
-        this.queue.push({ topic, json, bytes: json.length, objects: 1, depth: 1, maxString: 0, tail, unmeasured: true });
+        this.queue.push({ topic, json, bytes: json.length, objects: 1, depth: 1, maxString: 0, tail, unmeasured: true, shallow: true });
         this.queueBytes += json.length;
       } else {
         if (!this.itemFits(m)) { this.refused++; return false; }
@@ -630,10 +654,14 @@ class Producer {
    * @param {string} topic
    * @param {() => string} build
    * @param {number} bytes
+   * @param {boolean} [shallow] the caller vouches that the text (and a
+   *   tail) nests at most SHALLOW_DEPTH deep: a console item, whose
+   *   previews stop at one level of entries (consoleItemJSON). Such an item
+   *   is measured without the full scan when small and ASCII (shallowMeasure).
    */
-  enqueueLater(topic, build, bytes) {
+  enqueueLater(topic, build, bytes, shallow) {
     try {
-      this.queue.push({ topic, json: '', bytes, objects: 1, depth: 1, maxString: 0, build });
+      this.queue.push({ topic, json: '', bytes, objects: 1, depth: 1, maxString: 0, build, shallow: !!shallow });
       this.queueBytes += bytes;
       while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
         const old = this.queue.shift();
@@ -801,11 +829,12 @@ class Producer {
       try { more = tail(); } catch (x) { more = ''; }
     }
     if (more) {
-      const m = measureJSON(json.slice(0, -2) + more + '}}');
-      if (this.itemFits(m)) return this.setItem(e, json.slice(0, -2) + more + '}}', m);
+      const full = json.slice(0, -2) + more + '}}';
+      const m = (e.shallow && shallowMeasure(full, this.limits)) || measureJSON(full);
+      if (this.itemFits(m)) return this.setItem(e, full, m);
     }
     if (!unmeasured) return;
-    const m = measureJSON(json);
+    const m = (e.shallow && shallowMeasure(json, this.limits)) || measureJSON(json);
     if (!e.json && !this.itemFits(m)) return; // built, too large: e.json stays '' (refused)
     // Proven to fit when queued: only limits that shrank since (a
     // welcome) fail it, and sendAppend then drops it as it drops others.
@@ -3976,7 +4005,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
       // item is sent, so it is built then, off the page's call; one
       // closure is all the call allocates here.
       var ts = timestamp || IWCore.nowMs(), url = lastPage.url;
-      producer.enqueueLater('console', function () { return primitiveItem(type, args, holder, stackTrace, ts, url); }, primitiveBytes(args));
+      producer.enqueueLater('console', function () { return primitiveItem(type, args, holder, stackTrace, ts, url); }, primitiveBytes(args), true);
       return;
     }
     var x = { timestamp: timestamp || IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits, session: '', handles: undefined };
@@ -4009,7 +4038,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     producer.enqueueLater('console', function () {
       var json = item();
       return tail ? json.slice(0, -2) + tail() + '}}' : json;
-    }, objectBytes(args));
+    }, objectBytes(args), true);
   }
 
   // A size estimate of a console item with objects, for the queue's byte
