@@ -154,6 +154,30 @@ function measureJSON(s) {
   return { bytes, objects, depth: maxDepth, maxString };
 }
 
+// How deep a console item (with its stack tail) can nest, by
+// construction: item{ console{ args[ RemoteObject{ preview{ entries[
+// entry{ value{ properties[ {…} — 10 levels; a stack tail stops at 5.
+const SHALLOW_DEPTH = 12;
+
+/**
+ * measureJSON for a text known to nest at most SHALLOW_DEPTH deep, without
+ * its character loop, or null when that is not enough (a non-ASCII text,
+ * or one too long for the bounds): an ASCII text's UTF-8 bytes are its
+ * length; its objects are bounded by its '{' count (braces inside strings
+ * count too: batches end a little early, never late); any string in it
+ * is shorter than it, and 3 × its length is within the limits.
+ * @param {string} s
+ * @param {Limits} lim
+ * @returns {{bytes:number, objects:number, depth:number, maxString:number}|null}
+ */
+function shallowMeasure(s, lim) {
+  if (s.length * 3 > Math.min(lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256, lim.maxStringBytes) || NON_ASCII.test(s)) return null;
+  let objects = 0;
+  for (let i = s.indexOf('{'); i >= 0; i = s.indexOf('{', i + 1)) objects++;
+  return { bytes: s.length, objects, depth: SHALLOW_DEPTH, maxString: s.length };
+}
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /**
  * UTF-8 length of a string whose surrogates are paired (JSON.stringify
  * output, or any string measured after capString).
@@ -239,12 +263,23 @@ function randomHex() {
   return out;
 }
 
-/** Milliseconds since the epoch with sub-millisecond precision when available. */
-function nowMs() {
+/**
+ * The clock nowMs reads, looked up once: every console call stamps its
+ * time, and timeOrigin is a getter into the browser that does not change.
+ */
+const clock = (() => {
   try {
     const p = globalThis.performance;
-    if (p && typeof p.now === 'function' && typeof p.timeOrigin === 'number') return p.timeOrigin + p.now();
+    if (p && typeof p.now === 'function' && typeof p.timeOrigin === 'number') return { perf: p, now: p.now, origin: p.timeOrigin };
   } catch (e) { /* fall through */ }
+  return null;
+})();
+
+/** Milliseconds since the epoch with sub-millisecond precision when available. */
+function nowMs() {
+  if (clock) {
+    try { return clock.origin + clock.now.call(clock.perf); } catch (e) { /* fall through */ }
+  }
   return Date.now();
 }
 
@@ -584,11 +619,19 @@ class Producer {
    */
   enqueueJSON(topic, json, tail, measured) {
     try {
-      // consoleItemJSON has just measured the text it returned: not twice.
-      const m = measured || (lastItem.json === json ? lastItem.m : measureJSON(json));
-      if (!this.itemFits(m)) { this.refused++; return false; }
-      this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
-      this.queueBytes += m.bytes;
+      // consoleItemJSON has just measured the text it returned (not twice),
+      // or proven it fits: then it is measured once, with its tail, when
+      // sent, and counts its UTF-16 length (a lower bound) until then.
+      const known = !measured && lastItem.json === json;
+      const m = measured || (known ? lastItem.m : measureJSON(json));
+      if (!m) {
+        this.queue.push({ topic, json, bytes: json.length, objects: 1, depth: 1, maxString: 0, tail, unmeasured: true, shallow: true });
+        this.queueBytes += json.length;
+      } else {
+        if (!this.itemFits(m)) { this.refused++; return false; }
+        this.queue.push({ topic, json, bytes: m.bytes, objects: m.objects, depth: m.depth, maxString: m.maxString, tail });
+        this.queueBytes += m.bytes;
+      }
       while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
         const old = this.queue.shift();
         this.queueBytes -= old.bytes;
@@ -611,10 +654,14 @@ class Producer {
    * @param {string} topic
    * @param {() => string} build
    * @param {number} bytes
+   * @param {boolean} [shallow] the caller vouches that the text (and a
+   *   tail) nests at most SHALLOW_DEPTH deep: a console item, whose
+   *   previews stop at one level of entries (consoleItemJSON). Such an item
+   *   is measured without the full scan when small and ASCII (shallowMeasure).
    */
-  enqueueLater(topic, build, bytes) {
+  enqueueLater(topic, build, bytes, shallow) {
     try {
-      this.queue.push({ topic, json: '', bytes, objects: 1, depth: 1, maxString: 0, build });
+      this.queue.push({ topic, json: '', bytes, objects: 1, depth: 1, maxString: 0, build, shallow: !!shallow });
       this.queueBytes += bytes;
       while (this.queue.length > this.maxQueueItems || (this.queueBytes > this.maxQueueBytes && this.queue.length > 1)) {
         const old = this.queue.shift();
@@ -721,7 +768,7 @@ class Producer {
     let bytes = ENVELOPE_OVERHEAD + utf8Length(this.source), objects = 2;
     while (this.queue.length && parts.length < lim.maxBatchItems) {
       const e = this.queue.peek();
-      if (e.build || e.tail) this.completeItem(e);
+      if (e.build || e.tail || e.unmeasured) this.completeItem(e);
       if (!e.json) { // a deferred item that could not be built within the limits
         this.queue.shift();
         this.queueBytes -= e.bytes;
@@ -760,34 +807,46 @@ class Producer {
   }
 
   /**
-   * Adds an item's deferred members; the item stays as it was when they
-   * do not fit.
+   * Builds a deferred item, adds its deferred members (the item stays as
+   * it was when they do not fit) and measures it: once, with its members,
+   * when that fits.
    * @param {any} e a queue entry
    */
   completeItem(e) {
+    let json = e.json, unmeasured = !!e.unmeasured;
+    e.unmeasured = false;
     if (e.build) {
       const build = e.build;
       e.build = undefined;
-      let json = '';
       try { json = build(); } catch (x) { json = ''; }
-      const m = json ? measureJSON(json) : null;
-      if (!m || !this.itemFits(m)) return; // e.json stays '': refused
-      this.queueBytes += m.bytes - e.bytes;
-      e.json = json;
-      e.bytes = m.bytes;
-      e.objects = m.objects;
-      e.depth = m.depth;
-      e.maxString = m.maxString;
+      if (!json) return;
+      unmeasured = true;
     }
     const tail = e.tail;
-    if (!tail) return;
     e.tail = undefined;
     let more = '';
-    try { more = tail(); } catch (x) { return; }
-    if (!more) return;
-    const json = e.json.slice(0, -2) + more + '}}';
-    const m = measureJSON(json);
-    if (!this.itemFits(m)) return;
+    if (tail) {
+      try { more = tail(); } catch (x) { more = ''; }
+    }
+    if (more) {
+      const full = json.slice(0, -2) + more + '}}';
+      const m = (e.shallow && shallowMeasure(full, this.limits)) || measureJSON(full);
+      if (this.itemFits(m)) return this.setItem(e, full, m);
+    }
+    if (!unmeasured) return;
+    const m = (e.shallow && shallowMeasure(json, this.limits)) || measureJSON(json);
+    if (!e.json && !this.itemFits(m)) return; // built, too large: e.json stays '' (refused)
+    // Proven to fit when queued: only limits that shrank since (a
+    // welcome) fail it, and sendAppend then drops it as it drops others.
+    this.setItem(e, json, m);
+  }
+
+  /**
+   * @param {any} e a queue entry
+   * @param {string} json
+   * @param {{bytes:number, objects:number, depth:number, maxString:number}} m
+   */
+  setItem(e, json, m) {
     this.queueBytes += m.bytes - e.bytes;
     e.json = json;
     e.bytes = m.bytes;
@@ -985,6 +1044,18 @@ function classNameOf(v) {
  * @returns {{subtype:string, className:string, description:string, size:number}}
  */
 function classify(v, descBytes) {
+  // The common case first: a plain object or array, named as V8 names
+  // them (by the map's constructor, not a patched .constructor), without
+  // the descriptor reads and brand checks below. An own Symbol.toStringTag
+  // (tagOf) takes the long way, which honours it.
+  let proto;
+  try { proto = getProto(v); } catch (e) { proto = undefined; }
+  if (proto === ObjectProto && tagOf(v) === 'Object') return PLAIN_OBJECT;
+  if (proto === ArrayProto && Array.isArray(v)) {
+    let len = 0;
+    try { len = /** @type {any} */ (v).length >>> 0; } catch (e) { /* proxy */ }
+    return { subtype: 'array', className: 'Array', description: 'Array(' + len + ')', size: len };
+  }
   const className = classNameOf(v);
   const tag = tagOf(v);
   /** @type {any} */
@@ -1034,17 +1105,34 @@ function classify(v, descBytes) {
     default:
       if (/Array$/.test(tag) && (n = brand(typedArrayLength, v)) !== undefined) return { subtype: 'typedarray', className, description: className + '(' + n + ')', size: n };
   }
-  if (tag === 'Error' || (G.Error && tryBool(() => v instanceof G.Error))) {
+  if (tag === 'Error' || isInstance(v, G.Error)) {
     return { subtype: 'error', className, description: capString(errorText(v), descBytes), size: 0 };
   }
-  if (tag === 'Promise' || (G.Promise && tryBool(() => v instanceof G.Promise))) return { subtype: 'promise', className, description: 'Promise', size: 0 };
+  if (tag === 'Promise' || isInstance(v, G.Promise)) return { subtype: 'promise', className, description: 'Promise', size: 0 };
   if (tag === 'Generator' || tag === 'AsyncGenerator') return { subtype: 'generator', className, description: className, size: 0 };
   if (/ Iterator$/.test(tag)) return { subtype: 'iterator', className: tag, description: tag, size: 0 };
-  if (G.Node && tryBool(() => v instanceof G.Node)) return { subtype: 'node', className, description: capString(nodeText(v), descBytes), size: 0 };
-  if (G.WebAssembly && G.WebAssembly.Memory && tryBool(() => v instanceof G.WebAssembly.Memory)) {
+  if (isInstance(v, G.Node)) return { subtype: 'node', className, description: capString(nodeText(v), descBytes), size: 0 };
+  if (G.WebAssembly && isInstance(v, G.WebAssembly.Memory)) {
     return { subtype: 'webassemblymemory', className, description: 'Memory', size: 0 };
   }
   return { subtype: '', className, description: className, size: 0 };
+}
+
+/** classify's answer for a plain object (shared: callers only read it). */
+const PLAIN_OBJECT = Object.freeze({ subtype: '', className: 'Object', description: 'Object', size: 0 });
+const getProto = Object.getPrototypeOf;
+const ObjectProto = Object.prototype;
+const ArrayProto = Array.prototype;
+
+/**
+ * v instanceof C, false when C is missing or a proxy's trap throws
+ * (no closure per check, unlike tryBool).
+ * @param {any} v
+ * @param {any} C
+ */
+function isInstance(v, C) {
+  if (typeof C !== 'function') return false;
+  try { return v instanceof C; } catch (e) { return false; }
 }
 
 /** @param {() => boolean} f */
@@ -1347,13 +1435,28 @@ function captureStack(isOwn) {
  * page's Error.stackTraceLimit is 0.
  * @param {number} [own] frames above the caller's that belong to the
  *   producer (and are dropped by stackOfHolder's isOwn); default 5
+ * @param {Function} [below] the producer's outermost function on the stack
+ *   (the console wrapper the page called): where V8's
+ *   Error.captureStackTrace exists, the stack starts below it and `own`
+ *   is not needed
  * @returns {{error: any, keep: number, frames?: any}|undefined}
  */
-function stackHolder(own) {
+function stackHolder(own, below) {
   const E = /** @type {any} */ (Error);
   const lim = E.stackTraceLimit;
   if (typeof lim === 'number' && lim <= 0) return undefined;
   const keep = typeof lim === 'number' ? Math.min(lim, MAX_STACK_FRAMES) : MAX_STACK_FRAMES;
+  if (below && captureStackTrace && lim === keep) {
+    // V8 leaves out `below` and the frames above it (ours) by itself, so
+    // the page's own limit applies as it is: no two writes to
+    // Error.stackTraceLimit per call. Formatted lazily, like new Error().
+    // The holder carries the capture itself: one object per call.
+    /** @type {{error: any, keep: number, frames?: any}} */
+    const h = { error: null, keep, frames: undefined };
+    try { captureStackTrace(h, below); } catch (e) { return undefined; }
+    h.error = h;
+    return h;
+  }
   try {
     // The producer's own frames above the page's: the console wrapper,
     // its hook, the emitter, this function.
@@ -1365,6 +1468,9 @@ function stackHolder(own) {
     if (typeof lim === 'number') E.stackTraceLimit = lim;
   }
 }
+
+/** V8's, taken at load (a page that patches Error later does not reach us). */
+const captureStackTrace = typeof Error.captureStackTrace === 'function' ? Error.captureStackTrace : null;
 
 /**
  * The StackTrace of a stackHolder (computed once, then cached on it),
@@ -1404,7 +1510,9 @@ const lastStack = { text: '', keep: -1, isOwn: null, frames: [] };
 
 /**
  * The last console item text consoleItemJSON returned, with its
- * measurement, which Producer.enqueueJSON reuses when handed that text.
+ * measurement, which Producer.enqueueJSON reuses when handed that text;
+ * m null = proven to fit but not measured yet (completeItem measures it
+ * when it is sent).
  * @type {{json: string, m: {bytes:number, objects:number, depth:number, maxString:number}|null}}
  */
 const lastItem = { json: '', m: null };
@@ -1427,17 +1535,71 @@ const lastItem = { json: '', m: null };
  * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits, session?:string, handles?:ConsoleHandles}} [extra]
  */
 function consoleItemJSON(type, args, extra) {
-  const x = extra || {};
+  return consoleItemFrom(type, args, extra || {}, null);
+}
+
+/**
+ * consoleItemJSON in two halves: the arguments' RemoteObjects (previews,
+ * handles: what the values are now) are made at once, on the page's call;
+ * the returned function makes the JSON text when the item is sent. The
+ * RemoteObjects hold only primitives and objects of ours, so the text is
+ * the one consoleItemJSON would have made at the call. Only an item too
+ * large for a frame is redone from the arguments then (as they are then:
+ * such an item is cut down anyway).
+ * @param {string} type
+ * @param {ArrayLike<any>} args
+ * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits, session?:string, handles?:ConsoleHandles}} x
+ *   owned by the returned function from now on
+ * @returns {() => string}
+ */
+function consoleItemLater(type, args, x) {
+  const lim = x.limits || DEFAULT_LIMITS;
+  const n = Math.min(args.length, MAX_CONSOLE_ARGS);
+  const o = { stringBytes: consoleStringCap(lim, n), preview: true, handle: x.handles && x.session ? x.handles.make : undefined };
+  /** @type {any[]} */
+  const list = [];
+  for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
+  if (x.timestamp === undefined) x.timestamp = nowMs();
+  return () => consoleItemFrom(type, args, x, list);
+}
+
+/** @param {Limits} lim @param {number} n arguments */
+function consoleStringCap(lim, n) {
+  return Math.max(1024, Math.min(lim.maxStringBytes - 16, Math.floor(lim.maxValueBytes / Math.max(1, n))));
+}
+
+/**
+ * @param {string} type
+ * @param {ArrayLike<any>} args
+ * @param {{timestamp?:number, stackTrace?:any, url?:string, context?:string, limits?:Limits, session?:string, handles?:ConsoleHandles}} x
+ * @param {any[]|null} first the first attempt's RemoteObjects, when made already
+ */
+function consoleItemFrom(type, args, x, first) {
   const lim = x.limits || DEFAULT_LIMITS;
   const n = Math.min(args.length, MAX_CONSOLE_ARGS);
   const itemBytes = lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256;
-  const stringCap = Math.max(1024, Math.min(lim.maxStringBytes - 16, Math.floor(lim.maxValueBytes / Math.max(1, n))));
+  const stringCap = consoleStringCap(lim, n);
   const handle = x.handles && x.session ? x.handles.make : undefined;
   const attempts = [{ stringBytes: stringCap, preview: true, handle }, { stringBytes: 1024, preview: false, handle }];
   for (const o of attempts) {
-    const list = [];
-    for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
+    let list = first;
+    first = null;
+    if (!list) {
+      list = [];
+      for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
+    }
     const json = consoleJSON(type, list, x, lim);
+    // Bounds without a scan, for the common small item: JSON.stringify
+    // output has at most 3 UTF-8 bytes per UTF-16 unit (its escapes are
+    // ASCII) and at least 2 units per object, and an item nests at most
+    // ~10 deep by construction (previews stop at one level of entries).
+    // Its exact measurement waits for the send (Producer.completeItem),
+    // off the page's call.
+    if (json.length * 3 <= Math.min(itemBytes, lim.maxStringBytes) && json.length <= 2 * (MAX_FRAME_OBJECTS - 2)) {
+      lastItem.json = json;
+      lastItem.m = null;
+      return json;
+    }
     const m = measureJSON(json);
     if (m.bytes <= itemBytes && m.objects <= MAX_FRAME_OBJECTS - 2 && m.maxString <= lim.maxStringBytes) {
       lastItem.json = json;
@@ -1488,7 +1650,8 @@ const DEFAULT_ARG = {
  * try/catch: nothing emit does can reach the caller. Re-entrant calls
  * (a getter logging while we serialize) are not emitted.
  * @param {any} con the console object
- * @param {(type: string, args: any[]) => void} emit
+ * @param {(type: string, args: any[], wrapper: Function) => void} emit
+ *   wrapper: the function the page called (for stackHolder's `below`)
  * @param {{now?: () => number}} [opts]
  * @returns {() => void} restores the originals (only those still ours)
  */
@@ -1511,8 +1674,9 @@ function wrapConsole(con, emit, opts) {
   /**
    * @param {string} method
    * @param {IArguments} a
+   * @param {Function} wrapper
    */
-  const hook = (method, a) => {
+  const hook = (method, a, wrapper) => {
     /** @type {string} */
     let type = /** @type {any} */ (CONSOLE_METHODS)[method];
     /** @type {any[]} */
@@ -1553,7 +1717,7 @@ function wrapConsole(con, emit, opts) {
         args = Array.prototype.slice.call(a);
     }
     if (!args.length && DEFAULT_ARG[method]) args = [DEFAULT_ARG[method]];
-    emit(type, args);
+    emit(type, args, wrapper);
   };
 
   for (const method of Object.keys(CONSOLE_METHODS)) {
@@ -1566,7 +1730,7 @@ function wrapConsole(con, emit, opts) {
       const result = orig.apply(this, arguments);
       if (!busy) {
         busy = true;
-        try { hook(method, arguments); } catch (e) { /* swallowed: the page's console is untouched */ } finally { busy = false; }
+        try { hook(method, arguments, wrapper); } catch (e) { /* swallowed: the page's console is untouched */ } finally { busy = false; }
       }
       return result;
     };
@@ -1662,7 +1826,7 @@ function scriptReadFrames(id, url, bytes, o) {
   return out;
 }
 
-return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
+return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, consoleItemLater: consoleItemLater, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
 })();
 // ---- END core.mjs ----
 
@@ -3733,9 +3897,9 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     return items;
   }
 
-  /** @param {string} type @param {any[]} args */
-  function emit(type, args) {
-    consoleItems(type, args, IWCore.stackHolder(), undefined);
+  /** @param {string} type @param {any[]} args @param {Function} wrapper */
+  function emit(type, args, wrapper) {
+    consoleItems(type, args, IWCore.stackHolder(undefined, wrapper), undefined);
   }
 
   // One event for everyone while no DevTools session enabled console or
@@ -3835,40 +3999,79 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   /** @param {string} type @param {any[]} args @param {any} holder @param {any} stackTrace @param {number} [timestamp] */
   function consoleItems(type, args, holder, stackTrace, timestamp) {
     if (holding && held.length >= HOLD_MAX_CALLS) releaseHeld();
+    var objects = IWRuntime.anyNeedsHandles(args);
+    if (!objects && !(holding && held.length)) {
+      // The common call, primitives only: nothing can change before the
+      // item is sent, so it is built then, off the page's call; one
+      // closure is all the call allocates here.
+      var ts = timestamp || IWCore.nowMs(), url = lastPage.url;
+      producer.enqueueLater('console', function () { return primitiveItem(type, args, holder, stackTrace, ts, url); }, primitiveBytes(args), true);
+      return;
+    }
     var x = { timestamp: timestamp || IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits, session: '', handles: undefined };
-    var tail = holder ? function () {
-      var st = IWCore.stackOfHolder(holder, isOwn);
-      if (!st) return '';
-      // Calls from one site share their frames (stackOfHolder): serialize once.
-      if (st.callFrames !== lastTail.frames) lastTail = { frames: st.callFrames, json: ',"stackTrace":' + JSON.stringify(st) };
-      return lastTail.json;
-    } : undefined;
+    var tail = holder ? function () { return stackTail(holder); } : undefined;
     // Holding starts with the first object call: a page that logs only
     // strings at load is never delayed.
-    if (holding && (held.length || IWRuntime.anyNeedsHandles(args))) {
-      if (IWRuntime.anyNeedsHandles(args)) holdObjectCall(type, args, tail, x);
+    if (holding && (held.length || objects)) {
+      if (objects) holdObjectCall(type, args, tail, x);
       else held.push(function () { consoleItems(type, args, holder, stackTrace, x.timestamp); });
       return;
     }
-    if (!IWRuntime.anyNeedsHandles(args)) {
-      // Primitives only: nothing can change before the item is sent, so
-      // it is serialized then, off the page's call.
-      producer.enqueueLater('console', function () {
-        x.limits = producer.limits;
-        var json = IWCore.consoleItemJSON(type, args, x);
-        return tail ? json.slice(0, -2) + tail() + '}}' : json;
-      }, primitiveBytes(args));
-      return;
-    }
+    // The arguments' RemoteObjects (previews, handles) are made now, as
+    // V8 takes its preview at the call; their JSON text when sent.
     if (!producer.consoleSessions.size) {
-      producer.enqueueJSON('console', IWCore.consoleItemJSON(type, args, x), tail);
+      objectItem(IWCore.consoleItemLater(type, args, x), tail, args);
       return;
     }
     producer.consoleSessions.forEach(function (session) {
-      x.session = session;
-      x.handles = realm.consoleHandles(session);
-      producer.enqueueJSON('console', IWCore.consoleItemJSON(type, args, x), tail);
+      var xs = { timestamp: x.timestamp, stackTrace: stackTrace, url: x.url, limits: x.limits, session: session, handles: realm.consoleHandles(session) };
+      objectItem(IWCore.consoleItemLater(type, args, xs), tail, args);
     });
+  }
+
+  /**
+   * Queues a console item with objects, whose text item() makes when it is
+   * sent, with the call's stack (tail) after it.
+   * @param {() => string} item @param {(() => string)|undefined} tail @param {any[]} args
+   */
+  function objectItem(item, tail, args) {
+    producer.enqueueLater('console', function () {
+      var json = item();
+      return tail ? json.slice(0, -2) + tail() + '}}' : json;
+    }, objectBytes(args), true);
+  }
+
+  // A size estimate of a console item with objects, for the queue's byte
+  // bound before it is built (previews are bounded: a few hundred bytes
+  // per object).
+  /** @param {any[]} args */
+  function objectBytes(args) {
+    var n = 256;
+    for (var i = 0; i < args.length; i++) n += typeof args[i] === 'string' ? args[i].length + 32 : 512;
+    return n;
+  }
+
+  /**
+   * The JSON text of a primitive-only console item, built when it is sent.
+   * @param {string} type @param {any[]} args @param {any} holder @param {any} stackTrace @param {number} ts
+   * @param {string} url the page's URL at the call
+   */
+  function primitiveItem(type, args, holder, stackTrace, ts, url) {
+    var json = IWCore.consoleItemJSON(type, args, { timestamp: ts, stackTrace: stackTrace, url: url, limits: producer.limits });
+    return holder ? json.slice(0, -2) + stackTail(holder) + '}}' : json;
+  }
+
+  /**
+   * The ,"stackTrace":… members of a console item whose stack a holder
+   * took, or ''.
+   * @param {any} holder
+   */
+  function stackTail(holder) {
+    var st = IWCore.stackOfHolder(holder, isOwn);
+    if (!st) return '';
+    // Calls from one site share their frames (stackOfHolder): serialize once.
+    if (st.callFrames !== lastTail.frames) lastTail = { frames: st.callFrames, json: ',"stackTrace":' + JSON.stringify(st) };
+    return lastTail.json;
   }
 
   // A size estimate of a primitive-only console item, for the queue's byte

@@ -1,0 +1,268 @@
+//go:build linux
+
+package clientjs_test
+
+// A minimal CDP client for the page benchmarks: headless Chromium with a
+// remote-debugging port, tabs opened with /json/new, one WebSocket per tab
+// and one call at a time on it (the benchmarks never enable a domain that
+// sends events they need; events are read and dropped).
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
+)
+
+// cdpBrowser is one headless Chromium with a debugging port.
+type cdpBrowser struct {
+	t    testing.TB
+	pid  int
+	base string // http://127.0.0.1:port
+}
+
+// openCDPBrowser starts chromium with --remote-debugging-port=0 and waits
+// for its DevToolsActivePort; the process group is killed at test end.
+func openCDPBrowser(t testing.TB) *cdpBrowser {
+	t.Helper()
+	dir := t.TempDir()
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+		"--disable-backgrounding-occluded-windows", "--remote-debugging-port=0", "--remote-allow-origins=*",
+		"--user-data-dir=" + dir}
+	if f := os.Getenv("IW_JS_FLAGS"); f != "" {
+		args = append(args, "--js-flags="+f) // e.g. --no-turbo-inlining, for a profile by function
+	}
+	cmd := exec.Command(chromium(t), append(args, "about:blank")...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		proctest.AssertGone(t, cmd.Process.Pid)
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
+		if err == nil {
+			if line, _, ok := strings.Cut(string(b), "\n"); ok && line != "" {
+				return &cdpBrowser{t: t, pid: cmd.Process.Pid, base: "http://127.0.0.1:" + line}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("chromium wrote no DevToolsActivePort in 30 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cdpPage is one tab's CDP connection. Not safe for concurrent calls.
+type cdpPage struct {
+	t  testing.TB
+	c  *websocket.Conn
+	id int
+}
+
+// open opens url in a new tab and connects to it.
+func (b *cdpBrowser) open(url string) *cdpPage {
+	b.t.Helper()
+	req, err := http.NewRequest(http.MethodPut, b.base+"/json/new?"+url, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var target struct{ WebSocketDebuggerURL string }
+	if err := json.NewDecoder(res.Body).Decode(&target); err != nil || target.WebSocketDebuggerURL == "" {
+		b.t.Fatalf("/json/new: %v %+v", err, target)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, target.WebSocketDebuggerURL, nil)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	c.SetReadLimit(256 << 20) // a CPU profile of a long run is tens of MiB
+	b.t.Cleanup(func() { _ = c.CloseNow() })
+	return &cdpPage{t: b.t, c: c}
+}
+
+// call sends one command and returns its result, skipping events.
+func (p *cdpPage) call(method string, params any) (json.RawMessage, error) {
+	p.id++
+	msg, err := json.Marshal(map[string]any{"id": p.id, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := p.c.Write(ctx, websocket.MessageText, msg); err != nil {
+		return nil, err
+	}
+	for {
+		_, b, err := p.c.Read(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var r struct {
+			ID     int
+			Result json.RawMessage
+			Error  *struct{ Message string }
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, err
+		}
+		if r.ID != p.id {
+			continue
+		}
+		if r.Error != nil {
+			return nil, fmt.Errorf("%s: %s", method, r.Error.Message)
+		}
+		return r.Result, nil
+	}
+}
+
+// eval evaluates expr (awaiting a promise) and decodes its value into v.
+func (p *cdpPage) eval(expr string, v any) {
+	p.t.Helper()
+	if err := p.evalErr(expr, v); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *cdpPage) evalErr(expr string, v any) error {
+	res, err := p.call("Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true, "awaitPromise": true})
+	if err != nil {
+		return err
+	}
+	var r struct {
+		Result           struct{ Value json.RawMessage }
+		ExceptionDetails json.RawMessage
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		return err
+	}
+	if r.ExceptionDetails != nil {
+		return fmt.Errorf("%s: %s", expr, r.ExceptionDetails)
+	}
+	if v == nil {
+		return nil
+	}
+	return json.Unmarshal(r.Result.Value, v)
+}
+
+// waitEval polls expr until it is true.
+func (p *cdpPage) waitEval(expr string) {
+	p.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var ok bool
+		if err := p.evalErr(expr, &ok); err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			var state any
+			_ = p.evalErr("JSON.stringify({href: location.href, stats: window.__inspectorWorkerClient && __inspectorWorkerClient.stats()})", &state)
+			p.t.Fatalf("timeout waiting for %s: %v", expr, state)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// treeCPU is the user+system CPU time of pid and all its descendants.
+func treeCPU(pid int) time.Duration {
+	var sum time.Duration
+	for _, d := range treeCPUByType(pid) {
+		sum += d
+	}
+	return sum
+}
+
+// treeCPUByType is treeCPU per Chromium process type (the --type= of its
+// command line: renderer, utility (the network service among them),
+// gpu-process, zygote…; "browser" without one), from /proc/<pid>/stat
+// (fields 14 and 15, in clock ticks of 1/100 s on Linux); one pass over
+// /proc.
+func treeCPUByType(pid int) map[string]time.Duration {
+	dirs, _ := os.ReadDir("/proc")
+	type proc struct {
+		ppid  int
+		ticks uint64
+	}
+	procs := map[int]proc{}
+	for _, d := range dirs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		// "pid (comm) state ppid …"; comm may hold spaces and parentheses.
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 13 {
+			continue
+		}
+		// f[0] is field 3 (state): ppid is field 4, utime 14, stime 15.
+		ppid, _ := strconv.Atoi(f[1])
+		u, _ := strconv.ParseUint(f[11], 10, 64)
+		s, _ := strconv.ParseUint(f[12], 10, 64)
+		procs[p] = proc{ppid, u + s}
+	}
+	out := map[string]time.Duration{}
+	for p, pr := range procs {
+		for q := p; q > 1; q = procs[q].ppid {
+			if q == pid {
+				out[procType(p)] += time.Duration(pr.ticks) * 10 * time.Millisecond
+				break
+			}
+			if _, ok := procs[q]; !ok {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// procType is a Chromium process's --type= (with the utility's
+// --utility-sub-type= service name when there is one), or "browser".
+func procType(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return "gone"
+	}
+	typ, sub := "browser", ""
+	// Chromium rewrites its children's argv into one space-separated string.
+	for _, a := range strings.FieldsFunc(string(b), func(r rune) bool { return r == 0 || r == ' ' }) {
+		if v, ok := strings.CutPrefix(a, "--type="); ok {
+			typ = v
+		}
+		if v, ok := strings.CutPrefix(a, "--utility-sub-type="); ok {
+			sub = v
+		}
+	}
+	if sub != "" {
+		typ += ":" + sub
+	}
+	return typ
+}
