@@ -58,6 +58,8 @@ func TestClientPageRuntimeRealPages(t *testing.T) {
 		return per
 	}
 
+	waitPageGlobal(t, a, ctx, "cart")
+
 	// callFunctionOn: on a page object, with a page object as argument.
 	cart := objectID(eval(a, "window.cart", map[string]any{"objectGroup": "g1"}))
 	m := a.MustCall("Runtime.callFunctionOn", map[string]any{"objectId": cart, "functionDeclaration": "function (o) { return this.items.length + (o === this ? 10 : 0); }",

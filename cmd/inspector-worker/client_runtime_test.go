@@ -57,6 +57,7 @@ console.log('cart', window.cart);`)
 		t.Fatalf("evaluate by uniqueContextId: %s", byUnique.Raw)
 	}
 
+	waitPageGlobal(t, c, created.Context.ID, "cart")
 	obj := c.MustCall("Runtime.evaluate", map[string]any{"expression": "window.cart", "contextId": created.Context.ID, "objectGroup": "console"})
 	var res struct {
 		Result struct {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 	"github.com/inspector-worker/inspector-worker/internal/proctest"
@@ -90,6 +91,22 @@ func startPageHost(t testing.TB, pageJS string, flags ...string) (*workerProc, *
 	c.MustCall("Page.enable", nil)
 	c.MustCall("Runtime.enable", nil)
 	return w, c, page
+}
+
+// waitPageGlobal waits until the page's /app.js has set window[name]: it
+// runs after the client in <head> has connected, so the page's context is
+// there before it is (TestClientPageRuntimeRealPages failed once on that).
+func waitPageGlobal(t *testing.T, c *cdptest.Client, ctxID int, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		m := c.MustCall("Runtime.evaluate", map[string]any{"expression": "typeof window." + name, "contextId": ctxID, "returnByValue": true})
+		if strings.Contains(string(m.Result), `"value":"object"`) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page's app.js never set window.%s: %s", name, m.Raw)
+		}
+	}
 }
 
 func isClientConsole(m cdptest.Msg) bool {
