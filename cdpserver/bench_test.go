@@ -17,7 +17,7 @@ import (
 // alternating single operations so that machine noise hits both sides alike
 // (sequential A-then-B ratios swing widely on a shared 2-core machine).
 //
-//	go test -run '^$' -bench Relay -benchtime 2000x ./cdpserver
+//	go test -run '^$' -bench 'RelayRoundTrip|RelayPipelined' -benchtime 2000x ./cdpserver
 //
 // Reported metrics: direct-µs and worker-µs (median round trip), ratio
 // (worker/direct, goal ≤ 1.15), and for the pipelined burst throughput-ratio
