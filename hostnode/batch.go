@@ -1,6 +1,10 @@
 package hostnode
 
-import "context"
+import (
+	"context"
+
+	"github.com/inspector-worker/inspector-worker/internal/cork"
+)
 
 // WriteBatch lets the one goroutine that writes requests to a session send
 // several of them in one write syscall: between Hold and Release, the
@@ -12,10 +16,7 @@ import "context"
 // (WithWriteBatch); unbound (another Dial, or a Host that does not dial
 // through this package) its methods do nothing.
 type WriteBatch struct {
-	w interface {
-		Cork()
-		Uncork() error
-	}
+	w *cork.Writer // the session's, set by Dial
 }
 
 type batchKey struct{}

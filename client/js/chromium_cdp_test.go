@@ -14,17 +14,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
-
-	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
 // cdpBrowser is one headless Chromium with a debugging port.
@@ -39,30 +35,18 @@ type cdpBrowser struct {
 func openCDPBrowser(t testing.TB) *cdpBrowser {
 	t.Helper()
 	dir := t.TempDir()
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-dev-shm-usage", "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-		"--disable-backgrounding-occluded-windows", "--remote-debugging-port=0", "--remote-allow-origins=*",
-		"--user-data-dir=" + dir}
+	more := []string{"--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+		"--disable-backgrounding-occluded-windows", "--remote-debugging-port=0", "--remote-allow-origins=*"}
 	if f := os.Getenv("IW_JS_FLAGS"); f != "" {
-		args = append(args, "--js-flags="+f) // e.g. --no-turbo-inlining, for a profile by function
+		more = append(more, "--js-flags="+f) // e.g. --no-turbo-inlining, for a profile by function
 	}
-	cmd := exec.Command(chromium(t), append(args, "about:blank")...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-		proctest.AssertGone(t, cmd.Process.Pid)
-	})
+	pid := startChromium(t, dir, "about:blank", more...)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort"))
 		if err == nil {
 			if line, _, ok := strings.Cut(string(b), "\n"); ok && line != "" {
-				return &cdpBrowser{t: t, pid: cmd.Process.Pid, base: "http://127.0.0.1:" + line}
+				return &cdpBrowser{t: t, pid: pid, base: "http://127.0.0.1:" + line}
 			}
 		}
 		if time.Now().After(deadline) {

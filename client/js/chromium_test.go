@@ -43,9 +43,18 @@ func chromium(t testing.TB) string {
 // is killed at test end.
 func openChromium(t testing.TB, url string) {
 	t.Helper()
-	cmd := exec.Command(chromium(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+	startChromium(t, t.TempDir(), url)
+}
+
+// startChromium starts headless chromium with the tests' flags, more, a
+// profile in dir and url, and returns its pid; its whole process group is
+// killed at test end.
+func startChromium(t testing.TB, dir, url string, more ...string) int {
+	t.Helper()
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-dev-shm-usage", "--user-data-dir="+t.TempDir(), url)
+		"--disable-dev-shm-usage", "--user-data-dir=" + dir}, more...)
+	cmd := exec.Command(chromium(t), append(args, url)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -55,6 +64,7 @@ func openChromium(t testing.TB, url string) {
 		_ = cmd.Wait()
 		proctest.AssertGone(t, cmd.Process.Pid)
 	})
+	return cmd.Process.Pid
 }
 
 // pageServer serves "/" (the page), "/csp" (the same page with a

@@ -156,7 +156,7 @@ func reportRelayCost(b *testing.B, paths []*relayPath, modes []relayMode, res []
 	}
 	t.WriteString("\nMemory at the end (MiB):\n")
 	for _, i := range relays {
-		rss, peak := procMem(paths[i].pid)
+		rss, peak := mib(procKiB(b, paths[i].pid, "VmRSS")), mib(procKiB(b, paths[i].pid, "VmHWM"))
 		fmt.Fprintf(&t, "%-12s VmRSS %6.1f  VmHWM (peak) %6.1f\n", pathNames[i], rss, peak)
 		b.ReportMetric(peak, metricName("peak-MiB-"+pathNames[i]))
 	}

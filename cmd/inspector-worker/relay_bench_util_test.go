@@ -196,22 +196,3 @@ func procCPU(pid int) int64 {
 	}
 	return sum
 }
-
-// procMem returns pid's VmRSS and VmHWM (peak RSS) in MiB.
-func procMem(pid int) (rss, peak float64) {
-	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		kb, _ := strconv.ParseFloat(f[1], 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = kb / 1024
-		case "VmHWM:":
-			peak = kb / 1024
-		}
-	}
-	return rss, peak
-}
