@@ -196,6 +196,7 @@ func (sess *Session) relay(req request, msg []byte) {
 	sess.hostMu.Unlock()
 	if sess.holdHost {
 		batch.Hold() // readLoop releases it (session.go)
+		sess.hostHeld = true
 	}
 	if err := conn.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		// The host session is broken; hostLoop will see it too and endHost

@@ -118,3 +118,24 @@ func TestClosingOneWindowLeavesTheOther(t *testing.T) {
 	c := w.dial("C")
 	c.MustCall("Runtime.evaluate", map[string]any{"expression": "1"})
 }
+
+// Requests a window sends back to back reach the worker together, and
+// readLoop holds their writes to Node until the last of them
+// (hostnode.WriteBatch): every one must still be answered, in order of its
+// id, including the last of each burst, which nothing follows to release it.
+func TestBurstOfRequestsAllAnswered(t *testing.T) {
+	w := startWorker(t, hostScript, Options{})
+	a := w.dial("A")
+	for burst := range 20 {
+		ids := make([]int64, 0, 64)
+		for i := range 64 {
+			ids = append(ids, a.Send("Runtime.evaluate", map[string]any{"expression": fmt.Sprintf("%d * 2", burst*64+i)}))
+		}
+		for i, id := range ids {
+			m := a.ExpectResponse(id)
+			if want := fmt.Sprintf(`"value":%d`, (burst*64+i)*2); !strings.Contains(string(m.Result), want) {
+				t.Fatalf("burst %d, request %d: %s, want %s", burst, i, m.Raw, want)
+			}
+		}
+	}
+}

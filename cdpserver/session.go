@@ -48,6 +48,7 @@ type Session struct {
 	net     *network.Window // Static after construction: the window's Network state.
 
 	holdHost bool // Owned by readLoop (relay runs in it): hold relayed requests, more follow at once.
+	hostHeld bool // Owned by readLoop: a relayed request is held (releaseHost writes it).
 
 	dtClosed  atomic.Bool // the DevTools side ended first
 	retiring  atomic.Bool // the window was closed for falling behind (retire)
@@ -249,7 +250,9 @@ func (sess *Session) readLoop() {
 	for {
 		msg, err := rd.read(ctx, sess.dt)
 		if err != nil {
-			sess.releaseHost()
+			if sess.hostHeld {
+				sess.releaseHost()
+			}
 			sess.dtClosed.Store(true)
 			close(sess.dtGone)
 			sess.closeHost()
@@ -263,7 +266,7 @@ func (sess *Session) readLoop() {
 		// buffered.
 		sess.holdHost = sess.wire != nil && sess.wire.messageBuffered()
 		sess.handle(msg)
-		if !sess.holdHost {
+		if !sess.holdHost && sess.hostHeld {
 			sess.releaseHost()
 		}
 	}
@@ -271,6 +274,7 @@ func (sess *Session) readLoop() {
 
 // releaseHost writes the requests held for the current host session.
 func (sess *Session) releaseHost() {
+	sess.hostHeld = false
 	sess.hostMu.Lock()
 	b := sess.hostBatch
 	sess.hostMu.Unlock()
