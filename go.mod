@@ -9,9 +9,7 @@ require (
 	github.com/go-json-experiment/json v1.27.2
 	github.com/mailru/easyjson v0.9.2
 	golang.org/x/sync v0.25.0
+	golang.org/x/sys v0.13.0
 )
 
-require (
-	github.com/josharian/intern v1.0.0 // indirect
-	golang.org/x/sys v0.13.0 // indirect
-)
+require github.com/josharian/intern v1.0.0 // indirect

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/inspector-worker/inspector-worker/internal/cork"
 )
@@ -53,11 +54,13 @@ func (g *closeGate) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	var raw syscall.RawConn
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetWriteBuffer(devToolsSendBuffer)
+		raw, _ = tc.SyscallConn()
 	}
 	buffered, _ := brw.Reader.Peek(brw.Reader.Buffered())
-	g.conn = &gatedConn{Conn: conn, pre: append([]byte(nil), buffered...), closed: make(chan struct{}), out: cork.New(conn.Write)}
+	g.conn = &gatedConn{Conn: conn, raw: raw, pre: append([]byte(nil), buffered...), closed: make(chan struct{}), out: cork.New(conn.Write)}
 	g.conn.br = bufio.NewReader(g.conn)
 	// The server's writer is empty after Hijack (it flushed the 101
 	// response); the library's writes go through the cork (sendLoop).
@@ -77,8 +80,9 @@ func (g *closeGate) holdCloseWith(hold func(abort <-chan struct{})) {
 // straight on except while sendLoop has it corked (internal/cork).
 type gatedConn struct {
 	net.Conn
-	out *cork.Writer  // Static after construction.
-	br  *bufio.Reader // Static after construction: the library reads through it; peeked only by its reader (readLoop).
+	out *cork.Writer    // Static after construction.
+	raw syscall.RawConn // Static after construction: nil unless TCP; for sendRoom (direct.go).
+	br  *bufio.Reader   // Static after construction: the library reads through it; peeked only by its reader (readLoop).
 
 	// Owned by Read: coder/websocket never reads from two goroutines at once
 	// (its readMu).

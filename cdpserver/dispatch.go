@@ -249,7 +249,7 @@ func (sess *Session) fromHost(msg []byte) {
 		}
 		sess.srv.hostScripts.note(msg)
 	}
-	sess.enqueue(rewriteFileURLs(msg))
+	sess.enqueueFromHost(rewriteFileURLs(msg))
 	if after != nil {
 		sess.runAfter(after)
 	}

@@ -41,6 +41,7 @@ type sendQueue struct {
 	err     error    // Guarded by mu: why the queue closed.
 	pushed  int64    // Guarded by mu: messages ever queued.
 	sent    int64    // Guarded by mu: messages sendLoop reported written.
+	writer  writer   // Guarded by mu: who may write to the socket now (direct.go).
 	wake    chan struct{}
 	overrun atomic.Bool // closed for overflow; read by sendLoop between writes
 }
@@ -140,9 +141,17 @@ func (q *sendQueue) closeLocked(reason error) {
 func (q *sendQueue) popAll(buf [][]byte) ([][]byte, bool, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.writer == writerDirect {
+		// A direct write is on the socket: everything queued goes after it,
+		// and so does the close frame. Its release wakes next.
+		return buf[:0], false, nil
+	}
 	buf = append(buf[:0], q.items...)
 	clear(q.items)
 	q.items, q.bytes = q.items[:0], 0
+	if len(buf) > 0 {
+		q.writer = writerSendLoop // until written
+	}
 	return buf, q.closed && len(buf) == 0, q.err
 }
 
@@ -164,10 +173,14 @@ func (q *sendQueue) next(buf [][]byte) ([][]byte, bool, error) {
 // still holds is then not worth writing before the close frame.
 func (q *sendQueue) overflowed() bool { return q.overrun.Load() }
 
-// written records that sendLoop wrote n more messages to the socket.
+// written records that sendLoop wrote n more messages to the socket, and
+// returns the writer token taken by the popAll that handed them out.
 func (q *sendQueue) written(n int) {
 	q.mu.Lock()
 	q.sent += int64(n)
+	if q.writer == writerSendLoop {
+		q.writer = writerNone
+	}
 	q.mu.Unlock()
 }
 

@@ -32,8 +32,9 @@ const maxCloseReason = 123
 //
 // Goroutines (joined by run): readLoop reads DevTools and dispatches — it is
 // the only writer to the host connection; hostLoop reads Node and enqueues;
-// sendLoop is the only writer to the DevTools connection. Nothing but
-// sendLoop ever blocks on the DevTools socket, so a stuck window holds back
+// sendLoop is the writer to the DevTools connection (hostLoop writes a small
+// message itself when the queue is idle and the socket has room: direct.go).
+// Nothing but sendLoop ever blocks on the DevTools socket, so a stuck window holds back
 // neither Node nor another window (see queue.go for the overflow policy).
 // Timers: the overflow watchdog (overflowWriteGrace) and the retiring Node
 // session's idle timer. The close gate's hold (awaitAnswersWritten) runs in
@@ -41,7 +42,7 @@ const maxCloseReason = 123
 type Session struct {
 	srv     *Server         // Static after construction.
 	id      int64           // Static after construction.
-	dt      *websocket.Conn // Static after construction. Written only by sendLoop.
+	dt      *websocket.Conn // Static after construction. Written by sendLoop, or by hostLoop holding the writer token (direct.go).
 	wire    *gatedConn      // Static after construction: dt's connection, corked by sendLoop.
 	out     *sendQueue      // Static after construction.
 	objects *object.Table   // Static after construction.
@@ -340,7 +341,8 @@ func (sess *Session) readHost(conn *websocket.Conn) error {
 	}
 }
 
-// sendLoop is the only writer to the DevTools socket.
+// sendLoop writes to the DevTools socket; hostLoop does only while it holds
+// the queue's writer token (direct.go).
 func (sess *Session) sendLoop() {
 	ctx := context.Background()
 	var batch [][]byte
@@ -348,7 +350,9 @@ func (sess *Session) sendLoop() {
 		batch, closed, why := sess.out.next(batch)
 		if closed {
 			sess.stopSending()
-			sess.closeDevTools(why)
+			if !errors.Is(why, errDevToolsWrite) { // else writeDirect's writeFailed ended it
+				sess.closeDevTools(why)
+			}
 			return
 		}
 		written := 0
