@@ -9,8 +9,10 @@ import (
 
 // Direct writes (issue 12, P9). A message from Node normally goes hostLoop →
 // sendQueue → sendLoop → socket: one goroutine wake-up per message that a
-// bare TCP splice does not pay. When the queue is empty, nobody is writing
-// and the socket has room, hostLoop writes the message itself.
+// bare TCP splice does not pay. When the queue is empty, nobody is writing,
+// no further Node message is already on its way (hostnode.SessionIO's
+// MoreBuffered: those go to sendLoop, which writes them in one corked
+// batch) and the socket has room, hostLoop writes the message itself.
 //
 // Why this keeps the guarantees of the queue (queue.go, Session's doc):
 //   - Order: the writer token (sendQueue.writer, under its mutex) is taken by
@@ -103,7 +105,8 @@ func (sess *Session) enqueueFromHost(msg []byte) {
 // if the queue is idle and the socket has room; it reports whether it took
 // msg (written, or the session ended on a write error).
 func (sess *Session) writeDirect(msg []byte) bool {
-	if sess.wire == nil || len(msg) > directMaxMessage || !sess.out.idle() || !sess.wire.sendRoom(directMaxUnsent) {
+	if sess.wire == nil || len(msg) > directMaxMessage || !sess.out.idle() ||
+		sess.readIO.MoreBuffered() || !sess.wire.sendRoom(directMaxUnsent) {
 		return false
 	}
 	select {

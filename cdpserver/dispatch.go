@@ -165,7 +165,7 @@ func (sess *Session) relay(req request, msg []byte) {
 	// requests of the old session under both, so a request is either in
 	// its sweep or sent to the session that is current here.
 	sess.hostMu.Lock()
-	conn, downWhy, batch := sess.host, sess.downWhy, sess.hostBatch
+	conn, downWhy, batch := sess.host, sess.downWhy, sess.hostIO
 	sess.mu.Lock()
 	if sess.hostClosed {
 		reason := sess.goneReason

@@ -121,7 +121,7 @@ func TestClosingOneWindowLeavesTheOther(t *testing.T) {
 
 // Requests a window sends back to back reach the worker together, and
 // readLoop holds their writes to Node until the last of them
-// (hostnode.WriteBatch): every one must still be answered, in order of its
+// (hostnode.SessionIO): every one must still be answered, in order of its
 // id, including the last of each burst, which nothing follows to release it.
 func TestBurstOfRequestsAllAnswered(t *testing.T) {
 	w := startWorker(t, hostScript, Options{})

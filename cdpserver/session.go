@@ -74,17 +74,18 @@ type Session struct {
 	// watch-mode rebind replays the window's state into a new session that
 	// is not yet published here (watch.go). Read by hostLoop, which is handed
 	// each new session through next.
-	hostMu    sync.Mutex           // Taken before mu; a leaf otherwise.
-	host      *websocket.Conn      // Guarded by hostMu; nil while the host is down (watch mode only).
-	hostBatch *hostnode.WriteBatch // Guarded by hostMu: host's write batch (relay), nil when not bound.
-	downWhy   string               // Guarded by hostMu: why host is nil.
-	next      *rebinding           // Guarded by hostMu: a new session for hostLoop to take (watch mode).
-	loopDone  bool                 // Guarded by hostMu: hostLoop returned; a rebind closes its session instead.
-	resetDone bool                 // Guarded by hostMu: hostLoop has told the window the host is gone (hostLost).
-	lateNotes [][]byte             // Guarded by hostMu: Console lines about the gone host, queued after that reset.
-	rebound   chan struct{}        // cap 1: next was set
-	dtGone    chan struct{}        // closed when readLoop ends
-	watch     *watchState          // Static after construction; nil without Options.Watch (watch_state.go).
+	hostMu    sync.Mutex          // Taken before mu; a leaf otherwise.
+	host      *websocket.Conn     // Guarded by hostMu; nil while the host is down (watch mode only).
+	hostIO    *hostnode.SessionIO // Guarded by hostMu: host's socket below the library (relay), nil when not bound.
+	readIO    *hostnode.SessionIO // Owned by hostLoop: the SessionIO of the session it reads.
+	downWhy   string              // Guarded by hostMu: why host is nil.
+	next      *rebinding          // Guarded by hostMu: a new session for hostLoop to take (watch mode).
+	loopDone  bool                // Guarded by hostMu: hostLoop returned; a rebind closes its session instead.
+	resetDone bool                // Guarded by hostMu: hostLoop has told the window the host is gone (hostLost).
+	lateNotes [][]byte            // Guarded by hostMu: Console lines about the gone host, queued after that reset.
+	rebound   chan struct{}       // cap 1: next was set
+	dtGone    chan struct{}       // closed when readLoop ends
+	watch     *watchState         // Static after construction; nil without Options.Watch (watch_state.go).
 
 	mu         sync.Mutex
 	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.
@@ -135,8 +136,8 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 			http.StatusServiceUnavailable)
 		return
 	}
-	batch := new(hostnode.WriteBatch)
-	host, err := cur.OpenSession(hostnode.WithWriteBatch(r.Context(), batch))
+	batch := new(hostnode.SessionIO)
+	host, err := cur.OpenSession(hostnode.WithSessionIO(r.Context(), batch))
 	if err != nil {
 		unlockSwap()
 		s.releaseWindow()
@@ -157,7 +158,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 	dt.SetReadLimit(maxDevToolsMessage)
 	sess, closing := s.addSession(func(id int64) *Session {
 		sess := &Session{
-			srv: s, id: id, dt: dt, wire: gate.conn, host: host, hostBatch: batch,
+			srv: s, id: id, dt: dt, wire: gate.conn, host: host, hostIO: batch,
 			out:      newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
 			objects:  object.NewTable(),
 			pending:  map[int64]string{},
@@ -261,7 +262,7 @@ func (sess *Session) readLoop() {
 			return
 		}
 		// While the next request is already in hand, requests relayed to
-		// Node are held and go out in one write (hostnode.WriteBatch);
+		// Node are held and go out in one write (hostnode.SessionIO);
 		// the last of them releases the lot. readLoop never waits on the
 		// socket while holding: it holds only when a whole message is
 		// buffered.
@@ -277,7 +278,7 @@ func (sess *Session) readLoop() {
 func (sess *Session) releaseHost() {
 	sess.hostHeld = false
 	sess.hostMu.Lock()
-	b := sess.hostBatch
+	b := sess.hostIO
 	sess.hostMu.Unlock()
 	if b.Release() != nil {
 		sess.closeHost() // hostLoop sees the broken session too and answers what is pending
@@ -289,9 +290,11 @@ func (sess *Session) releaseHost() {
 // host's (hostLost, awaitRebind in watch.go).
 func (sess *Session) hostLoop() {
 	defer sess.hostLoopDone()
-	conn := sess.hostConn()
+	sess.hostMu.Lock()
+	conn, sio := sess.host, sess.hostIO
+	sess.hostMu.Unlock()
 	for {
-		err := sess.readHost(conn)
+		err := sess.readHost(conn, sio)
 		if !sess.keepWindow() {
 			if !sess.dtClosed.Load() {
 				// The process exit that explains a dropped session usually
@@ -312,7 +315,7 @@ func (sess *Session) hostLoop() {
 		if next == nil {
 			return
 		}
-		conn = next.conn
+		conn, sio = next.conn, next.batch
 		if next.note != nil {
 			sess.enqueue(next.note)
 		}
@@ -320,15 +323,19 @@ func (sess *Session) hostLoop() {
 	}
 }
 
-// readHost relays one Node session's messages until it ends.
-func (sess *Session) readHost(conn *websocket.Conn) error {
+// readHost relays one Node session's messages until it ends. sio is the
+// session's (nil if not dialled through hostnode): writeDirect asks it
+// whether more of Node's messages follow at once.
+func (sess *Session) readHost(conn *websocket.Conn, sio *hostnode.SessionIO) error {
 	ctx := context.Background()
 	var rd msgReader
+	sess.readIO = sio
 	for {
 		msg, err := rd.read(ctx, conn)
 		if err != nil {
 			return err
 		}
+		sio.Took(len(msg))
 		if sess.retireTick() {
 			continue
 		}

@@ -29,7 +29,7 @@ const replayWait = 10 * time.Second
 // rebinding is a new Node session handed to a window's hostLoop.
 type rebinding struct {
 	conn     *websocket.Conn
-	batch    *hostnode.WriteBatch // conn's write batch (relay)
+	batch    *hostnode.SessionIO // conn's write batch (relay)
 	note     []byte               // a Log.entryAdded saying why the host changed, queued before its events
 	answered chan struct{}        // closed once Node answered every replayed request (or never will)
 }
@@ -99,8 +99,8 @@ func (s *Server) HostUp(ctx context.Context, h Host, note string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			batch := new(hostnode.WriteBatch)
-			conn, err := h.OpenSession(hostnode.WithWriteBatch(ctx, batch))
+			batch := new(hostnode.SessionIO)
+			conn, err := h.OpenSession(hostnode.WithSessionIO(ctx, batch))
 			if err != nil {
 				sess.enqueue(logEntry("error", "inspector-worker: cannot open a session to the restarted host: "+
 					err.Error()+"; reopen DevTools", time.Now()))
@@ -149,7 +149,7 @@ func (sess *Session) detachHost(conn *websocket.Conn, reason string) {
 		sess.hostMu.Unlock()
 		return
 	}
-	sess.host, sess.hostBatch, sess.downWhy = nil, nil, reason
+	sess.host, sess.hostIO, sess.downWhy = nil, nil, reason
 	sess.settling.Add(1) // pending empties before its answers are queued
 	sess.mu.Lock()
 	pending := sess.pending
@@ -255,7 +255,7 @@ func (sess *Session) hostLoopDone() {
 // rebind hands the window conn, a session to the new host, and waits until
 // Node answered the window's replayed state (replayInto) or replayWait
 // passed or the window ended.
-func (sess *Session) rebind(conn *websocket.Conn, batch *hostnode.WriteBatch, note []byte) {
+func (sess *Session) rebind(conn *websocket.Conn, batch *hostnode.SessionIO, note []byte) {
 	rb := &rebinding{conn: conn, batch: batch, note: note, answered: make(chan struct{})}
 	sess.hostMu.Lock()
 	if sess.loopDone {
@@ -322,7 +322,7 @@ func (sess *Session) replayInto(rb *rebinding) {
 		}
 	}
 	sess.hostMu.Lock()
-	sess.host, sess.hostBatch, sess.downWhy, sess.resetDone = rb.conn, rb.batch, "", false
+	sess.host, sess.hostIO, sess.downWhy, sess.resetDone = rb.conn, rb.batch, "", false
 	sess.hostMu.Unlock()
 }
 

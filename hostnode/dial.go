@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,6 +69,9 @@ func Dial(ctx context.Context, wsURL string) (*websocket.Conn, error) {
 		return nil, fmt.Errorf("hostnode: dial node inspector %s: %w", wsURL, err)
 	}
 	conn.SetReadLimit(MaxHostMessage)
+	if slot, ok := ctx.Value(batchKey{}).(*SessionIO); ok {
+		slot.handshakeDone()
+	}
 	return conn, nil
 }
 
@@ -102,8 +106,8 @@ func dialQuickAck(ctx context.Context, network, addr string) (net.Conn, error) {
 	}
 	rearmQuickAck(raw)
 	qc := &quickAckConn{Conn: conn, raw: raw, out: cork.New(conn.Write)}
-	if slot, ok := ctx.Value(batchKey{}).(*WriteBatch); ok {
-		slot.w = qc.out
+	if slot, ok := ctx.Value(batchKey{}).(*SessionIO); ok {
+		slot.w, slot.c = qc.out, qc
 	}
 	return qc, nil
 }
@@ -114,7 +118,11 @@ func dialQuickAck(ctx context.Context, network, addr string) (net.Conn, error) {
 type quickAckConn struct {
 	net.Conn
 	raw syscall.RawConn // Static after construction.
-	out *cork.Writer    // Static after construction: writes go through it (WriteBatch).
+	out *cork.Writer    // Static after construction: writes go through it (SessionIO).
+
+	// Bytes read from the socket, for SessionIO.MoreBuffered. Atomic: the
+	// library may read from another goroutine while it closes.
+	received atomic.Int64
 }
 
 func (c *quickAckConn) Write(p []byte) (int, error) { return c.out.Write(p) }
@@ -122,6 +130,7 @@ func (c *quickAckConn) Write(p []byte) (int, error) { return c.out.Write(p) }
 func (c *quickAckConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
+		c.received.Add(int64(n))
 		rearmQuickAck(c.raw)
 	}
 	return n, err

@@ -2,7 +2,11 @@
 
 package hostnode
 
-import "syscall"
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // rearmQuickAck asks the kernel to ACK received data immediately. Errors are
 // ignored: the connection works without it, only slower on bursts.
@@ -10,4 +14,16 @@ func rearmQuickAck(raw syscall.RawConn) {
 	_ = raw.Control(func(fd uintptr) {
 		_ = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_TCP, syscall.TCP_QUICKACK, 1)
 	})
+}
+
+// kernelQueued reports whether the socket's receive queue holds bytes not
+// read yet (SIOCINQ); true when that cannot be known.
+func (c *quickAckConn) kernelQueued() bool {
+	n := 1
+	_ = c.raw.Control(func(fd uintptr) {
+		if v, err := unix.IoctlGetInt(int(fd), unix.SIOCINQ); err == nil {
+			n = v
+		}
+	})
+	return n > 0
 }

@@ -7,3 +7,7 @@ import "syscall"
 // rearmQuickAck: TCP_QUICKACK exists only on Linux; elsewhere delayed ACKs
 // stay as the OS configures them.
 func rearmQuickAck(syscall.RawConn) {}
+
+// kernelQueued: SIOCINQ is Linux's; elsewhere the receive queue counts as
+// not empty (no promise is made).
+func (c *quickAckConn) kernelQueued() bool { return true }

@@ -1,0 +1,157 @@
+package hostnode
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// TestSessionIOHoldsUntilRelease dials a WebSocket server through Dial
+// with a bound SessionIO: held messages reach the server only after
+// Release, all of them, in order; and a batch not bound (plain context)
+// leaves writes alone.
+func TestSessionIOHoldsUntilRelease(t *testing.T) {
+	ctx := testCtx(t)
+	got := make(chan string, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, msg, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			got <- string(msg)
+		}
+	}))
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/target"
+
+	var b SessionIO
+	conn, err := Dial(WithSessionIO(ctx, &b), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	if b.w == nil {
+		t.Fatal("WithSessionIO did not bind the batch to the dialled session")
+	}
+	b.Hold()
+	for _, m := range []string{"one", "two", "three"} {
+		if err := conn.Write(ctx, websocket.MessageText, []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A held message would arrive within a few ms on loopback; the server
+	// reads in order, so "probe" (sent on a second, unheld session) proves
+	// the server is reading while the held ones are not there.
+	other, err := Dial(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.CloseNow()
+	if err := other.Write(ctx, websocket.MessageText, []byte("probe")); err != nil {
+		t.Fatal(err)
+	}
+	if m := <-got; m != "probe" {
+		t.Fatalf("server read %q before Release", m)
+	}
+	if err := b.Release(); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"one", "two", "three"} {
+		if m := <-got; m != want {
+			t.Fatalf("after Release: got %q, want %q", m, want)
+		}
+	}
+	var unbound SessionIO
+	unbound.Hold() // does nothing
+	if err := unbound.Release(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessionIOMoreBuffered checks the reader's look-ahead against a
+// WebSocket server that writes what it is asked ("N:SIZE": N messages of
+// SIZE bytes, then a note on written): every header size of RFC 6455 (2, 4
+// and 10 bytes), single and several messages. True while one of the
+// messages written is not read yet, false once all are: a count that drifts
+// by one byte would stay true (no direct write ever) or turn false early.
+func TestSessionIOMoreBuffered(t *testing.T) {
+	ctx := testCtx(t)
+	written := make(chan struct{}, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, msg, err := c.Read(r.Context())
+			if err != nil {
+				return
+			}
+			var n, size int
+			if _, err := fmt.Sscanf(string(msg), "%d:%d", &n, &size); err != nil {
+				t.Errorf("server: bad request %q", msg)
+				return
+			}
+			for range n {
+				if c.Write(r.Context(), websocket.MessageText, bytes.Repeat([]byte("x"), size)) != nil {
+					return
+				}
+			}
+			written <- struct{}{}
+		}
+	}))
+	defer srv.Close()
+	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/target"
+
+	var b SessionIO
+	conn, err := Dial(WithSessionIO(ctx, &b), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	if b.MoreBuffered() {
+		t.Fatal("MoreBuffered after the handshake, before any message")
+	}
+	for _, tc := range []struct{ n, size int }{{1, 10}, {3, 200}, {1, 1000}, {2, 70000}, {4, 125}, {2, 126}, {1, 65535}, {1, 65536}} {
+		if err := conn.Write(ctx, websocket.MessageText, fmt.Appendf(nil, "%d:%d", tc.n, tc.size)); err != nil {
+			t.Fatal(err)
+		}
+		<-written
+		// Loopback delivers a write before it returns; the wait covers a
+		// slow machine (MoreBuffered may only err towards true).
+		deadline := time.Now().Add(5 * time.Second)
+		for !b.MoreBuffered() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d×%d B: written by the server, MoreBuffered still false", tc.n, tc.size)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		for i := range tc.n {
+			_, msg, err := conn.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Took(len(msg))
+			if more, last := b.MoreBuffered(), i == tc.n-1; more == last {
+				t.Fatalf("%d×%d B: after message %d, MoreBuffered = %v", tc.n, tc.size, i+1, more)
+			}
+		}
+	}
+	var unbound SessionIO
+	if !unbound.MoreBuffered() {
+		t.Fatal("an unbound SessionIO promised no more messages")
+	}
+}
