@@ -30,8 +30,8 @@ const replayWait = 10 * time.Second
 type rebinding struct {
 	conn     *websocket.Conn
 	batch    *hostnode.SessionIO // conn's write batch (relay)
-	note     []byte               // a Log.entryAdded saying why the host changed, queued before its events
-	answered chan struct{}        // closed once Node answered every replayed request (or never will)
+	note     []byte              // a Log.entryAdded saying why the host changed, queued before its events
+	answered chan struct{}       // closed once Node answered every replayed request (or never will)
 }
 
 // HostDown marks the host as gone: every window's Node session is closed
