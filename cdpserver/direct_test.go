@@ -25,7 +25,7 @@ func TestQueueDirectToken(t *testing.T) {
 	if got, closed, err := popStrings(t, q); len(got) != 0 || closed || err != nil {
 		t.Fatalf("popAll during a direct write = %q, %v, %v; want nothing: it must wait for the token", got, closed, err)
 	}
-	q.releaseDirect(true)
+	q.releaseDirect(true, 1)
 	select {
 	case <-q.wake:
 	default:
@@ -45,7 +45,7 @@ func TestQueueDirectToken(t *testing.T) {
 	if !q.takeDirect() {
 		t.Fatal("the token was not returned by written")
 	}
-	q.releaseDirect(true)
+	q.releaseDirect(true, 1)
 	select {
 	case <-q.wake:
 		t.Fatal("releaseDirect with nothing queued woke sendLoop")
@@ -81,7 +81,7 @@ func TestQueueDirectCloseWaits(t *testing.T) {
 	if _, closed, _ := q.popAll(nil); closed {
 		t.Fatal("the close frame would go out during a direct write")
 	}
-	q.releaseDirect(true)
+	q.releaseDirect(true, 1)
 	select {
 	case <-q.wake:
 	default:
@@ -96,7 +96,7 @@ func TestQueueDirectWriteFailed(t *testing.T) {
 	q := newSendQueue(10, 100)
 	q.takeDirect()
 	_ = q.push([]byte("after a half-written frame"))
-	q.releaseDirect(false)
+	q.releaseDirect(false, 1)
 	got, closed, err := popStrings(t, q)
 	if len(got) != 0 || !closed || !errors.Is(err, errDevToolsWrite) {
 		t.Fatalf("popAll after a failed direct write = %q, %v, %v; want nothing, closed, errDevToolsWrite", got, closed, err)
@@ -109,8 +109,8 @@ func TestQueueDirectWriteFailed(t *testing.T) {
 	}
 }
 
-// TestQueueDirectOrder races a producer that writes directly whenever it can
-// against a consumer that plays sendLoop: the "socket" must see every message
+// TestQueueDirectOrder races a producer that writes directly (runs of one to
+// four messages) whenever it can against a consumer that plays sendLoop: the "socket" must see every message
 // once, in production order, and never two writers at once.
 func TestQueueDirectOrder(t *testing.T) {
 	const n = 20000
@@ -145,17 +145,27 @@ func TestQueueDirectOrder(t *testing.T) {
 		}
 	}()
 	direct := 0
-	for i := range n {
-		m := fmt.Sprint(i)
+	for i := 0; i < n; {
 		if i%3 != 0 && q.idle() && q.takeDirect() {
-			write(m)
-			q.releaseDirect(true)
-			direct++
+			// A run of 1 to 4 messages, written at its end as hostLoop's
+			// corked run is.
+			run := []string{fmt.Sprint(i)}
+			i++
+			for len(run) < 1+i%4 && i < n && q.extendDirect() {
+				run = append(run, fmt.Sprint(i))
+				i++
+			}
+			for _, m := range run {
+				write(m)
+			}
+			q.releaseDirect(true, len(run))
+			direct += len(run)
 			continue
 		}
-		if err := q.push([]byte(m)); err != nil {
+		if err := q.push(fmt.Append(nil, i)); err != nil {
 			t.Fatalf("push %d = %v", i, err)
 		}
+		i++
 	}
 	q.close(errors.New("done"))
 	select {
@@ -178,4 +188,36 @@ func TestQueueDirectOrder(t *testing.T) {
 		t.Error("no direct write happened: the test did not test the token")
 	}
 	t.Logf("%d of %d written directly", direct, n)
+}
+
+// TestQueueDirectExtend: a run grows only while it holds the token, the queue
+// is open and nothing was queued meanwhile (that would be overtaken).
+func TestQueueDirectExtend(t *testing.T) {
+	q := newSendQueue(10, 1<<20)
+	if q.extendDirect() {
+		t.Fatal("extendDirect without a run")
+	}
+	if !q.takeDirect() || !q.extendDirect() || !q.extendDirect() {
+		t.Fatal("an open run on an empty queue did not grow")
+	}
+	if err := q.push([]byte("other")); err != nil {
+		t.Fatal(err)
+	}
+	if q.extendDirect() {
+		t.Fatal("the run grew past a message queued meanwhile")
+	}
+	q.releaseDirect(true, 3)
+	if q.pushedCount() != 4 || q.writtenCount() != 3 {
+		t.Fatalf("pushed %d, written %d; want 4 and 3", q.pushedCount(), q.writtenCount())
+	}
+	b, _, _ := q.next(nil)
+	q.written(len(b))
+	if !q.takeDirect() {
+		t.Fatal("takeDirect on a drained queue")
+	}
+	q.close(errors.New("gone"))
+	if q.extendDirect() {
+		t.Fatal("the run grew on a closed queue")
+	}
+	q.releaseDirect(true, 1)
 }

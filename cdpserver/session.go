@@ -78,6 +78,7 @@ type Session struct {
 	host      *websocket.Conn     // Guarded by hostMu; nil while the host is down (watch mode only).
 	hostIO    *hostnode.SessionIO // Guarded by hostMu: host's socket below the library (relay), nil when not bound.
 	readIO    *hostnode.SessionIO // Owned by hostLoop: the SessionIO of the session it reads.
+	direct    directRun           // Owned by hostLoop: its open run of direct writes (direct.go).
 	downWhy   string              // Guarded by hostMu: why host is nil.
 	next      *rebinding          // Guarded by hostMu: a new session for hostLoop to take (watch mode).
 	loopDone  bool                // Guarded by hostMu: hostLoop returned; a rebind closes its session instead.
@@ -331,8 +332,12 @@ func (sess *Session) readHost(conn *websocket.Conn, sio *hostnode.SessionIO) err
 	var rd msgReader
 	sess.readIO = sio
 	for {
+		if sess.direct.open && !sio.MoreBuffered() {
+			sess.endRun() // before a read that may wait
+		}
 		msg, err := rd.read(ctx, conn)
 		if err != nil {
+			sess.endRun()
 			return err
 		}
 		sio.Took(len(msg))
