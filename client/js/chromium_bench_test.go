@@ -318,9 +318,23 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 	// Both browsers run at once: whatever else loads the machine (and the
 	// CPU time a busy core's sibling steals) weighs on both alike.
 	byType := map[string][2]time.Duration{} // summed over the rounds: plain, client
+	byThread := map[string][2]time.Duration{}
+	threadTypes := []string{"renderer", "utility:network.mojom.NetworkService"}
 	both := func() (plainCPU, clientCPU time.Duration, n int) {
 		pt0, ct0 := treeCPUByType(plainBr.pid), treeCPUByType(clientBr.pid)
+		ph0, ch0 := treeCPUByThread(plainBr.pid, threadTypes...), treeCPUByThread(clientBr.pid, threadTypes...)
 		defer func() {
+			ph1, ch1 := treeCPUByThread(plainBr.pid, threadTypes...), treeCPUByThread(clientBr.pid, threadTypes...)
+			for k, v := range ph1 {
+				e := byThread[k]
+				e[0] += v - ph0[k]
+				byThread[k] = e
+			}
+			for k, v := range ch1 {
+				e := byThread[k]
+				e[1] += v - ch0[k]
+				byThread[k] = e
+			}
 			pt1, ct1 := treeCPUByType(plainBr.pid), treeCPUByType(clientBr.pid)
 			for k, v := range pt1 {
 				e := byType[k]
@@ -374,6 +388,18 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 			fmt.Fprintf(&sb, " %s %d/%d", k, byType[k][0].Milliseconds(), byType[k][1].Milliseconds())
 		}
 		b.Logf("CPU by process type over all rounds, ms plain/client:%s", sb.String())
+		threads := make([]string, 0, len(byThread))
+		for k, v := range byThread {
+			if v[0] >= 50*time.Millisecond || v[1] >= 50*time.Millisecond {
+				threads = append(threads, k)
+			}
+		}
+		sort.Strings(threads)
+		sb.Reset()
+		for _, k := range threads {
+			fmt.Fprintf(&sb, " %s %d/%d", k, byThread[k][0].Milliseconds(), byThread[k][1].Milliseconds())
+		}
+		b.Logf("CPU by thread (renderers, network service; >= 50 ms) over all rounds, ms plain/client:%s", sb.String())
 		b.ReportMetric(medianRatio(cs, ps), "cpu-ratio")
 	}
 }
