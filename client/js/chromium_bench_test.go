@@ -134,11 +134,26 @@ func benchServer(b *testing.B, reg *sourceproto.Registry, token sourceproto.Toke
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = w.Write([]byte(head + `</head><body>plain</body></html>`))
 	})
-	mux.HandleFunc("/client.html", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		_, _ = w.Write([]byte(head + `<script src="/client.js" data-endpoint="ws://` + host + `/client" data-token="` +
-			token.Reveal() + `"></script></head><body>client</body></html>`))
-	})
+	for _, name := range []string{"client", "client-alt"} {
+		mux.HandleFunc("/"+name+".html", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte(head + `<script src="/` + name + `.js" data-endpoint="ws://` + host + `/client" data-token="` +
+				token.Reveal() + `"></script></head><body>client</body></html>`))
+		})
+	}
+	// IW_BENCH_ALT_CLIENT=file: a second client.js (another version of the
+	// code) for ChromiumConsoleCPU's third browser, to compare two versions
+	// in the same rounds.
+	if alt := os.Getenv("IW_BENCH_ALT_CLIENT"); alt != "" {
+		js, err := os.ReadFile(alt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mux.HandleFunc("/client-alt.js", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/javascript")
+			_, _ = w.Write(js)
+		})
+	}
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(ln) }()
 	b.Cleanup(func() { _ = srv.Close() })
@@ -308,10 +323,16 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 		return ps
 	}
 	plainPages, clientPages := open(plainBr, "/plain.html"), open(clientBr, "/client.html")
+	var altBr *cdpBrowser
+	var altPages []*cdpPage
+	if os.Getenv("IW_BENCH_ALT_CLIENT") != "" {
+		altBr = openCDPBrowser(b)
+		altPages = open(altBr, "/client-alt.html")
+	}
 	for _, p := range plainPages {
 		p.waitEval("typeof __rate === 'function'")
 	}
-	for _, p := range clientPages {
+	for _, p := range append(append([]*cdpPage(nil), clientPages...), altPages...) {
 		p.waitEval("typeof __inspectorWorkerClient === 'object' && __inspectorWorkerClient.stats().state === 'open'")
 	}
 	enableConsole(b, rec, reg)
@@ -320,11 +341,23 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 	byType := map[string][2]time.Duration{} // summed over the rounds: plain, client
 	byThread := map[string][2]time.Duration{}
 	threadTypes := []string{"renderer", "utility:network.mojom.NetworkService"}
+	var altCPU []float64
 	both := func() (plainCPU, clientCPU time.Duration, n int) {
+		if altBr != nil {
+			a0 := treeCPU(altBr.pid)
+			defer func() { altCPU = append(altCPU, float64((treeCPU(altBr.pid) - a0).Milliseconds())) }()
+		}
 		pt0, ct0 := treeCPUByType(plainBr.pid), treeCPUByType(clientBr.pid)
 		ph0, ch0 := treeCPUByThread(plainBr.pid, threadTypes...), treeCPUByThread(clientBr.pid, threadTypes...)
 		defer func() {
 			ph1, ch1 := treeCPUByThread(plainBr.pid, threadTypes...), treeCPUByThread(clientBr.pid, threadTypes...)
+			if os.Getenv("IW_BENCH_ROUND_THREADS") != "" {
+				var sb strings.Builder
+				for _, k := range []string{"renderer/chromium", "renderer/ThreadPoolForeg", "renderer/Chrome_ChildIOT", "utility:network.mojom.NetworkService/Chrome_ChildIOT"} {
+					fmt.Fprintf(&sb, " %s %d/%d", k, (ph1[k] - ph0[k]).Milliseconds(), (ch1[k] - ch0[k]).Milliseconds())
+				}
+				b.Logf("this round, ms plain/client:%s", sb.String())
+			}
 			for k, v := range ph1 {
 				e := byThread[k]
 				e[0] += v - ph0[k]
@@ -348,8 +381,28 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 			}
 		}()
 		p0, c0 := treeCPU(plainBr.pid), treeCPU(clientBr.pid)
+		// IW_BENCH_PROFILE=1: a CPU profile of one page of each kind per round.
+		profiled := []*cdpPage{plainPages[0], clientPages[0]}
+		if os.Getenv("IW_BENCH_PROFILE") != "" {
+			for _, p := range profiled {
+				for _, m := range []string{"Profiler.enable", "Profiler.setSamplingInterval", "Profiler.start"} {
+					if _, err := p.call(m, map[string]any{"interval": 200}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			defer func() {
+				for i, p := range profiled {
+					res, err := p.call("Profiler.stop", map[string]any{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Logf("top self time, %s page:\n%s", []string{"plain", "client"}[i], topSelf(b, res, 30))
+				}
+			}()
+		}
 		var wg sync.WaitGroup
-		all := append(append([]*cdpPage(nil), plainPages...), clientPages...)
+		all := append(append(append([]*cdpPage(nil), plainPages...), altPages...), clientPages...)
 		sent := make([]int, len(all))
 		for i, p := range all {
 			wg.Add(1)
@@ -362,7 +415,7 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 		}
 		wg.Wait()
 		time.Sleep(300 * time.Millisecond) // the last batches are sent and acked
-		for _, s := range sent[len(plainPages):] {
+		for _, s := range sent[len(plainPages):] { // alt and client pages
 			n += s
 		}
 		return treeCPU(plainBr.pid) - p0, treeCPU(clientBr.pid) - c0, n
@@ -377,6 +430,10 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 		}
 		b.Logf("%d pages x %d msg/s x %d ms, window open: chromium CPU plain %v ms, client %v ms; ratio per round %v, median %.2fx",
 			pages, rate, ms, fmtMs(ps), fmtMs(cs), ratios(cs, ps), medianRatio(cs, ps))
+		if altBr != nil {
+			b.Logf("alt client (%s): CPU %v ms; ratio to plain per round %v, median %.2fx; alt/client per round %v, median %.2fx",
+				os.Getenv("IW_BENCH_ALT_CLIENT"), fmtMs(altCPU), ratios(altCPU, ps), medianRatio(altCPU, ps), ratios(altCPU, cs), medianRatio(altCPU, cs))
+		}
 		b.Logf("%s", rec.waitDelivered(b, want))
 		types := make([]string, 0, len(byType))
 		for k := range byType {
