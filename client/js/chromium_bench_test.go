@@ -13,7 +13,12 @@ package clientjs_test
 //	go test -run '^$' -bench ChromiumConsoleProfile -benchtime 1x -v ./client/js/
 //
 // -v: without it go test cuts a benchmark's log to its first lines.
-// IW_BENCH_ROUNDS sets the rounds (default 5).
+// IW_BENCH_ROUNDS sets the rounds (default 5). ChromiumConsoleCPU only:
+// IW_BENCH_ALT_CLIENT=path/to/client.js runs another version of client.js
+// in a third browser in the same rounds (a same-run A/B; the third browser
+// starts last and its first round reads ~1.3× in an A/A run: compare the
+// later rounds); IW_BENCH_ROUND_THREADS=1 logs each round's CPU by thread;
+// IW_BENCH_PROFILE=1 logs a CDP CPU profile of one page of each kind.
 
 import (
 	"encoding/json"
@@ -415,7 +420,8 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 		}
 		wg.Wait()
 		time.Sleep(300 * time.Millisecond) // the last batches are sent and acked
-		for _, s := range sent[len(plainPages):] { // alt and client pages
+		// The client pages' calls (and the alt pages', which come before them).
+		for _, s := range sent[len(plainPages):] {
 			n += s
 		}
 		return treeCPU(plainBr.pid) - p0, treeCPU(clientBr.pid) - c0, n
