@@ -13,7 +13,12 @@ package clientjs_test
 //	go test -run '^$' -bench ChromiumConsoleProfile -benchtime 1x -v ./client/js/
 //
 // -v: without it go test cuts a benchmark's log to its first lines.
-// IW_BENCH_ROUNDS sets the rounds (default 5).
+// IW_BENCH_ROUNDS sets the rounds (default 5). ChromiumConsoleCPU only:
+// IW_BENCH_ALT_CLIENT=path/to/client.js runs another version of client.js
+// in a third browser in the same rounds (a same-run A/B; the third browser
+// starts last and its first round reads ~1.3× in an A/A run: compare the
+// later rounds); IW_BENCH_ROUND_THREADS=1 logs each round's CPU by thread;
+// IW_BENCH_PROFILE=1 logs a CDP CPU profile of one page of each kind.
 
 import (
 	"encoding/json"
@@ -134,11 +139,26 @@ func benchServer(b *testing.B, reg *sourceproto.Registry, token sourceproto.Toke
 		w.Header().Set("Content-Type", "text/html")
 		_, _ = w.Write([]byte(head + `</head><body>plain</body></html>`))
 	})
-	mux.HandleFunc("/client.html", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html")
-		_, _ = w.Write([]byte(head + `<script src="/client.js" data-endpoint="ws://` + host + `/client" data-token="` +
-			token.Reveal() + `"></script></head><body>client</body></html>`))
-	})
+	for _, name := range []string{"client", "client-alt"} {
+		mux.HandleFunc("/"+name+".html", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = w.Write([]byte(head + `<script src="/` + name + `.js" data-endpoint="ws://` + host + `/client" data-token="` +
+				token.Reveal() + `"></script></head><body>client</body></html>`))
+		})
+	}
+	// IW_BENCH_ALT_CLIENT=file: a second client.js (another version of the
+	// code) for ChromiumConsoleCPU's third browser, to compare two versions
+	// in the same rounds.
+	if alt := os.Getenv("IW_BENCH_ALT_CLIENT"); alt != "" {
+		js, err := os.ReadFile(alt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		mux.HandleFunc("/client-alt.js", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/javascript")
+			_, _ = w.Write(js)
+		})
+	}
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(ln) }()
 	b.Cleanup(func() { _ = srv.Close() })
@@ -308,19 +328,51 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 		return ps
 	}
 	plainPages, clientPages := open(plainBr, "/plain.html"), open(clientBr, "/client.html")
+	var altBr *cdpBrowser
+	var altPages []*cdpPage
+	if os.Getenv("IW_BENCH_ALT_CLIENT") != "" {
+		altBr = openCDPBrowser(b)
+		altPages = open(altBr, "/client-alt.html")
+	}
 	for _, p := range plainPages {
 		p.waitEval("typeof __rate === 'function'")
 	}
-	for _, p := range clientPages {
+	for _, p := range append(append([]*cdpPage(nil), clientPages...), altPages...) {
 		p.waitEval("typeof __inspectorWorkerClient === 'object' && __inspectorWorkerClient.stats().state === 'open'")
 	}
 	enableConsole(b, rec, reg)
 	// Both browsers run at once: whatever else loads the machine (and the
 	// CPU time a busy core's sibling steals) weighs on both alike.
 	byType := map[string][2]time.Duration{} // summed over the rounds: plain, client
+	byThread := map[string][2]time.Duration{}
+	threadTypes := []string{"renderer", "utility:network.mojom.NetworkService"}
+	var altCPU []float64
 	both := func() (plainCPU, clientCPU time.Duration, n int) {
+		if altBr != nil {
+			a0 := treeCPU(altBr.pid)
+			defer func() { altCPU = append(altCPU, float64((treeCPU(altBr.pid) - a0).Milliseconds())) }()
+		}
 		pt0, ct0 := treeCPUByType(plainBr.pid), treeCPUByType(clientBr.pid)
+		ph0, ch0 := treeCPUByThread(plainBr.pid, threadTypes...), treeCPUByThread(clientBr.pid, threadTypes...)
 		defer func() {
+			ph1, ch1 := treeCPUByThread(plainBr.pid, threadTypes...), treeCPUByThread(clientBr.pid, threadTypes...)
+			if os.Getenv("IW_BENCH_ROUND_THREADS") != "" {
+				var sb strings.Builder
+				for _, k := range []string{"renderer/chromium", "renderer/ThreadPoolForeg", "renderer/Chrome_ChildIOT", "utility:network.mojom.NetworkService/Chrome_ChildIOT"} {
+					fmt.Fprintf(&sb, " %s %d/%d", k, (ph1[k] - ph0[k]).Milliseconds(), (ch1[k] - ch0[k]).Milliseconds())
+				}
+				b.Logf("this round, ms plain/client:%s", sb.String())
+			}
+			for k, v := range ph1 {
+				e := byThread[k]
+				e[0] += v - ph0[k]
+				byThread[k] = e
+			}
+			for k, v := range ch1 {
+				e := byThread[k]
+				e[1] += v - ch0[k]
+				byThread[k] = e
+			}
 			pt1, ct1 := treeCPUByType(plainBr.pid), treeCPUByType(clientBr.pid)
 			for k, v := range pt1 {
 				e := byType[k]
@@ -334,8 +386,28 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 			}
 		}()
 		p0, c0 := treeCPU(plainBr.pid), treeCPU(clientBr.pid)
+		// IW_BENCH_PROFILE=1: a CPU profile of one page of each kind per round.
+		profiled := []*cdpPage{plainPages[0], clientPages[0]}
+		if os.Getenv("IW_BENCH_PROFILE") != "" {
+			for _, p := range profiled {
+				for _, m := range []string{"Profiler.enable", "Profiler.setSamplingInterval", "Profiler.start"} {
+					if _, err := p.call(m, map[string]any{"interval": 200}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			defer func() {
+				for i, p := range profiled {
+					res, err := p.call("Profiler.stop", map[string]any{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Logf("top self time, %s page:\n%s", []string{"plain", "client"}[i], topSelf(b, res, 30))
+				}
+			}()
+		}
 		var wg sync.WaitGroup
-		all := append(append([]*cdpPage(nil), plainPages...), clientPages...)
+		all := append(append(append([]*cdpPage(nil), plainPages...), altPages...), clientPages...)
 		sent := make([]int, len(all))
 		for i, p := range all {
 			wg.Add(1)
@@ -348,6 +420,7 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 		}
 		wg.Wait()
 		time.Sleep(300 * time.Millisecond) // the last batches are sent and acked
+		// The client pages' calls (and the alt pages', which come before them).
 		for _, s := range sent[len(plainPages):] {
 			n += s
 		}
@@ -363,6 +436,10 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 		}
 		b.Logf("%d pages x %d msg/s x %d ms, window open: chromium CPU plain %v ms, client %v ms; ratio per round %v, median %.2fx",
 			pages, rate, ms, fmtMs(ps), fmtMs(cs), ratios(cs, ps), medianRatio(cs, ps))
+		if altBr != nil {
+			b.Logf("alt client (%s): CPU %v ms; ratio to plain per round %v, median %.2fx; alt/client per round %v, median %.2fx",
+				os.Getenv("IW_BENCH_ALT_CLIENT"), fmtMs(altCPU), ratios(altCPU, ps), medianRatio(altCPU, ps), ratios(altCPU, cs), medianRatio(altCPU, cs))
+		}
 		b.Logf("%s", rec.waitDelivered(b, want))
 		types := make([]string, 0, len(byType))
 		for k := range byType {
@@ -374,6 +451,18 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 			fmt.Fprintf(&sb, " %s %d/%d", k, byType[k][0].Milliseconds(), byType[k][1].Milliseconds())
 		}
 		b.Logf("CPU by process type over all rounds, ms plain/client:%s", sb.String())
+		threads := make([]string, 0, len(byThread))
+		for k, v := range byThread {
+			if v[0] >= 50*time.Millisecond || v[1] >= 50*time.Millisecond {
+				threads = append(threads, k)
+			}
+		}
+		sort.Strings(threads)
+		sb.Reset()
+		for _, k := range threads {
+			fmt.Fprintf(&sb, " %s %d/%d", k, byThread[k][0].Milliseconds(), byThread[k][1].Milliseconds())
+		}
+		b.Logf("CPU by thread (renderers, network service; >= 50 ms) over all rounds, ms plain/client:%s", sb.String())
 		b.ReportMetric(medianRatio(cs, ps), "cpu-ratio")
 	}
 }

@@ -228,6 +228,76 @@ func treeCPUByType(pid int) map[string]time.Duration {
 	return out
 }
 
+// treeCPUByThread is treeCPUByType split further by thread name (the comm
+// of /proc/<pid>/task/<tid>/stat: CrRendererMain, Chrome_ChildIOThread,
+// ThreadPoolForeg… where V8's concurrent GC runs), keyed "type/thread",
+// for the process types in types only.
+func treeCPUByThread(pid int, types ...string) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	want := map[string]bool{}
+	for _, t := range types {
+		want[t] = true
+	}
+	dirs, _ := os.ReadDir("/proc")
+	parent := map[int]int{}
+	for _, d := range dirs {
+		p, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 {
+			continue
+		}
+		parent[p], _ = strconv.Atoi(f[1])
+	}
+	for p := range parent {
+		in := false
+		for q := p; q > 1; q = parent[q] {
+			if q == pid {
+				in = true
+				break
+			}
+			if _, ok := parent[q]; !ok {
+				break
+			}
+		}
+		if !in {
+			continue
+		}
+		typ := procType(p)
+		if !want[typ] {
+			continue
+		}
+		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
+		for _, t := range tasks {
+			stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + t.Name() + "/stat")
+			if err != nil {
+				continue
+			}
+			open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+			if open < 0 || end < open {
+				continue
+			}
+			name := string(stat[open+1 : end])
+			// Numbered pools (ThreadPoolForegr, …) keep their prefix only.
+			name = strings.TrimRight(name, "0123456789")
+			f := strings.Fields(string(stat[end+1:]))
+			if len(f) < 13 {
+				continue
+			}
+			u, _ := strconv.ParseUint(f[11], 10, 64)
+			s, _ := strconv.ParseUint(f[12], 10, 64)
+			out[typ+"/"+name] += time.Duration(u+s) * 10 * time.Millisecond
+		}
+	}
+	return out
+}
+
 // procType is a Chromium process's --type= (with the utility's
 // --utility-sub-type= service name when there is one), or "browser".
 func procType(pid int) string {

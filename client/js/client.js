@@ -1484,26 +1484,40 @@ function stackOfHolder(h, isOwn) {
     let stack;
     try { stack = h.error.stack; } catch (e) { stack = undefined; }
     h.error = null;
-    const c = lastStack;
-    if (typeof stack === 'string' && stack === c.text && h.keep === c.keep && isOwn === c.isOwn) {
-      h.frames = c.frames; // a loop logs from one call site: parse its stack once
-    } else {
-      const frames = parseStack(stack);
-      let i = 0;
-      while (i < frames.length && isOwn(frames[i])) i++;
-      h.frames = frames.slice(i, i + h.keep);
-      if (typeof stack === 'string') Object.assign(c, { text: stack, keep: h.keep, isOwn, frames: h.frames });
+    const c = stackCache;
+    if (h.keep !== c.keep || isOwn !== c.isOwn) {
+      c.keep = h.keep;
+      c.isOwn = isOwn;
+      c.frames.clear();
     }
+    // A page logs from a few call sites, in turns (a loop with two
+    // console.log lines): parse each site's stack once.
+    let frames = typeof stack === 'string' ? c.frames.get(stack) : undefined;
+    if (!frames) {
+      const all = parseStack(stack);
+      let i = 0;
+      while (i < all.length && isOwn(all[i])) i++;
+      frames = all.slice(i, i + h.keep);
+      if (typeof stack === 'string') {
+        if (c.frames.size >= STACK_CACHE_SITES) c.frames.clear(); // overflow: start over
+        c.frames.set(stack, frames);
+      }
+    }
+    h.frames = frames;
   }
   return h.frames.length ? { callFrames: h.frames } : undefined;
 }
 
+/** Stack texts stackOfHolder keeps parsed; beyond it the cache starts over. */
+const STACK_CACHE_SITES = 128;
+
 /**
- * The last stack text stackOfHolder parsed and its frames (shared, never
- * mutated: callers only serialize them).
- * @type {{text: string, keep: number, isOwn: any, frames: any[]}}
+ * The call frames of the last STACK_CACHE_SITES stack texts stackOfHolder
+ * parsed (shared, never mutated: callers only serialize them), for one
+ * frame limit and one isOwn (either changing clears it).
+ * @type {{keep: number, isOwn: any, frames: Map<string, any[]>}}
  */
-const lastStack = { text: '', keep: -1, isOwn: null, frames: [] };
+const stackCache = { keep: -1, isOwn: null, frames: new Map() };
 
 // ---------------------------------------------------------------------------
 // Console events
@@ -3908,8 +3922,10 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   // enabled session, its objects carrying handles of that session's
   // console group. The call's stack is taken now and formatted when the
   // item is sent (Producer.enqueueJSON's tail), off the page's call.
-  /** @type {{frames: any, json: string}} */
-  var lastTail = { frames: null, json: '' };
+  // The ,"stackTrace":… text of each call site's frames (stackOfHolder
+  // shares one frames array per site), made once.
+  /** @type {WeakMap<any[], string>} */
+  var tailText = new WeakMap();
 
   // Load-time calls. What a page logs before its connection knows the
   // DevTools windows (console.enable comes after the initial replace) would
@@ -4069,9 +4085,12 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   function stackTail(holder) {
     var st = IWCore.stackOfHolder(holder, isOwn);
     if (!st) return '';
-    // Calls from one site share their frames (stackOfHolder): serialize once.
-    if (st.callFrames !== lastTail.frames) lastTail = { frames: st.callFrames, json: ',"stackTrace":' + JSON.stringify(st) };
-    return lastTail.json;
+    var json = tailText.get(st.callFrames);
+    if (json === undefined) {
+      json = ',"stackTrace":' + JSON.stringify(st);
+      tailText.set(st.callFrames, json);
+    }
+    return json;
   }
 
   // A size estimate of a primitive-only console item, for the queue's byte

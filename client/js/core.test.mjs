@@ -4,7 +4,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  Producer, measureJSON, capString, utf8Length, remoteObject, parseStack, captureStack, wrapConsole,
+  Producer, measureJSON, capString, utf8Length, remoteObject, parseStack, captureStack, stackHolder, stackOfHolder, wrapConsole,
   consoleItemJSON, scriptReadFrames, toIdentifier, isIdentifier, DEFAULT_LIMITS, MAX_FRAME_OBJECTS,
   AGENT_VERSION, attachLineStream,
 } from './core.mjs';
@@ -498,6 +498,29 @@ test('captureStack drops the producer\'s own leading frames', () => {
   Error.stackTraceLimit = 0;
   try { assert.equal(captureStack(() => false), undefined); } finally { Error.stackTraceLimit = old; }
   assert.equal(Error.stackTraceLimit, old);
+});
+
+test('stackOfHolder parses each call site once, also sites taken in turns', () => {
+  const own = (/** @type {{url: string}} */ f) => f.url.endsWith('/core.mjs');
+  function siteA() { return stackHolder(); }
+  function siteB() { return stackHolder(); }
+  /** @type {any[]} */
+  const got = [];
+  for (let i = 0; i < 2; i++) got.push(stackOfHolder(/** @type {any} */ (siteA()), own), stackOfHolder(/** @type {any} */ (siteB()), own));
+  const [a1, b1, a2, b2] = got;
+  assert.equal(a1 && a1.callFrames[0].functionName, 'siteA');
+  assert.equal(b1 && b1.callFrames[0].functionName, 'siteB');
+  // The same frames, not parsed again (the one-entry cache before parsed every call here).
+  assert.equal(a2 && a2.callFrames, a1 && a1.callFrames);
+  assert.equal(b2 && b2.callFrames, b1 && b1.callFrames);
+  // More sites than the cache keeps: still the right frames.
+  /** @type {Array<() => any>} */
+  const sites = [];
+  for (let i = 0; i < 300; i++) sites.push(new Function('sh', 'return function site' + i + '() { return sh(); }')(stackHolder));
+  for (const f of sites.concat(sites)) {
+    const st = stackOfHolder(f(), own);
+    assert.equal(st && st.callFrames[0].functionName, f.name);
+  }
 });
 
 // ---------------------------------------------------------------------------

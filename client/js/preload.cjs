@@ -1481,26 +1481,40 @@ function stackOfHolder(h, isOwn) {
     let stack;
     try { stack = h.error.stack; } catch (e) { stack = undefined; }
     h.error = null;
-    const c = lastStack;
-    if (typeof stack === 'string' && stack === c.text && h.keep === c.keep && isOwn === c.isOwn) {
-      h.frames = c.frames; // a loop logs from one call site: parse its stack once
-    } else {
-      const frames = parseStack(stack);
-      let i = 0;
-      while (i < frames.length && isOwn(frames[i])) i++;
-      h.frames = frames.slice(i, i + h.keep);
-      if (typeof stack === 'string') Object.assign(c, { text: stack, keep: h.keep, isOwn, frames: h.frames });
+    const c = stackCache;
+    if (h.keep !== c.keep || isOwn !== c.isOwn) {
+      c.keep = h.keep;
+      c.isOwn = isOwn;
+      c.frames.clear();
     }
+    // A page logs from a few call sites, in turns (a loop with two
+    // console.log lines): parse each site's stack once.
+    let frames = typeof stack === 'string' ? c.frames.get(stack) : undefined;
+    if (!frames) {
+      const all = parseStack(stack);
+      let i = 0;
+      while (i < all.length && isOwn(all[i])) i++;
+      frames = all.slice(i, i + h.keep);
+      if (typeof stack === 'string') {
+        if (c.frames.size >= STACK_CACHE_SITES) c.frames.clear(); // overflow: start over
+        c.frames.set(stack, frames);
+      }
+    }
+    h.frames = frames;
   }
   return h.frames.length ? { callFrames: h.frames } : undefined;
 }
 
+/** Stack texts stackOfHolder keeps parsed; beyond it the cache starts over. */
+const STACK_CACHE_SITES = 128;
+
 /**
- * The last stack text stackOfHolder parsed and its frames (shared, never
- * mutated: callers only serialize them).
- * @type {{text: string, keep: number, isOwn: any, frames: any[]}}
+ * The call frames of the last STACK_CACHE_SITES stack texts stackOfHolder
+ * parsed (shared, never mutated: callers only serialize them), for one
+ * frame limit and one isOwn (either changing clears it).
+ * @type {{keep: number, isOwn: any, frames: Map<string, any[]>}}
  */
-const lastStack = { text: '', keep: -1, isOwn: null, frames: [] };
+const stackCache = { keep: -1, isOwn: null, frames: new Map() };
 
 // ---------------------------------------------------------------------------
 // Console events
