@@ -17,6 +17,12 @@ import (
 // owned by the one goroutine that reads its connection.
 type msgReader struct {
 	scratch []byte // keepScratch bytes, allocated on first use
+
+	// size, if set, tells the payload length of a large message once its
+	// header is read (hostnode.SessionIO.NextLen), 0 if unknown: such a
+	// message is read into one buffer of that size, without chunks and
+	// their join. It is checked against what is read.
+	size func() int64
 }
 
 // keepScratch is the reader's reusable buffer: most relayed messages fit it.
@@ -32,9 +38,22 @@ func (r *msgReader) read(ctx context.Context, conn *websocket.Conn) ([]byte, err
 	if r.scratch == nil {
 		r.scratch = make([]byte, keepScratch)
 	}
-	b := r.scratch[:0]
 	var chunks [][]byte
-	total := 0
+	total, exact := 0, false
+	if r.size != nil {
+		if n := r.size(); n > keepScratch && n <= maxHostMessageLimit {
+			b := make([]byte, n)
+			k, err := io.ReadFull(rd, b)
+			switch {
+			case err == io.EOF || err == io.ErrUnexpectedEOF: // shorter than told
+				return append(make([]byte, 0, k), b[:k]...), nil
+			case err != nil:
+				return nil, err
+			}
+			chunks, total, exact = [][]byte{b}, len(b), true // or longer than told: read on
+		}
+	}
+	b := r.scratch[:0]
 	for {
 		if len(b) == cap(b) {
 			chunks = append(chunks, b)
@@ -52,6 +71,9 @@ func (r *msgReader) read(ctx context.Context, conn *websocket.Conn) ([]byte, err
 	}
 	if chunks == nil {
 		return append(make([]byte, 0, len(b)), b...), nil
+	}
+	if exact && len(chunks) == 1 && len(b) == 0 {
+		return chunks[0], nil // as long as told (never the scratch buffer)
 	}
 	// bytes.Join allocates without zeroing: the copy fills it all.
 	return bytes.Join(append(chunks, b), nil), nil

@@ -13,9 +13,26 @@ import (
 
 // TestMsgReaderKeepsMessagesApart sends messages of sizes around the scratch
 // bounds and checks each one arrives whole and stays unchanged after the
-// reader reads the next (a slice aliasing the scratch buffer would not).
+// reader reads the next (a slice aliasing the scratch buffer would not):
+// without a size hint, and with hints that are right, too small, too large
+// or absent (hostnode.SessionIO.NextLen is only a hint).
 func TestMsgReaderKeepsMessagesApart(t *testing.T) {
-	sizes := []int{0, 1, 4095, 4096, 4097, keepScratch - 1, keepScratch, keepScratch + 1, 5 << 20, 10, 3}
+	for _, tc := range []struct {
+		name string
+		hint func(n int) int64
+	}{
+		{"no hint", nil},
+		{"right", func(n int) int64 { return int64(n) }},
+		{"too small", func(n int) int64 { return int64(n/2 + 1) }},
+		{"too large", func(n int) int64 { return int64(2*n + 1) }},
+		{"unknown", func(int) int64 { return 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testMsgReader(t, tc.hint) })
+	}
+}
+
+func testMsgReader(t *testing.T, hint func(n int) int64) {
+	sizes := []int{0, 1, 4095, 4096, 4097, keepScratch - 1, keepScratch, keepScratch + 1, 2 * keepScratch, 5 << 20, 10, 3}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
@@ -39,8 +56,13 @@ func TestMsgReaderKeepsMessagesApart(t *testing.T) {
 	defer c.CloseNow()
 	c.SetReadLimit(16 << 20)
 	var rd msgReader
+	cur := 0
+	if hint != nil {
+		rd.size = func() int64 { return hint(sizes[cur]) }
+	}
 	var got [][]byte
-	for range sizes {
+	for i := range sizes {
+		cur = i
 		msg, err := rd.read(ctx, c)
 		if err != nil {
 			t.Fatal(err)

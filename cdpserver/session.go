@@ -329,7 +329,7 @@ func (sess *Session) hostLoop() {
 // whether more of Node's messages follow at once.
 func (sess *Session) readHost(conn *websocket.Conn, sio *hostnode.SessionIO) error {
 	ctx := context.Background()
-	var rd msgReader
+	rd := msgReader{size: sio.NextLen}
 	sess.readIO = sio
 	for {
 		if sess.direct.open && !sio.MoreBuffered() {

@@ -123,6 +123,7 @@ type quickAckConn struct {
 	// Bytes read from the socket, for SessionIO.MoreBuffered. Atomic: the
 	// library may read from another goroutine while it closes.
 	received atomic.Int64
+	frames   frameLens // the sizes of large frames, for SessionIO.NextLen
 }
 
 func (c *quickAckConn) Write(p []byte) (int, error) { return c.out.Write(p) }
@@ -131,6 +132,7 @@ func (c *quickAckConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.received.Add(int64(n))
+		c.frames.feed(b[:n])
 		rearmQuickAck(c.raw)
 	}
 	return n, err

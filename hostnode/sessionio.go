@@ -25,9 +25,11 @@ type SessionIO struct {
 	w *cork.Writer  // the session's, set by Dial
 	c *quickAckConn // the session's, set by Dial
 
-	// Owned by the reader (Took, MoreBuffered): bytes of Node's frames read
-	// through the library, counted from the end of the handshake.
+	// Owned by the reader (Took, MoreBuffered, NextLen): bytes of Node's
+	// frames read through the library, counted from the end of the
+	// handshake, and the messages taken.
 	consumed int64
+	taken    int64
 }
 
 type batchKey struct{}
@@ -59,6 +61,7 @@ func (b *SessionIO) Release() error {
 func (b *SessionIO) handshakeDone() {
 	if b != nil && b.c != nil {
 		b.consumed = b.c.received.Load()
+		b.c.frames.start()
 	}
 }
 
@@ -67,7 +70,22 @@ func (b *SessionIO) handshakeDone() {
 func (b *SessionIO) Took(msgLen int) {
 	if b != nil {
 		b.consumed += int64(msgLen + frameHeaderLen(msgLen))
+		b.taken++
 	}
+}
+
+// NextLen is the payload length of the message the reader is reading now,
+// when it is large (≥ 16 KiB) and its frame header was seen; 0 otherwise.
+// The reader asks once the library has read the header (websocket.Conn's
+// Reader returned). It is a hint: a length it gets wrong (a frame not
+// counted, a fragmented message) costs only a copy, if the reader checks
+// it against what it reads.
+func (b *SessionIO) NextLen() int64 {
+	if b == nil || b.c == nil {
+		return 0
+	}
+	n, _ := b.c.frames.sizeOf(b.taken)
+	return n
 }
 
 // MoreBuffered reports whether more of Node's bytes than the reader took
