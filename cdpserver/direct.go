@@ -53,7 +53,7 @@ type writer uint8
 const (
 	writerNone     writer = iota
 	writerSendLoop        // a batch handed out by popAll, until written
-	writerDirect          // one message written by its producer (writeDirect)
+	writerDirect          // a run written by hostLoop (startRun … endRun)
 )
 
 // idle reports whether a direct write could take the token now; a cheap

@@ -32,10 +32,11 @@ const maxCloseReason = 123
 //
 // Goroutines (joined by run): readLoop reads DevTools and dispatches — it is
 // the only writer to the host connection; hostLoop reads Node and enqueues;
-// sendLoop is the writer to the DevTools connection (hostLoop writes a small
-// message itself when the queue is idle and the socket has room: direct.go).
-// Nothing but sendLoop ever blocks on the DevTools socket, so a stuck window holds back
-// neither Node nor another window (see queue.go for the overflow policy).
+// sendLoop is the writer to the DevTools connection (hostLoop writes runs of
+// small messages itself while the queue is idle and the socket has room:
+// direct.go). Nothing but sendLoop ever blocks on the DevTools socket, so a
+// stuck window holds back neither Node nor another window (see queue.go for
+// the overflow policy).
 // Timers: the overflow watchdog (overflowWriteGrace) and the retiring Node
 // session's idle timer. The close gate's hold (awaitAnswersWritten) runs in
 // readLoop, inside dt.Read.
@@ -77,7 +78,6 @@ type Session struct {
 	hostMu    sync.Mutex          // Taken before mu; a leaf otherwise.
 	host      *websocket.Conn     // Guarded by hostMu; nil while the host is down (watch mode only).
 	hostIO    *hostnode.SessionIO // Guarded by hostMu: host's socket below the library (relay), nil when not bound.
-	readIO    *hostnode.SessionIO // Owned by hostLoop: the SessionIO of the session it reads.
 	direct    directRun           // Owned by hostLoop: its open run of direct writes (direct.go).
 	downWhy   string              // Guarded by hostMu: why host is nil.
 	next      *rebinding          // Guarded by hostMu: a new session for hostLoop to take (watch mode).
@@ -325,12 +325,12 @@ func (sess *Session) hostLoop() {
 }
 
 // readHost relays one Node session's messages until it ends. sio is the
-// session's (nil if not dialled through hostnode): writeDirect asks it
-// whether more of Node's messages follow at once.
+// session's (nil if not dialled through hostnode): it tells whether more of
+// Node's messages follow at once (a direct run goes on, direct.go) and the
+// size of a large one (msgReader).
 func (sess *Session) readHost(conn *websocket.Conn, sio *hostnode.SessionIO) error {
 	ctx := context.Background()
 	rd := msgReader{size: sio.NextLen}
-	sess.readIO = sio
 	for {
 		if sess.direct.open && !sio.MoreBuffered() {
 			sess.endRun() // before a read that may wait
@@ -340,7 +340,7 @@ func (sess *Session) readHost(conn *websocket.Conn, sio *hostnode.SessionIO) err
 			sess.endRun()
 			return err
 		}
-		sio.Took(len(msg))
+		sio.Took()
 		if sess.retireTick() {
 			continue
 		}
@@ -362,7 +362,7 @@ func (sess *Session) sendLoop() {
 		batch, closed, why := sess.out.next(batch)
 		if closed {
 			sess.stopSending()
-			if !errors.Is(why, errDevToolsWrite) { // else writeDirect's writeFailed ended it
+			if !errors.Is(why, errDevToolsWrite) { // else endRun's writeFailed ended it
 				sess.closeDevTools(why)
 			}
 			return

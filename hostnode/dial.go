@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -120,10 +119,7 @@ type quickAckConn struct {
 	raw syscall.RawConn // Static after construction.
 	out *cork.Writer    // Static after construction: writes go through it (SessionIO).
 
-	// Bytes read from the socket, for SessionIO.MoreBuffered. Atomic: the
-	// library may read from another goroutine while it closes.
-	received atomic.Int64
-	frames   frameLens // the sizes of large frames, for SessionIO.NextLen
+	frames frameLens // Node's frame headers, for SessionIO (MoreBuffered, NextLen)
 }
 
 func (c *quickAckConn) Write(p []byte) (int, error) { return c.out.Write(p) }
@@ -131,7 +127,6 @@ func (c *quickAckConn) Write(p []byte) (int, error) { return c.out.Write(p) }
 func (c *quickAckConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
-		c.received.Add(int64(n))
 		c.frames.feed(b[:n])
 		rearmQuickAck(c.raw)
 	}

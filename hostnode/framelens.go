@@ -15,7 +15,7 @@ type frameLens struct {
 	hdr  [10]byte    // Guarded by mu: the current header, while incomplete.
 	have int         // Guarded by mu: bytes of hdr gathered.
 	left uint64      // Guarded by mu: payload bytes of the current frame still to pass.
-	seen int64       // Guarded by mu: frames whose header was complete.
+	msgs int64       // Guarded by mu: data messages whose first frame header was complete.
 	big  [8]bigFrame // Guarded by mu: ring of the latest large frames.
 	head int         // Guarded by mu: the oldest entry of big.
 	n    int         // Guarded by mu: entries in big.
@@ -23,13 +23,21 @@ type frameLens struct {
 }
 
 type bigFrame struct {
-	idx  int64 // the frame's number, 0 = the first after the handshake
+	idx  int64 // the message's number, 0 = the first after the handshake
 	size int64
 }
 
 // minHinted is the smallest frame worth a hint: smaller messages fit the
 // relay's scratch buffer anyway.
 const minHinted = 16 << 10
+
+// started is the number of data messages whose first frame header has
+// arrived (false while the tracker is off or gave up: no promise then).
+func (f *frameLens) started() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.msgs
+}
 
 func (f *frameLens) start() {
 	f.mu.Lock()
@@ -65,10 +73,14 @@ func (f *frameLens) feed(b []byte) {
 			f.bad = true
 			return
 		}
-		if size >= minHinted {
-			f.push(bigFrame{f.seen, int64(size)})
+		// Messages are numbered as the reader takes them: a text or binary
+		// frame starts one; continuations and control frames do not.
+		if op := f.hdr[0] & 0x0F; op == 0x1 || op == 0x2 {
+			if fin := f.hdr[0]&0x80 != 0; fin && size >= minHinted {
+				f.push(bigFrame{f.msgs, int64(size)})
+			}
+			f.msgs++
 		}
-		f.seen++
 		f.left, f.have = size, 0
 	}
 }
@@ -117,8 +129,8 @@ func (f *frameLens) push(e bigFrame) {
 	f.n++
 }
 
-// sizeOf returns the payload length of frame idx if it is large and known,
-// and forgets the hints of earlier frames.
+// sizeOf returns the payload length of message idx if it is one large frame
+// whose header was seen, and forgets the hints of earlier messages.
 func (f *frameLens) sizeOf(idx int64) (int64, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

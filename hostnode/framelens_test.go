@@ -51,6 +51,31 @@ func TestFrameLens(t *testing.T) {
 		checkHints(t, sizes, step)
 	}
 	checkHints(t, append(sizes, 5<<20, 9), 4096)
+
+	// Control frames and continuations start no message: hints and the
+	// count stay with the messages the reader takes.
+	var g frameLens
+	g.start()
+	ping := []byte{0x89, 0}
+	first := serverFrame(minHinted)
+	first[0] = 0x01 // text, FIN unset: a fragmented message gets no hint
+	cont := serverFrame(10)
+	cont[0] = 0x80 // continuation, FIN
+	for _, b := range [][]byte{ping, serverFrame(minHinted), ping, first, cont, ping, serverFrame(minHinted + 1)} {
+		g.feed(b)
+	}
+	if g.started() != 3 {
+		t.Fatalf("started %d messages, want 3", g.started())
+	}
+	if n, ok := g.sizeOf(0); !ok || n != minHinted {
+		t.Fatalf("message 0: %d, %v", n, ok)
+	}
+	if _, ok := g.sizeOf(1); ok {
+		t.Fatal("a hint for a fragmented message")
+	}
+	if n, ok := g.sizeOf(2); !ok || n != minHinted+1 {
+		t.Fatalf("message 2: %d, %v", n, ok)
+	}
 	var off frameLens // not started: the handshake's bytes are not frames
 	off.feed(serverFrame(1 << 20))
 	if _, ok := off.sizeOf(0); ok {

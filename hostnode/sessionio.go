@@ -19,17 +19,15 @@ import (
 //
 // A SessionIO is bound to the session whose Dial got its context
 // (WithSessionIO); unbound (another Dial, or a Host that does not dial
-// through this package) Hold and Release do nothing and MoreBuffered says
-// true (nothing is known, so nothing is promised).
+// through this package) Hold and Release do nothing, MoreBuffered says false
+// and NextLen 0.
 type SessionIO struct {
 	w *cork.Writer  // the session's, set by Dial
 	c *quickAckConn // the session's, set by Dial
 
-	// Owned by the reader (Took, MoreBuffered, NextLen): bytes of Node's
-	// frames read through the library, counted from the end of the
-	// handshake, and the messages taken.
-	consumed int64
-	taken    int64
+	// Owned by the reader (Took, MoreBuffered, NextLen): the messages it
+	// took since the handshake.
+	taken int64
 }
 
 type batchKey struct{}
@@ -60,16 +58,13 @@ func (b *SessionIO) Release() error {
 // so nothing of a frame was read with the handshake.
 func (b *SessionIO) handshakeDone() {
 	if b != nil && b.c != nil {
-		b.consumed = b.c.received.Load()
 		b.c.frames.start()
 	}
 }
 
-// Took is called by the session's reader after each message it read, with
-// its payload's length.
-func (b *SessionIO) Took(msgLen int) {
+// Took is called by the session's reader after each message it read.
+func (b *SessionIO) Took() {
 	if b != nil {
-		b.consumed += int64(msgLen + frameHeaderLen(msgLen))
 		b.taken++
 	}
 }
@@ -88,34 +83,19 @@ func (b *SessionIO) NextLen() int64 {
 	return n
 }
 
-// MoreBuffered reports whether more of Node's bytes than the reader took
-// (Took) are already read ahead by the WebSocket library or wait in the
-// kernel's receive queue, so the next read returns without waiting. Only
-// the reader calls it.
-//
-// The read-ahead is what the socket delivered minus the frames the reader
-// took: Node sends every message as one unmasked frame and no control frame
-// but the close. A frame not counted (a close, a fragment) can only make it
-// say true: a missed batch, never a lost or reordered message.
+// MoreBuffered reports whether the next of Node's messages has started to
+// arrive (its first frame header read ahead by the WebSocket library) or
+// bytes wait in the kernel's receive queue, so the next read does not wait
+// for Node. Only the reader calls it. Unbound, or when the frame tracker
+// gave up, it says false: the relay then ends a batch at every message,
+// which only costs syscalls, while a wrong true would hold a batch across a
+// read that waits.
 func (b *SessionIO) MoreBuffered() bool {
 	if b == nil || b.c == nil {
-		return true
+		return false
 	}
-	if b.c.received.Load() > b.consumed {
+	if b.c.frames.started() > b.taken {
 		return true
 	}
 	return b.c.kernelQueued()
-}
-
-// frameHeaderLen is the size of the header of an unmasked frame (server to
-// client, RFC 6455 5.2) that carries n bytes.
-func frameHeaderLen(n int) int {
-	switch {
-	case n < 126:
-		return 2
-	case n <= 0xFFFF:
-		return 4
-	default:
-		return 10
-	}
 }
