@@ -120,7 +120,11 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 	if !errors.Is(err, io.EOF) {
 		t.Fatalf("idle connection: read %v, want EOF (closed by the worker)", err)
 	}
-	if took := time.Since(start); took < idle {
+	// The server's idle clock starts when it has written the answer, a
+	// moment before get() returns here (299.9 ms was seen for 300 ms): a
+	// quarter of the timeout is the slack; a close at once is what this
+	// guards against.
+	if took := time.Since(start); took < idle-idle/4 {
 		t.Fatalf("closed after %v, before the %v idle timeout", took, idle)
 	}
 }
