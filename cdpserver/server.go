@@ -1,7 +1,6 @@
 package cdpserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -379,11 +378,25 @@ func (s *Server) sessionCount() int {
 	return len(s.sessions)
 }
 
-// hidden reports whether a scriptParsed event names a script of HideScripts.
-// Node names CommonJS scripts by bare path, hence both forms.
+// hidden reports whether a scriptParsed event is about a script of
+// HideScripts. Node names CommonJS scripts by bare path, hence both forms.
+// Only the event's own params.url counts: V8 puts the stack of the moment
+// into scriptParsed.stackTrace, and Node answers Debugger.enable on an
+// interrupt, so the scripts it lists then carry whatever code was running,
+// often the preload's (its console wrapper); matching the URL anywhere in
+// the event hid every script and the window's Sources tree stayed empty
+// (docs/p9-flake.md).
 func (s *Server) hidden(msg []byte) bool {
+	if len(s.opts.HideScripts) == 0 {
+		return false
+	}
+	start, end, ok := findMember(msg, "params", "url")
+	if !ok {
+		return false
+	}
+	u := unquote(msg[start:end])
 	for _, p := range s.opts.HideScripts {
-		if bytes.Contains(msg, []byte(`"url":"`+p+`"`)) || bytes.Contains(msg, []byte(`"url":"file://`+p+`"`)) {
+		if u == p || u == "file://"+p {
 			return true
 		}
 	}
