@@ -56,17 +56,17 @@ const (
 	writerDirect          // a run written by hostLoop (startRun … endRun)
 )
 
-// idle reports whether a direct write could take the token now; a cheap
-// look before the SIOCOUTQ syscall.
+// idle reports whether a run could take the token now; a cheap look before
+// the SIOCOUTQ syscall.
 func (q *sendQueue) idle() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return !q.closed && len(q.items) == 0 && q.writer == writerNone
 }
 
-// takeDirect takes the writer token for one message its producer writes
-// itself: only while the queue is open, empty and nobody writes. The message
-// counts as pushed from here on.
+// takeDirect takes the writer token for a run's first message (hostLoop
+// writes it itself): only while the queue is open, empty and nobody writes.
+// The message counts as pushed from here on.
 func (q *sendQueue) takeDirect() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
