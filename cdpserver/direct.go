@@ -118,16 +118,19 @@ func (q *sendQueue) releaseDirect(ok bool, n int) {
 // directRun is hostLoop's open run of direct writes: it holds the writer
 // token and the DevTools connection is corked.
 type directRun struct {
-	open   bool
 	n      int // messages written into the cork
 	bytes  int
 	failed bool // a write of the run failed: the session ends at endRun
 }
 
+// open reports whether a run holds the token: it takes its first message
+// as it opens.
+func (r *directRun) open() bool { return r.n > 0 }
+
 // enqueueFromHost is enqueue for hostLoop's relayed messages: written
 // directly when that is safe (see above), queued otherwise.
 func (sess *Session) enqueueFromHost(msg []byte) {
-	if sess.direct.open {
+	if sess.direct.open() {
 		if sess.extendRun(msg) {
 			return
 		}
@@ -155,7 +158,7 @@ func (sess *Session) startRun(msg []byte) bool {
 		return false
 	}
 	sess.wire.out.Cork()
-	sess.direct = directRun{open: true}
+	sess.direct = directRun{}
 	sess.writeRun(msg)
 	return true
 }
@@ -185,7 +188,7 @@ func (sess *Session) writeRun(msg []byte) {
 // (readHost), before any read that could wait, and when a message cannot
 // join it.
 func (sess *Session) endRun() {
-	if !sess.direct.open {
+	if !sess.direct.open() {
 		return
 	}
 	ok := sess.wire.out.Uncork() == nil && !sess.direct.failed

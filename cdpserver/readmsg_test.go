@@ -33,27 +33,16 @@ func TestMsgReaderKeepsMessagesApart(t *testing.T) {
 
 func testMsgReader(t *testing.T, hint func(n int) int64) {
 	sizes := []int{0, 1, 4095, 4096, 4097, keepScratch - 1, keepScratch, keepScratch + 1, 2 * keepScratch, 5 << 20, 10, 3}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
+	ctx := context.Background()
+	c := dialServing(t, func(ctx context.Context, c *websocket.Conn) {
 		for i, n := range sizes {
 			msg := bytes.Repeat([]byte{byte('a' + i)}, n)
-			if err := c.Write(r.Context(), websocket.MessageText, msg); err != nil {
+			if err := c.Write(ctx, websocket.MessageText, msg); err != nil {
 				return
 			}
 		}
 		c.Close(websocket.StatusNormalClosure, "")
-	}))
-	defer srv.Close()
-	ctx := context.Background()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseNow()
+	})
 	c.SetReadLimit(16 << 20)
 	var rd msgReader
 	cur := 0
@@ -81,25 +70,34 @@ func testMsgReader(t *testing.T, hint func(n int) int64) {
 }
 
 func TestMsgReaderHonoursReadLimit(t *testing.T) {
+	ctx := context.Background()
+	c := dialServing(t, func(ctx context.Context, c *websocket.Conn) {
+		c.Write(ctx, websocket.MessageText, bytes.Repeat([]byte("x"), 2000))
+		c.Read(ctx)
+	})
+	c.SetReadLimit(1000)
+	var rd msgReader
+	if msg, err := rd.read(ctx, c); err == nil {
+		t.Fatalf("read %d bytes past a 1000-byte limit", len(msg))
+	}
+}
+
+// dialServing dials a test WebSocket server whose side of the connection
+// is serve; both end with the test.
+func dialServing(t *testing.T, serve func(ctx context.Context, c *websocket.Conn)) *websocket.Conn {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
 			return
 		}
 		defer c.CloseNow()
-		c.Write(r.Context(), websocket.MessageText, bytes.Repeat([]byte("x"), 2000))
-		c.Read(r.Context())
+		serve(r.Context(), c)
 	}))
-	defer srv.Close()
-	ctx := context.Background()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
+	t.Cleanup(srv.Close)
+	c, _, err := websocket.Dial(context.Background(), "ws"+strings.TrimPrefix(srv.URL, "http"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.CloseNow()
-	c.SetReadLimit(1000)
-	var rd msgReader
-	if msg, err := rd.read(ctx, c); err == nil {
-		t.Fatalf("read %d bytes past a 1000-byte limit", len(msg))
-	}
+	t.Cleanup(func() { c.CloseNow() })
+	return c
 }

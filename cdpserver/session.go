@@ -332,7 +332,7 @@ func (sess *Session) readHost(conn *websocket.Conn, sio *hostnode.SessionIO) err
 	ctx := context.Background()
 	rd := msgReader{size: sio.NextLen}
 	for {
-		if sess.direct.open && !sio.MoreBuffered() {
+		if sess.direct.open() && !sio.MoreBuffered() {
 			sess.endRun() // before a read that may wait
 		}
 		msg, err := rd.read(ctx, conn)

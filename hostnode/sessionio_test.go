@@ -2,6 +2,7 @@ package hostnode
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -19,22 +20,10 @@ import (
 func TestSessionIOHoldsUntilRelease(t *testing.T) {
 	ctx := testCtx(t)
 	got := make(chan string, 10)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		for {
-			_, msg, err := c.Read(r.Context())
-			if err != nil {
-				return
-			}
-			got <- string(msg)
-		}
-	}))
-	defer srv.Close()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/target"
+	url := wsServer(t, func(_ context.Context, _ *websocket.Conn, msg []byte) bool {
+		got <- string(msg)
+		return true
+	})
 
 	var b SessionIO
 	conn, err := Dial(WithSessionIO(ctx, &b), url)
@@ -90,32 +79,20 @@ func TestSessionIOHoldsUntilRelease(t *testing.T) {
 func TestSessionIOMoreBuffered(t *testing.T) {
 	ctx := testCtx(t)
 	written := make(chan struct{}, 10)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := websocket.Accept(w, r, nil)
-		if err != nil {
-			return
+	url := wsServer(t, func(ctx context.Context, c *websocket.Conn, msg []byte) bool {
+		var n, size int
+		if _, err := fmt.Sscanf(string(msg), "%d:%d", &n, &size); err != nil {
+			t.Errorf("server: bad request %q", msg)
+			return false
 		}
-		defer c.CloseNow()
-		for {
-			_, msg, err := c.Read(r.Context())
-			if err != nil {
-				return
+		for range n {
+			if c.Write(ctx, websocket.MessageText, bytes.Repeat([]byte("x"), size)) != nil {
+				return false
 			}
-			var n, size int
-			if _, err := fmt.Sscanf(string(msg), "%d:%d", &n, &size); err != nil {
-				t.Errorf("server: bad request %q", msg)
-				return
-			}
-			for range n {
-				if c.Write(r.Context(), websocket.MessageText, bytes.Repeat([]byte("x"), size)) != nil {
-					return
-				}
-			}
-			written <- struct{}{}
 		}
-	}))
-	defer srv.Close()
-	url := "ws" + strings.TrimPrefix(srv.URL, "http") + "/target"
+		written <- struct{}{}
+		return true
+	})
 
 	var b SessionIO
 	conn, err := Dial(WithSessionIO(ctx, &b), url)
@@ -158,4 +135,25 @@ func TestSessionIOMoreBuffered(t *testing.T) {
 	if unbound.MoreBuffered() || unbound.NextLen() != 0 {
 		t.Fatal("an unbound SessionIO claims to know what follows")
 	}
+}
+
+// wsServer starts a WebSocket server for the test and returns its URL: it
+// hands every message it reads to onMsg, until onMsg says false or the
+// connection ends.
+func wsServer(t *testing.T, onMsg func(ctx context.Context, c *websocket.Conn, msg []byte) bool) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			_, msg, err := c.Read(r.Context())
+			if err != nil || !onMsg(r.Context(), c, msg) {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return "ws" + strings.TrimPrefix(srv.URL, "http") + "/target"
 }

@@ -363,27 +363,10 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 				}
 				b.Logf("this round, ms plain/client:%s", sb.String())
 			}
-			for k, v := range ph1 {
-				e := byThread[k]
-				e[0] += v - ph0[k]
-				byThread[k] = e
-			}
-			for k, v := range ch1 {
-				e := byThread[k]
-				e[1] += v - ch0[k]
-				byThread[k] = e
-			}
-			pt1, ct1 := treeCPUByType(plainBr.pid), treeCPUByType(clientBr.pid)
-			for k, v := range pt1 {
-				e := byType[k]
-				e[0] += v - pt0[k]
-				byType[k] = e
-			}
-			for k, v := range ct1 {
-				e := byType[k]
-				e[1] += v - ct0[k]
-				byType[k] = e
-			}
+			addCPU(byThread, 0, ph0, ph1)
+			addCPU(byThread, 1, ch0, ch1)
+			addCPU(byType, 0, pt0, treeCPUByType(plainBr.pid))
+			addCPU(byType, 1, ct0, treeCPUByType(clientBr.pid))
 		}()
 		p0, c0 := treeCPU(plainBr.pid), treeCPU(clientBr.pid)
 		// IW_BENCH_PROFILE=1: a CPU profile of one page of each kind per round.
@@ -566,4 +549,14 @@ func topSelf(b *testing.B, raw json.RawMessage, n int) string {
 		fmt.Fprintf(&sb, "%6.1f%%  %s\n", 100*float64(self[k])/float64(max(total, 1)), k)
 	}
 	return sb.String()
+}
+
+// addCPU adds the CPU each key used between before and after to column col
+// (0 plain, 1 client) of sum.
+func addCPU(sum map[string][2]time.Duration, col int, before, after map[string]time.Duration) {
+	for k, v := range after {
+		e := sum[k]
+		e[col] += v - before[k]
+		sum[k] = e
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -183,47 +184,11 @@ func treeCPU(pid int) time.Duration {
 
 // treeCPUByType is treeCPU per Chromium process type (the --type= of its
 // command line: renderer, utility (the network service among them),
-// gpu-process, zygote…; "browser" without one), from /proc/<pid>/stat
-// (fields 14 and 15, in clock ticks of 1/100 s on Linux); one pass over
-// /proc.
+// gpu-process, zygote…; "browser" without one); one pass over /proc.
 func treeCPUByType(pid int) map[string]time.Duration {
-	dirs, _ := os.ReadDir("/proc")
-	type proc struct {
-		ppid  int
-		ticks uint64
-	}
-	procs := map[int]proc{}
-	for _, d := range dirs {
-		p, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue // exited meanwhile
-		}
-		// "pid (comm) state ppid …"; comm may hold spaces and parentheses.
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 13 {
-			continue
-		}
-		// f[0] is field 3 (state): ppid is field 4, utime 14, stime 15.
-		ppid, _ := strconv.Atoi(f[1])
-		u, _ := strconv.ParseUint(f[11], 10, 64)
-		s, _ := strconv.ParseUint(f[12], 10, 64)
-		procs[p] = proc{ppid, u + s}
-	}
 	out := map[string]time.Duration{}
-	for p, pr := range procs {
-		for q := p; q > 1; q = procs[q].ppid {
-			if q == pid {
-				out[procType(p)] += time.Duration(pr.ticks) * 10 * time.Millisecond
-				break
-			}
-			if _, ok := procs[q]; !ok {
-				break
-			}
-		}
+	for p, ticks := range procTree(pid) {
+		out[procType(p)] += ticksCPU(ticks)
 	}
 	return out
 }
@@ -234,69 +199,81 @@ func treeCPUByType(pid int) map[string]time.Duration {
 // for the process types in types only.
 func treeCPUByThread(pid int, types ...string) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	want := map[string]bool{}
-	for _, t := range types {
-		want[t] = true
+	for p := range procTree(pid) {
+		typ := procType(p)
+		if !slices.Contains(types, typ) {
+			continue
+		}
+		dir := "/proc/" + strconv.Itoa(p) + "/task/"
+		tasks, _ := os.ReadDir(dir)
+		for _, t := range tasks {
+			name, _, ticks, ok := procStat(dir + t.Name() + "/stat")
+			if !ok {
+				continue
+			}
+			// Numbered pools (ThreadPoolForegr, …) keep their prefix only.
+			out[typ+"/"+strings.TrimRight(name, "0123456789")] += ticksCPU(ticks)
+		}
 	}
+	return out
+}
+
+// procTree maps pid and each of its descendants to its user+system clock
+// ticks, from one pass over /proc.
+func procTree(pid int) map[int]uint64 {
+	type proc struct {
+		ppid  int
+		ticks uint64
+	}
+	procs := map[int]proc{}
 	dirs, _ := os.ReadDir("/proc")
-	parent := map[int]int{}
 	for _, d := range dirs {
 		p, err := strconv.Atoi(d.Name())
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + d.Name() + "/stat")
-		if err != nil {
-			continue
+		if _, ppid, ticks, ok := procStat("/proc/" + d.Name() + "/stat"); ok { // else exited meanwhile
+			procs[p] = proc{ppid, ticks}
 		}
-		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		parent[p], _ = strconv.Atoi(f[1])
 	}
-	for p := range parent {
-		in := false
-		for q := p; q > 1; q = parent[q] {
+	out := map[int]uint64{}
+	for p, pr := range procs {
+		for q := p; q > 1; q = procs[q].ppid {
 			if q == pid {
-				in = true
+				out[p] = pr.ticks
 				break
 			}
-			if _, ok := parent[q]; !ok {
+			if _, ok := procs[q]; !ok {
 				break
 			}
-		}
-		if !in {
-			continue
-		}
-		typ := procType(p)
-		if !want[typ] {
-			continue
-		}
-		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(p) + "/task")
-		for _, t := range tasks {
-			stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/task/" + t.Name() + "/stat")
-			if err != nil {
-				continue
-			}
-			open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-			if open < 0 || end < open {
-				continue
-			}
-			name := string(stat[open+1 : end])
-			// Numbered pools (ThreadPoolForegr, …) keep their prefix only.
-			name = strings.TrimRight(name, "0123456789")
-			f := strings.Fields(string(stat[end+1:]))
-			if len(f) < 13 {
-				continue
-			}
-			u, _ := strconv.ParseUint(f[11], 10, 64)
-			s, _ := strconv.ParseUint(f[12], 10, 64)
-			out[typ+"/"+name] += time.Duration(u+s) * 10 * time.Millisecond
 		}
 	}
 	return out
 }
+
+// procStat reads a /proc stat file: "pid (comm) state ppid …", where comm
+// may hold spaces and parentheses; utime and stime are fields 14 and 15.
+func procStat(path string) (comm string, ppid int, ticks uint64, ok bool) {
+	stat, err := os.ReadFile(path)
+	if err != nil {
+		return "", 0, 0, false
+	}
+	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if open < 0 || end < open {
+		return "", 0, 0, false
+	}
+	f := strings.Fields(string(stat[end+1:])) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return "", 0, 0, false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	u, _ := strconv.ParseUint(f[11], 10, 64)
+	st, _ := strconv.ParseUint(f[12], 10, 64)
+	return string(stat[open+1 : end]), ppid, u + st, true
+}
+
+// ticksCPU converts clock ticks (1/100 s on Linux) to a duration.
+func ticksCPU(ticks uint64) time.Duration { return time.Duration(ticks) * 10 * time.Millisecond }
 
 // procType is a Chromium process's --type= (with the utility's
 // --utility-sub-type= service name when there is one), or "browser".
