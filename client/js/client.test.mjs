@@ -15,6 +15,20 @@ import { AGENT_VERSION, DEFAULT_LIMITS } from './core.mjs';
 async function untilReleased(b) {
   for (let t = 0; t < 400 && b.win.__inspectorWorkerClient.stats().holding; t++) await new Promise((r) => setTimeout(r, 10));
   assert.equal(b.win.__inspectorWorkerClient.stats().holding, false, 'the load-time hold ended');
+  await sent(b);
+}
+
+/**
+ * Waits (bounded: a hang detector) until the client's queue is empty and
+ * every frame it sent was answered: what the page logged has reached the
+ * worker. A page that keeps logging sends one frame per pace interval, so
+ * a few setImmediate turns are not enough.
+ * @param {any} b
+ */
+async function sent(b) {
+  const idle = () => { const s = b.win.__inspectorWorkerClient.stats(); return s.queued === 0 && s.inFlight === 0; };
+  for (let t = 0; t < 400 && !idle(); t++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(idle(), 'the client sent what the page logged');
   await settle();
 }
 
@@ -334,7 +348,7 @@ test('runtime: evaluate in the page through the socket; console objects carry ha
   await settle();
   const before = w.items().length;
   b.run(`globalThis.user = { id: 7 }; console.log('user', user); console.log('strings only', 1)`);
-  await settle();
+  await sent(b);
   const evs = w.items().slice(before).map((/** @type {any} */ it) => it.console);
   assert.deepEqual(evs.map((/** @type {any} */ e) => [e.session, e.args[0].value]), [['s1', 'user'], ['s2', 'user'], [undefined, 'strings only']]);
   const h1 = evs[0].args[1].handle, h2 = evs[1].args[1].handle;
@@ -365,7 +379,7 @@ test('runtime: evaluate in the page through the socket; console objects carry ha
   await settle();
   assert.deepEqual(stats().perSession, {});
   b.run(`console.log(user)`);
-  await settle();
+  await sent(b);
   ev = w.items().at(-1).console;
   assert.equal(ev.session, 's1', 'only s1 still enabled');
 
@@ -408,4 +422,21 @@ test('load time: with no window, held objects go out without handles once the re
   await untilReleased(b);
   const evs = b.worker.items().map((/** @type {any} */ it) => it.console);
   assert.deepEqual(evs.map((/** @type {any} */ e) => [e.session, e.args[0].value, e.args[1] && e.args[1].handle]), [[undefined, 'obj', undefined], [undefined, 's', undefined]]);
+});
+
+test('a page that keeps logging sends one frame per pace interval, everything in order', async (t) => {
+  const b = fakeBrowser();
+  t.after(() => stopAll(b));
+  await untilReleased(b);
+  const before = b.worker.of('append').length;
+  const n0 = b.worker.items().length;
+  for (let i = 0; i < 20; i++) { // 20 tasks, one call each: a page's timer
+    b.run(`console.log('tick', ${i})`);
+    await new Promise((r) => setImmediate(r));
+  }
+  await sent(b);
+  const got = b.worker.items().slice(n0).map((/** @type {any} */ it) => it.console.args[1].value);
+  assert.deepEqual(got, Array.from({ length: 20 }, (_, i) => i), 'every call, in order');
+  const frames = b.worker.of('append').length - before;
+  assert.ok(frames <= 10, `20 tasks in ${frames} frames: paced, not one frame per task`);
 });

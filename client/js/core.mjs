@@ -51,6 +51,8 @@ export const MAX_SCRIPT_BYTES = 16 << 20;
 /** The producer queue's bounds: the oldest items go first when either is hit. */
 export const QUEUE_MAX_ITEMS = 10000;
 export const QUEUE_MAX_BYTES = 16 << 20;
+/** Queued bytes that go at once even within a pace interval (Producer `pace`): a frame's worth. */
+export const PACE_BYTES = 32 << 10;
 
 /** Preview bounds (V8's own: 5 properties, 100 indices, 100-char values). */
 export const PREVIEW_PROPERTIES = 5;
@@ -296,6 +298,14 @@ export class Deque {
  * @property {() => boolean} [writable] false while the carrier's own buffer is too full
  * @property {(fn: () => void) => void} [retryLater] called with flush when writable() said false
  * @property {(fn: () => void) => void} [schedule] defers a flush (default queueMicrotask)
+ * @property {number} [pace] ms between two appends while items keep coming (default 0: each
+ *   as soon as the window allows). The first append after a quiet `pace` goes at once, and
+ *   so does a queue of PACE_BYTES or more; the others wait for the rest of the interval and
+ *   go as one frame. Each frame costs its sender and the browser's network service a fixed
+ *   price (a send, a mojo hop, an ack back), so a page logging from a 10 ms timer no longer
+ *   pays it a hundred times a second.
+ * @property {(fn: () => void, ms: number) => void} [timer] runs fn after ms (default
+ *   setTimeout, unref'd in Node): the paced flush
  * @property {number} [batchWindow] ms a flush for `fetch` items waits for more items, also after an ack
  *   (default 0: at once): a host doing many small fetches then writes one batch per window, not a frame
  *   (and an ack) per fetch; any other item still flushes at once
@@ -336,6 +346,11 @@ export class Producer {
     this.retryLater = o.retryLater || null;
     this.batchWindow = o.batchWindow || 0;
     this.schedule = o.schedule || defaultSchedule;
+    this.pace = o.pace || 0;
+    this.timer = o.timer || defaultTimer;
+    this.lastAppendAt = -Infinity; // nowMs() of the last append sent
+    this.paceTimerSet = false;
+    this.paceOver = false; // the pace timer fired: the next append goes (a timer may fire a little early)
     this.lazySchedule = this.batchWindow ? windowSchedule(this.batchWindow) : null;
     this.lazyScheduled = false;
     this.onRequest = o.onRequest || null;
@@ -684,9 +699,25 @@ export class Producer {
           if (!this.sendReplace()) return;
           continue;
         }
-        if (!this.queue.length || !this.sendAppend()) return;
+        if (!this.queue.length || (!drain && this.paced()) || !this.sendAppend()) return;
       }
     } catch (e) { /* never throw into the carrier or the page */ }
+  }
+
+  /**
+   * True when the next append must wait for the pace interval; then a
+   * timer flushes at its end (one at a time).
+   */
+  paced() {
+    if (!this.pace || this.paceOver || this.queueBytes >= PACE_BYTES) return false;
+    const now = nowMs();
+    const due = this.lastAppendAt + this.pace;
+    if (now >= due || now < this.lastAppendAt) return false; // quiet long enough, or the clock went back
+    if (!this.paceTimerSet) {
+      this.paceTimerSet = true;
+      this.timer(() => { this.paceTimerSet = false; this.paceOver = true; this.flush(); }, due - now);
+    }
+    return true;
   }
 
   sendReplace() {
@@ -756,6 +787,10 @@ export class Producer {
     this.pendingDropped = 0;
     this.sent += parts.length;
     this.inFlight.push({ kind: 'append', first: seq, last: this.lastSeq, count: parts.length });
+    if (this.pace) {
+      this.lastAppendAt = nowMs();
+      this.paceOver = false;
+    }
     const body = '{' + (dropped ? '"dropped":' + dropped + ',' : '') + '"items":[' + parts.join(',') + ']}';
     return this.write(this.envelope('append', seq, body));
   }
@@ -856,6 +891,16 @@ function windowSchedule(ms) {
     const t = /** @type {any} */ (setTimeout(fn, ms));
     if (t && typeof t.unref === 'function') t.unref();
   };
+}
+
+/**
+ * Runs fn after ms, a timer that does not keep a Node process alive.
+ * @param {() => void} fn
+ * @param {number} ms
+ */
+function defaultTimer(fn, ms) {
+  const t = /** @type {any} */ (setTimeout(fn, ms));
+  if (t && typeof t.unref === 'function') t.unref();
 }
 
 /** @param {() => void} fn */

@@ -716,3 +716,50 @@ test('batchWindow: fetch items wait for company, other items still go at once', 
   await tick();
   assert.equal(w.of('append').length, 2, 'an app item is not delayed');
 });
+
+test('pace: while items keep coming, one append per interval; a full frame and a drain go at once', async () => {
+  /** @type {Array<{fn: () => void, ms: number}>} */
+  const timers = [];
+  const { w, p, connect } = setup({ pace: 10000, timer: (fn, ms) => { timers.push({ fn, ms }); } });
+  connect();
+  await tick();
+  await tick();
+  p.enqueue('console', log('a'));
+  await tick();
+  assert.equal(w.of('append').length, 1, 'the first append goes at once');
+  p.enqueue('console', log('b'));
+  await tick();
+  p.enqueue('console', log('c'));
+  await tick();
+  assert.equal(w.of('append').length, 1, 'the next ones wait for the interval');
+  assert.equal(timers.length, 1, 'one timer for the interval');
+  assert.ok(timers[0].ms > 0 && timers[0].ms <= 10000);
+  timers.shift()?.fn();
+  await tick();
+  const a = w.of('append');
+  assert.equal(a.length, 2);
+  assert.deepEqual(a[1].body.items.map((/** @type {any} */ it) => it.console.args[0].value), ['b', 'c'], 'one frame for both, in order');
+  // A frame's worth of queued bytes does not wait.
+  p.enqueue('console', log('x'.repeat(40 << 10)));
+  await tick();
+  assert.equal(w.of('append').length, 3, 'a full frame goes at once');
+  // Nor does a drain (page unload).
+  p.enqueue('console', log('d'));
+  await tick();
+  assert.equal(w.of('append').length, 3);
+  p.flush(true);
+  assert.equal(w.of('append').length, 4, 'a drain ignores the pace');
+});
+
+test('pace: after a quiet interval the next append goes at once', async () => {
+  const { w, p, connect } = setup({ pace: 20 });
+  connect();
+  await tick();
+  await tick();
+  p.enqueue('console', log('a'));
+  await tick();
+  await new Promise((r) => setTimeout(r, 60)); // longer than the pace: quiet
+  p.enqueue('console', log('b'));
+  await tick();
+  assert.equal(w.of('append').length, 2, 'no wait after a quiet interval');
+});
