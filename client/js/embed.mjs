@@ -934,10 +934,7 @@ class Producer {
  * @param {number} ms
  */
 function windowSchedule(ms) {
-  return (/** @type {() => void} */ fn) => {
-    const t = /** @type {any} */ (setTimeout(fn, ms));
-    if (t && typeof t.unref === 'function') t.unref();
-  };
+  return (/** @type {() => void} */ fn) => defaultTimer(fn, ms);
 }
 
 /**
