@@ -763,3 +763,22 @@ test('pace: after a quiet interval the next append goes at once', async () => {
   await tick();
   assert.equal(w.of('append').length, 2, 'no wait after a quiet interval');
 });
+
+test('pace: a burst of paceBurst appends goes back to back, then one per interval', async () => {
+  /** @type {Array<() => void>} */
+  const timers = [];
+  const { w, p, connect } = setup({ pace: 10000, paceBurst: 3, timer: (fn) => { timers.push(fn); } });
+  connect();
+  await tick();
+  await tick();
+  for (const s of ['a', 'b', 'c', 'd', 'e']) {
+    p.enqueue('console', log(s));
+    await tick();
+  }
+  assert.deepEqual(w.of('append').map((/** @type {any} */ f) => f.body.items.map((/** @type {any} */ it) => it.console.args[0].value)), [['a'], ['b'], ['c']],
+    'three frames at once, then the rest waits');
+  assert.equal(timers.length, 1);
+  timers.shift()?.();
+  await tick();
+  assert.deepEqual(w.of('append').at(-1).body.items.map((/** @type {any} */ it) => it.console.args[0].value), ['d', 'e'], 'the rest in one frame');
+});

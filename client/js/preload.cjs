@@ -341,12 +341,14 @@ class Deque {
  * @property {() => boolean} [writable] false while the carrier's own buffer is too full
  * @property {(fn: () => void) => void} [retryLater] called with flush when writable() said false
  * @property {(fn: () => void) => void} [schedule] defers a flush (default queueMicrotask)
- * @property {number} [pace] ms between two appends while items keep coming (default 0: each
- *   as soon as the window allows). The first append after a quiet `pace` goes at once, and
- *   so does a queue of PACE_BYTES or more; the others wait for the rest of the interval and
- *   go as one frame. Each frame costs its sender and the browser's network service a fixed
- *   price (a send, a mojo hop, an ack back), so a page logging from a 10 ms timer no longer
- *   pays it a hundred times a second.
+ * @property {number} [pace] ms per append at the sustained rate (default 0: each append as
+ *   soon as the window allows). A token bucket: up to `paceBurst` appends go back to back,
+ *   then one per `pace` ms, the items that come meanwhile waiting to go as one frame; a
+ *   queue of PACE_BYTES or more goes at once. Each frame costs its sender and the browser's
+ *   network service a fixed price (a send, a mojo hop, an ack back), so a page logging from
+ *   a 10 ms timer no longer pays it a hundred times a second, while a page that logs now
+ *   and then never waits.
+ * @property {number} [paceBurst] appends that may go back to back (default 1)
  * @property {(fn: () => void, ms: number) => void} [timer] runs fn after ms (default
  *   setTimeout, unref'd in Node): the paced flush
  * @property {number} [batchWindow] ms a flush for `fetch` items waits for more items, also after an ack
@@ -390,8 +392,10 @@ class Producer {
     this.batchWindow = o.batchWindow || 0;
     this.schedule = o.schedule || defaultSchedule;
     this.pace = o.pace || 0;
+    this.paceBurst = Math.max(1, o.paceBurst || 1);
     this.timer = o.timer || defaultTimer;
-    this.lastAppendAt = -Infinity; // nowMs() of the last append sent
+    this.paceTokens = this.paceBurst; // appends that may go now (refilled at 1 per pace ms)
+    this.paceAt = nowMs(); // when paceTokens was last refilled
     this.paceTimerSet = false;
     this.paceOver = false; // the pace timer fired: the next append goes (a timer may fire a little early)
     this.lazySchedule = this.batchWindow ? windowSchedule(this.batchWindow) : null;
@@ -753,14 +757,19 @@ class Producer {
    */
   paced() {
     if (!this.pace || this.paceOver || this.queueBytes >= PACE_BYTES) return false;
-    const now = nowMs();
-    const due = this.lastAppendAt + this.pace;
-    if (now >= due || now < this.lastAppendAt) return false; // quiet long enough, or the clock went back
+    this.refillPace();
+    if (this.paceTokens >= 1) return false;
     if (!this.paceTimerSet) {
       this.paceTimerSet = true;
-      this.timer(() => { this.paceTimerSet = false; this.paceOver = true; this.flush(); }, due - now);
+      this.timer(() => { this.paceTimerSet = false; this.paceOver = true; this.flush(); }, Math.ceil((1 - this.paceTokens) * this.pace));
     }
     return true;
+  }
+
+  refillPace() {
+    const now = nowMs();
+    if (now > this.paceAt) this.paceTokens = Math.min(this.paceBurst, this.paceTokens + (now - this.paceAt) / this.pace);
+    this.paceAt = now; // a clock that went back refills nothing
   }
 
   sendReplace() {
@@ -831,7 +840,10 @@ class Producer {
     this.sent += parts.length;
     this.inFlight.push({ kind: 'append', first: seq, last: this.lastSeq, count: parts.length });
     if (this.pace) {
-      this.lastAppendAt = nowMs();
+      // A frame sent without waiting (a full queue, a drain) takes a
+      // token too, but never runs the bucket into debt.
+      this.refillPace();
+      this.paceTokens = Math.max(0, this.paceTokens - 1);
       this.paceOver = false;
     }
     const body = '{' + (dropped ? '"dropped":' + dropped + ',' : '') + '"items":[' + parts.join(',') + ']}';
