@@ -16,8 +16,9 @@ package clientjs_test
 //
 // IW_BENCH_ALT_CLIENT=file traces that client.js instead of the built one
 // (an experiment's variant); IW_BENCH_PROFILE_LINE=n adds a JS profile of
-// the functions under client.js line n; IW_BENCH_TRACE_CATEGORIES
-// replaces the trace categories.
+// the functions under client.js line n; IW_BENCH_TRACE_THREAD another
+// renderer thread than the main one (Chrome_ChildIOThread: IPC);
+// IW_BENCH_TRACE_CATEGORIES replaces the trace categories.
 
 import (
 	"context"
@@ -193,10 +194,11 @@ func traceKey(e traceEvent) string {
 }
 
 // selfTimes sums the self thread time (tdur minus its children's, µs) of
-// the complete events on the bench pages' renderer main threads, by
-// traceKey, and their top-level total. The browser's own WebUI renderer
-// (it runs in every browser and does the same work in both) is left out.
-func selfTimes(evs []traceEvent) (map[string]float64, float64) {
+// the complete events on the bench pages' renderer threads named thread
+// (CrRendererMain: the main thread), by traceKey, and their top-level
+// total. The browser's own WebUI renderer (it runs in every browser and
+// does the same work in both) is left out.
+func selfTimes(evs []traceEvent, thread string) (map[string]float64, float64) {
 	names := map[[2]int]string{}
 	labels := map[int]string{}
 	for _, e := range evs {
@@ -215,7 +217,7 @@ func selfTimes(evs []traceEvent) (map[string]float64, float64) {
 	byThread := map[[2]int][]traceEvent{}
 	for _, e := range evs {
 		t := [2]int{e.Pid, e.Tid}
-		if e.Ph == "X" && e.Tts > 0 && names[t] == "CrRendererMain" && !strings.Contains(labels[e.Pid], "WebUI") {
+		if e.Ph == "X" && e.Tts > 0 && names[t] == thread && !strings.Contains(labels[e.Pid], "WebUI") {
 			byThread[t] = append(byThread[t], e)
 		}
 	}
@@ -295,6 +297,10 @@ func BenchmarkChromiumConsoleTrace(b *testing.B) {
 	}
 	enableConsole(b, rec, reg)
 	cats := traceCategories
+	thread := "CrRendererMain"
+	if t := os.Getenv("IW_BENCH_TRACE_THREAD"); t != "" {
+		thread = t // e.g. Chrome_ChildIOThread
+	}
 	if c := os.Getenv("IW_BENCH_TRACE_CATEGORIES"); c != "" {
 		cats = c
 	}
@@ -363,11 +369,11 @@ func BenchmarkChromiumConsoleTrace(b *testing.B) {
 	}
 	for range b.N {
 		evs, frames, items := round(true)
-		plain, pTop := selfTimes(evs[0])
-		client, cTop := selfTimes(evs[1])
+		plain, pTop := selfTimes(evs[0], thread)
+		client, cTop := selfTimes(evs[1], thread)
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "client pages: %d console items in %d append frames\n", items, frames)
-		fmt.Fprintf(&sb, "renderer main threads, traced thread time: plain %.0f ms, client %.0f ms\n", pTop/1000, cTop/1000)
+		fmt.Fprintf(&sb, "renderer threads %s, traced thread time: plain %.0f ms, client %.0f ms\n", thread, pTop/1000, cTop/1000)
 		fmt.Fprintf(&sb, "self thread time by event, ms plain / client / extra (largest extra first):\n")
 		writeRows(&sb, plain, client, 30, 1000)
 		fmt.Fprintf(&sb, "V8 compile and deopt events on all threads, count plain / client:\n")
