@@ -17,7 +17,8 @@ package clientjs_test
 // IW_BENCH_ALT_CLIENT=file traces that client.js instead of the built one
 // (an experiment's variant); IW_BENCH_PROFILE_LINE=n adds a JS profile of
 // the functions under client.js line n; IW_BENCH_TRACE_THREAD another
-// renderer thread than the main one (Chrome_ChildIOThread: IPC);
+// thread than the renderers' main one (Chrome_ChildIOThread: IPC, in the
+// renderers and the network service);
 // IW_BENCH_TRACE_CATEGORIES replaces the trace categories.
 
 import (
@@ -194,10 +195,11 @@ func traceKey(e traceEvent) string {
 }
 
 // selfTimes sums the self thread time (tdur minus its children's, µs) of
-// the complete events on the bench pages' renderer threads named thread
-// (CrRendererMain: the main thread), by traceKey, and their top-level
-// total. The browser's own WebUI renderer (it runs in every browser and
-// does the same work in both) is left out.
+// the complete events on the threads named thread (CrRendererMain: the
+// renderers' main threads; Chrome_ChildIOThread: the renderers' and the
+// network service's IPC threads), by traceKey, and their top-level total.
+// The browser's own WebUI renderer (it runs in every browser and does the
+// same work in both) is left out.
 func selfTimes(evs []traceEvent, thread string) (map[string]float64, float64) {
 	names := map[[2]int]string{}
 	labels := map[int]string{}
@@ -373,7 +375,7 @@ func BenchmarkChromiumConsoleTrace(b *testing.B) {
 		client, cTop := selfTimes(evs[1], thread)
 		var sb strings.Builder
 		fmt.Fprintf(&sb, "client pages: %d console items in %d append frames\n", items, frames)
-		fmt.Fprintf(&sb, "renderer threads %s, traced thread time: plain %.0f ms, client %.0f ms\n", thread, pTop/1000, cTop/1000)
+		fmt.Fprintf(&sb, "threads %s (bench pages' renderers; for an IPC thread, the network service's too), traced thread time: plain %.0f ms, client %.0f ms\n", thread, pTop/1000, cTop/1000)
 		fmt.Fprintf(&sb, "self thread time by event, ms plain / client / extra (largest extra first):\n")
 		writeRows(&sb, plain, client, 30, 1000)
 		fmt.Fprintf(&sb, "V8 compile and deopt events on all threads, count plain / client:\n")
