@@ -42,8 +42,9 @@ const traceCategories = "toplevel,v8,v8.execute,v8.compile,disabled-by-default-v
 
 // browserConn is a CDP connection to the browser target.
 type browserConn struct {
-	c  *websocket.Conn
-	id int
+	c      *websocket.Conn
+	id     int
+	events []string // methods of the events call read past, for waitEvent
 }
 
 func dialBrowser(b *testing.B, br *cdpBrowser) *browserConn {
@@ -81,11 +82,17 @@ func (bc *browserConn) call(method string, params any) (json.RawMessage, error) 
 		}
 		var r struct {
 			ID     int
+			Method string
+			Params json.RawMessage
 			Result json.RawMessage
 			Error  *struct{ Message string }
 		}
 		if err := json.Unmarshal(data, &r); err != nil {
 			return nil, err
+		}
+		if r.Method != "" {
+			bc.events = append(bc.events, string(data))
+			continue
 		}
 		if r.ID != bc.id {
 			continue
@@ -97,14 +104,20 @@ func (bc *browserConn) call(method string, params any) (json.RawMessage, error) 
 	}
 }
 
-// waitEvent reads until the named event arrives.
+// waitEvent returns the named event's params: one call already read past,
+// or the next to arrive.
 func (bc *browserConn) waitEvent(name string) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for {
-		_, data, err := bc.c.Read(ctx)
-		if err != nil {
-			return nil, err
+		var data []byte
+		if len(bc.events) > 0 {
+			data, bc.events = []byte(bc.events[0]), bc.events[1:]
+		} else {
+			var err error
+			if _, data, err = bc.c.Read(ctx); err != nil {
+				return nil, err
+			}
 		}
 		var r struct {
 			Method string
@@ -151,14 +164,13 @@ func (bc *browserConn) readTrace(b *testing.B) []traceEvent {
 	return tr.TraceEvents
 }
 
+// traceEvent is one event of Chrome's JSON trace format: tts and tdur
+// are the thread's CPU clock at its start and its thread time (µs).
 type traceEvent struct {
 	Name string          `json:"name"`
-	Cat  string          `json:"cat"`
 	Ph   string          `json:"ph"`
 	Pid  int             `json:"pid"`
 	Tid  int             `json:"tid"`
-	Ts   float64         `json:"ts"`
-	Dur  float64         `json:"dur"`
 	Tts  float64         `json:"tts"`
 	Tdur float64         `json:"tdur"`
 	Args json.RawMessage `json:"args"`
