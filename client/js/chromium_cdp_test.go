@@ -59,9 +59,11 @@ func openCDPBrowser(t testing.TB) *cdpBrowser {
 
 // cdpPage is one tab's CDP connection. Not safe for concurrent calls.
 type cdpPage struct {
-	t  testing.TB
-	c  *websocket.Conn
-	id int
+	t      testing.TB
+	c      *websocket.Conn
+	id     int
+	keep   bool     // keep events for waitEvent (a browser connection); a tab's are dropped
+	events [][]byte // the events call read past while it waited, when keep
 }
 
 // open opens url in a new tab and connects to it.
@@ -110,19 +112,48 @@ func (p *cdpPage) call(method string, params any) (json.RawMessage, error) {
 		}
 		var r struct {
 			ID     int
+			Method string
 			Result json.RawMessage
 			Error  *struct{ Message string }
 		}
 		if err := json.Unmarshal(b, &r); err != nil {
 			return nil, err
 		}
-		if r.ID != p.id {
+		if r.Method != "" && p.keep {
+			p.events = append(p.events, b)
+		}
+		if r.ID != p.id || r.Method != "" {
 			continue
 		}
 		if r.Error != nil {
 			return nil, fmt.Errorf("%s: %s", method, r.Error.Message)
 		}
 		return r.Result, nil
+	}
+}
+
+// waitEvent returns the named event's params: one call already read past
+// (a connection that keeps events), or the next to arrive.
+func (p *cdpPage) waitEvent(name string) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for {
+		var data []byte
+		if len(p.events) > 0 {
+			data, p.events = p.events[0], p.events[1:]
+		} else {
+			var err error
+			if _, data, err = p.c.Read(ctx); err != nil {
+				return nil, err
+			}
+		}
+		var r struct {
+			Method string
+			Params json.RawMessage
+		}
+		if err := json.Unmarshal(data, &r); err == nil && r.Method == name {
+			return r.Params, nil
+		}
 	}
 }
 

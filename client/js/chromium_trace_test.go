@@ -40,14 +40,10 @@ import (
 // traceCategories: what the trace records.
 const traceCategories = "toplevel,v8,v8.execute,v8.compile,disabled-by-default-v8.compile,disabled-by-default-v8.gc,devtools.timeline,disabled-by-default-devtools.timeline,blink,mojom"
 
-// browserConn is a CDP connection to the browser target.
-type browserConn struct {
-	c      *websocket.Conn
-	id     int
-	events []string // methods of the events call read past, for waitEvent
-}
-
-func dialBrowser(b *testing.B, br *cdpBrowser) *browserConn {
+// dialBrowser connects to the browser target; the connection keeps the
+// events it reads past (Tracing.tracingComplete may come before the answer
+// to Tracing.end has been read).
+func dialBrowser(b *testing.B, br *cdpBrowser) *cdpPage {
 	res, err := http.Get(br.base + "/json/version")
 	if err != nil {
 		b.Fatal(err)
@@ -63,74 +59,11 @@ func dialBrowser(b *testing.B, br *cdpBrowser) *browserConn {
 	}
 	c.SetReadLimit(512 << 20)
 	b.Cleanup(func() { _ = c.CloseNow() })
-	return &browserConn{c: c}
-}
-
-// call sends a command and returns its result, skipping events.
-func (bc *browserConn) call(method string, params any) (json.RawMessage, error) {
-	bc.id++
-	msg, _ := json.Marshal(map[string]any{"id": bc.id, "method": method, "params": params})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if err := bc.c.Write(ctx, websocket.MessageText, msg); err != nil {
-		return nil, err
-	}
-	for {
-		_, data, err := bc.c.Read(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var r struct {
-			ID     int
-			Method string
-			Params json.RawMessage
-			Result json.RawMessage
-			Error  *struct{ Message string }
-		}
-		if err := json.Unmarshal(data, &r); err != nil {
-			return nil, err
-		}
-		if r.Method != "" {
-			bc.events = append(bc.events, string(data))
-			continue
-		}
-		if r.ID != bc.id {
-			continue
-		}
-		if r.Error != nil {
-			return nil, fmt.Errorf("%s: %s", method, r.Error.Message)
-		}
-		return r.Result, nil
-	}
-}
-
-// waitEvent returns the named event's params: one call already read past,
-// or the next to arrive.
-func (bc *browserConn) waitEvent(name string) (json.RawMessage, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	for {
-		var data []byte
-		if len(bc.events) > 0 {
-			data, bc.events = []byte(bc.events[0]), bc.events[1:]
-		} else {
-			var err error
-			if _, data, err = bc.c.Read(ctx); err != nil {
-				return nil, err
-			}
-		}
-		var r struct {
-			Method string
-			Params json.RawMessage
-		}
-		if err := json.Unmarshal(data, &r); err == nil && r.Method == name {
-			return r.Params, nil
-		}
-	}
+	return &cdpPage{t: b, c: c, keep: true}
 }
 
 // readTrace ends tracing and reads the stream it returns.
-func (bc *browserConn) readTrace(b *testing.B) []traceEvent {
+func readTrace(b *testing.B, bc *cdpPage) []traceEvent {
 	if _, err := bc.call("Tracing.end", map[string]any{}); err != nil {
 		b.Fatal(err)
 	}
@@ -321,7 +254,7 @@ func BenchmarkChromiumConsoleTrace(b *testing.B) {
 	// round runs the workload on both browsers at once, traced or not, and
 	// returns the traces (plain, client) and the client pages' frames.
 	round := func(traced bool) (evs [2][]traceEvent, frames, items int) {
-		var bcs []*browserConn
+		var bcs []*cdpPage
 		if traced {
 			for _, br := range []*cdpBrowser{plainBr, clientBr} {
 				bc := dialBrowser(b, br)
@@ -354,7 +287,7 @@ func BenchmarkChromiumConsoleTrace(b *testing.B) {
 		frames, items = rec.appends-f0, rec.console-c0
 		rec.mu.Unlock()
 		for i, bc := range bcs {
-			evs[i] = bc.readTrace(b)
+			evs[i] = readTrace(b, bc)
 		}
 		return evs, frames, items
 	}
