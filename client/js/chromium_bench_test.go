@@ -510,12 +510,8 @@ func topSelf(b *testing.B, raw json.RawMessage, n int) string {
 	var r struct {
 		Profile struct {
 			Nodes []struct {
-				CallFrame struct {
-					FunctionName string
-					URL          string
-					LineNumber   int
-				}
-				HitCount int
+				CallFrame profileFrame
+				HitCount  int
 			}
 		}
 	}
@@ -525,27 +521,10 @@ func topSelf(b *testing.B, raw json.RawMessage, n int) string {
 	self := map[string]int{}
 	total := 0
 	for _, nd := range r.Profile.Nodes {
-		f := nd.CallFrame
-		name := f.FunctionName
-		if name == "" {
-			name = "(anonymous)"
-		}
-		url := f.URL
-		if i := strings.LastIndexByte(url, '/'); i >= 0 {
-			url = url[i+1:]
-		}
-		key := name
-		if url != "" {
-			key += " " + url + ":" + strconv.Itoa(f.LineNumber+1)
-		}
-		self[key] += nd.HitCount
+		self[nd.CallFrame.key()] += nd.HitCount
 		total += nd.HitCount
 	}
-	keys := make([]string, 0, len(self))
-	for k := range self {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return self[keys[i]] > self[keys[j]] })
+	keys := byCount(self)
 	var sb strings.Builder
 	own := 0
 	for _, k := range keys {
@@ -562,6 +541,44 @@ func topSelf(b *testing.B, raw json.RawMessage, n int) string {
 		fmt.Fprintf(&sb, "%6.1f%%  %s\n", 100*float64(self[k])/float64(max(total, 1)), k)
 	}
 	return sb.String()
+}
+
+// profileFrame is a CDP Profiler node's callFrame, as the benchmarks read it.
+type profileFrame struct {
+	FunctionName string
+	URL          string
+	LineNumber   int
+}
+
+// key names the frame "function file:line" (1-based), or the function
+// alone when it has no URL ((program), (garbage collector)…).
+func (f profileFrame) key() string {
+	name := f.FunctionName
+	if name == "" {
+		name = "(anonymous)"
+	}
+	if f.URL == "" {
+		return name
+	}
+	return name + " " + baseName(f.URL) + ":" + strconv.Itoa(f.LineNumber+1)
+}
+
+// baseName is a URL's last path element.
+func baseName(url string) string {
+	if i := strings.LastIndexByte(url, '/'); i >= 0 {
+		return url[i+1:]
+	}
+	return url
+}
+
+// byCount is m's keys, the largest count first.
+func byCount(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return m[keys[i]] > m[keys[j]] })
+	return keys
 }
 
 // addCPU adds the CPU each key used between before and after to column col

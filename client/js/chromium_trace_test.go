@@ -122,19 +122,10 @@ func traceKey(e traceEvent) string {
 		_ = json.Unmarshal(e.Args, &a)
 		return e.Name + " <" + a.SrcFunc + " " + a.SrcFile + ">"
 	case e.Name == "FunctionCall":
-		var a struct {
-			Data struct {
-				FunctionName string
-				URL          string
-				LineNumber   int
-			}
-		}
+		var a struct{ Data profileFrame }
 		_ = json.Unmarshal(e.Args, &a)
-		url := a.Data.URL
-		if i := strings.LastIndexByte(url, '/'); i >= 0 {
-			url = url[i+1:]
-		}
-		return fmt.Sprintf("FunctionCall <%s %s:%d>", a.Data.FunctionName, url, a.Data.LineNumber+1)
+		a.Data.LineNumber-- // the trace's line is 1-based, a profile's 0-based
+		return "FunctionCall <" + a.Data.key() + ">"
 	}
 	return e.Name
 }
@@ -378,13 +369,9 @@ func subtreeSelf(b *testing.B, raws []json.RawMessage, line int) string {
 			Profile struct {
 				Nodes []struct {
 					ID        int
-					CallFrame struct {
-						FunctionName string
-						URL          string
-						LineNumber   int
-					}
-					HitCount int
-					Children []int
+					CallFrame profileFrame
+					HitCount  int
+					Children  []int
 				}
 			}
 		}
@@ -404,11 +391,7 @@ func subtreeSelf(b *testing.B, raws []json.RawMessage, line int) string {
 				in = true
 			}
 			if in {
-				url := f.URL
-				if k := strings.LastIndexByte(url, '/'); k >= 0 {
-					url = url[k+1:]
-				}
-				self[fmt.Sprintf("%s %s:%d", f.FunctionName, url, f.LineNumber+1)] += nd.HitCount
+				self[f.key()] += nd.HitCount
 				under += nd.HitCount
 			}
 			for _, c := range nd.Children {
@@ -419,11 +402,7 @@ func subtreeSelf(b *testing.B, raws []json.RawMessage, line int) string {
 			walk(0, false)
 		}
 	}
-	keys := make([]string, 0, len(self))
-	for k := range self {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return self[keys[i]] > self[keys[j]] })
+	keys := byCount(self)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%d samples, %d under client.js:%d\n", total, under, line+1)
 	for i, k := range keys {
