@@ -243,7 +243,7 @@ func TestClientTenThousandInOrder(t *testing.T) {
 	pg := s.open(ctx, t, "page-1", 0)
 	const total = 10_000
 	acked := make(chan error, 1)
-	go func() { acked <- readAcks(ctx, pg.ws, total) }()
+	go func() { acked <- readAcks(ctx, pg.ws, total, nil) }()
 	for sent := 0; sent < total; {
 		n := min(1+sent%97, total-sent) // batch sizes 1..97
 		items := make([]sourceproto.Item, n)
@@ -270,8 +270,9 @@ func TestClientTenThousandInOrder(t *testing.T) {
 	}
 }
 
-// readAcks reads acks until one covers last, checking they only grow.
-func readAcks(ctx context.Context, ws *websocket.Conn, last uint64) error {
+// readAcks reads acks until one covers last, checking they only grow;
+// acked, when not nil, hears how many more items each ack covers.
+func readAcks(ctx context.Context, ws *websocket.Conn, last uint64, acked func(n uint64)) error {
 	var prev uint64
 	for prev < last {
 		_, b, err := ws.Read(ctx)
@@ -281,6 +282,9 @@ func readAcks(ctx context.Context, ws *websocket.Conn, last uint64) error {
 		f, err := sourceproto.Decode(b)
 		if err != nil || f.Type != sourceproto.FrameAck || f.Seq <= prev {
 			return fmt.Errorf("after ack %d: got %s (%v)", prev, b, err)
+		}
+		if acked != nil {
+			acked(f.Seq - prev)
 		}
 		prev = f.Seq
 	}
@@ -294,12 +298,28 @@ func TestClientIsolation(t *testing.T) {
 	s := newClientServer(t, nil)
 	good := s.open(ctx, t, "good", 0)
 	const total = 3000
+	// Like a real page, the healthy one keeps a bounded window of unacked
+	// appends: one that never waits for its acks can fill the worker's
+	// queue of them (1024 frames) on a loaded machine, and is rightly cut
+	// off as "client too slow".
+	window := make(chan struct{}, 64)
 	acked := make(chan error, 1)
-	go func() { acked <- readAcks(ctx, good.ws, total) }()
+	go func() {
+		acked <- readAcks(ctx, good.ws, total, func(n uint64) {
+			for range n {
+				<-window
+			}
+		})
+	}()
 	streamed := make(chan struct{})
 	go func() { // the healthy page, concurrently with the bad ones
 		defer close(streamed)
 		for i := 0; i < total; i++ {
+			select {
+			case window <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 			if err := good.ws.Write(ctx, websocket.MessageText, good.p.Append(t, sourceprototest.Log(fmt.Sprint(i)))); err != nil {
 				return // readAcks reports it
 			}
