@@ -146,6 +146,12 @@ func TestQueueDirectOrder(t *testing.T) {
 	}()
 	direct := 0
 	for i := 0; i < n; {
+		if i%1000 == 1 {
+			// On a loaded machine the sendLoop may lag the whole run and
+			// the queue never be idle when looked at: wait for it now and
+			// then, so direct runs are always interleaved with queued ones.
+			waitIdle(t, q)
+		}
 		if i%3 != 0 && q.idle() && q.takeDirect() {
 			// A run of 1 to 4 messages, written at its end as hostLoop's
 			// corked run is.
@@ -188,6 +194,17 @@ func TestQueueDirectOrder(t *testing.T) {
 		t.Error("no direct write happened: the test did not test the token")
 	}
 	t.Logf("%d of %d written directly", direct, n)
+}
+
+// waitIdle waits (bounded: a hang detector) until q's sendLoop has
+// written everything pushed so far.
+func waitIdle(t *testing.T, q *sendQueue) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !q.idle(); time.Sleep(100 * time.Microsecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sendLoop never became idle: a wake was lost")
+		}
+	}
 }
 
 // TestQueueDirectExtend: a run grows only while it holds the token, the queue
