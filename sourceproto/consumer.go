@@ -1,5 +1,7 @@
 package sourceproto
 
+import "time"
+
 // SourceRef names one generation of one source. It is comparable and is
 // the key domain stores use for per-realm state: a new generation of the
 // same id is a new realm (DevTools sees a new execution context).
@@ -84,6 +86,10 @@ type Result struct {
 	Replies [][]byte
 	Err     error
 	Close   bool
+	// AckAfter, when non-zero, says an ack is being held back (coalesced
+	// acks): the carrier calls Source.FlushAck within this long, unless a
+	// flush is already due.
+	AckAfter time.Duration
 }
 
 // SourceStats counts what a source did in its generation.

@@ -13,6 +13,11 @@ func (s *Source) Ingest(frame []byte) Result {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res := s.ingest(frame)
+	if res.Err != nil && s.ackFrames > 0 {
+		// A reject names its frame by seq; the producer matches it against
+		// its oldest batches, so the acks held back go first.
+		res.Replies = append([][]byte{s.takeAck()}, res.Replies...)
+	}
 	if res.Err == nil {
 		s.rejects = 0
 		s.stats.Frames++
@@ -104,7 +109,17 @@ func (s *Source) handleAppend(raw rawEnvelope) Result {
 	}
 	ref := s.info.Ref
 	res := Result{Replies: make([][]byte, 1, 2)}
-	res.Replies[0] = s.ackFrame(last, gap)
+	if s.ackDelay > 0 && gap == 0 && s.ackFrames+1 < AckCoalesceFrames {
+		// Held back: one cumulative ack for several appends. An append
+		// after a gap is acked at once (its ack reports the gap).
+		s.ackFrames++
+		s.ackSeq = last
+		res.Replies = res.Replies[:0]
+		res.AckAfter = s.ackDelay
+	} else {
+		s.ackFrames = 0
+		res.Replies[0] = s.ackFrame(last, gap)
+	}
 	if gap > 0 {
 		g := Gap{Expected: s.next, Received: raw.seq, Count: gap, Explained: a.Dropped}
 		unexplained := gap - a.Dropped
@@ -142,6 +157,7 @@ func (s *Source) handleReplace(raw rawEnvelope) Result {
 		return s.refuse(reject(RejectUnexpectedFrame, "reason initial is for the first replace only"), raw, false)
 	}
 	s.state, s.next, s.snapPend = stateStreaming, raw.seq+1, false
+	s.ackFrames = 0 // the replace's ack covers the appends held back
 	s.reg.consumer.Replaced(s.info.Ref, raw.seq, r)
 	return Result{Replies: [][]byte{s.ackFrame(raw.seq, 0)}}
 }
@@ -162,6 +178,24 @@ func (s *Source) handleResponse(raw rawEnvelope) Result {
 	}
 	s.reg.consumer.Response(s.info.Ref, b)
 	return Result{}
+}
+
+// FlushAck returns the ack held back for this source's appends (coalesced
+// acks; see Result.AckAfter), or nil when none is due or the source is
+// closed. The carrier queues it like any reply.
+func (s *Source) FlushAck() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ackFrames == 0 || s.state == stateClosed {
+		return nil
+	}
+	return s.takeAck()
+}
+
+// takeAck encodes the cumulative ack of the appends held back. s.mu held.
+func (s *Source) takeAck() []byte {
+	s.ackFrames = 0
+	return s.ackFrame(s.ackSeq, 0)
 }
 
 // ackFrame encodes an ack by appending to the prefix computed at Open: acks

@@ -16,6 +16,14 @@ type Hello struct {
 	Topics       Topic      `json:"topics"`
 	Agent        Agent      `json:"agent"`
 	Page         *PageInfo  `json:"page,omitempty"`
+	// AckDelayMs, when above 0, lets the worker answer appends with one
+	// cumulative ack after at most this many milliseconds or
+	// AckCoalesceFrames appends, whichever comes first, instead of one ack
+	// per append: a page client then receives (and wakes for) a few acks
+	// a second rather than one per frame. At most MaxAckDelayMs. Only the
+	// client carrier coalesces (OpenOptions.CoalesceAcks); on the host
+	// pipe, whose producer keeps one batch in flight, it is ignored.
+	AckDelayMs int64 `json:"ackDelayMs,omitempty"`
 }
 
 // Agent names the producer build, for logs and for the DevTools context

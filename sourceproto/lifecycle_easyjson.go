@@ -438,6 +438,12 @@ func easyjson595d38b2DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 					(*out.Page).UnmarshalEasyJSON(in)
 				}
 			}
+		case "ackDelayMs":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.AckDelayMs = int64(in.Int64())
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -485,6 +491,11 @@ func easyjson595d38b2EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(o
 		const prefix string = ",\"page\":"
 		out.RawString(prefix)
 		(*in.Page).MarshalEasyJSON(out)
+	}
+	if in.AckDelayMs != 0 {
+		const prefix string = ",\"ackDelayMs\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.AckDelayMs))
 	}
 	out.RawByte('}')
 }

@@ -47,6 +47,16 @@ const (
 	// also bounds the work between two acks.
 	MaxBatchItems = 512
 
+	// MaxAckDelayMs bounds a hello's ackDelayMs: how long a coalesced ack
+	// may wait. A producer's window is counted in frames, so a longer wait
+	// would only hide a stalled worker.
+	MaxAckDelayMs = 1000
+
+	// AckCoalesceFrames: with coalesced acks (Hello.AckDelayMs), the worker
+	// acks at once when this many appends wait for their ack. The page
+	// client keeps 16 in flight, so it never waits for the delay.
+	AckCoalesceFrames = 8
+
 	// MaxConsoleArgs bounds the arguments of one console call. DevTools
 	// renders arguments inline; beyond this a producer truncates.
 	MaxConsoleArgs = 64

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mailru/easyjson/jlexer"
 )
@@ -68,6 +69,10 @@ type OpenOptions struct {
 	// for the same id replaced this generation; the carrier should send
 	// Close{Code: CloseReplaced} and end the connection.
 	OnSuperseded func()
+	// CoalesceAcks: the carrier arms a timer for Result.AckAfter and then
+	// calls Source.FlushAck, so a hello's ackDelayMs is honoured. Without
+	// it every append is acked at once, whatever the hello asked.
+	CoalesceAcks bool
 }
 
 // Source is one open generation of one source, bound to one carrier
@@ -83,12 +88,15 @@ type Source struct {
 	mu        sync.Mutex // Guards everything below and serializes consumer calls.
 	state     sourceState
 	closeCode CloseCode
-	next      uint64       // next expected item sequence number
-	snapPend  bool         // a snapshot-request is outstanding
-	rejects   int          // consecutive rejects
-	app       Append       // reused for every append batch
-	lex       jlexer.Lexer // reused for every body
-	ackPrefix []byte       // `{"v":1,"type":"ack","source":…,"gen":…,"seq":`; static after Open
+	next      uint64        // next expected item sequence number
+	snapPend  bool          // a snapshot-request is outstanding
+	rejects   int           // consecutive rejects
+	app       Append        // reused for every append batch
+	lex       jlexer.Lexer  // reused for every body
+	ackPrefix []byte        // `{"v":1,"type":"ack","source":…,"gen":…,"seq":`; static after Open
+	ackDelay  time.Duration // coalesced acks (Hello.AckDelayMs); 0 = one ack per append; static after Open
+	ackFrames int           // appends accepted and not yet acked (coalesced acks only)
+	ackSeq    uint64        // the last item seq of those appends
 	stats     SourceStats
 }
 
@@ -133,6 +141,9 @@ func (r *Registry) Open(hello []byte, o OpenOptions) (*Source, Result) {
 	if rerr != nil {
 		s.mu.Unlock()
 		return nil, openRefused(rerr, raw)
+	}
+	if o.CoalesceAcks {
+		s.ackDelay = time.Duration(h.AckDelayMs) * time.Millisecond
 	}
 	superseded := old != nil && old.supersede()
 	prefix := strconv.AppendUint([]byte(`{"v":1,"type":"ack","source":"`+s.info.Ref.ID+`","gen":`), s.info.Ref.Gen, 10)
@@ -243,6 +254,7 @@ func (s *Source) closeLocked(code CloseCode) {
 		return
 	}
 	s.state, s.closeCode = stateClosed, code
+	s.ackFrames = 0 // no ack after the end
 	s.reg.remove(s)
 	s.reg.consumer.SourceClosed(s.info.Ref, code)
 }

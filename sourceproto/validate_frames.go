@@ -1,11 +1,16 @@
 package sourceproto
 
+import "strconv"
+
 // Frame-level rules: lifecycle, Runtime unions, script reads, queries,
 // fetch events.
 
 func (h *Hello) validate() *RejectError {
 	if h.Role == "" {
 		return malformed("hello without role")
+	}
+	if h.AckDelayMs < 0 || h.AckDelayMs > MaxAckDelayMs {
+		return malformed("ackDelayMs outside 0…" + strconv.Itoa(MaxAckDelayMs))
 	}
 	return nil
 }

@@ -351,10 +351,18 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 	byThread := map[string][2]time.Duration{}
 	threadTypes := []string{"renderer", "utility:network.mojom.NetworkService"}
 	var altCPU []float64
+	var faults [3]uint64     // renderers' minor page faults over all rounds: plain, client, alt
+	var sys [3]time.Duration // renderers' system CPU over all rounds
 	both := func() (plainCPU, clientCPU time.Duration, n int) {
 		if altBr != nil {
 			a0 := treeCPU(altBr.pid)
-			defer func() { altCPU = append(altCPU, float64((treeCPU(altBr.pid) - a0).Milliseconds())) }()
+			af0, as0 := treeFaults(altBr.pid)
+			defer func() {
+				altCPU = append(altCPU, float64((treeCPU(altBr.pid) - a0).Milliseconds()))
+				af1, as1 := treeFaults(altBr.pid)
+				faults[2] += af1 - af0
+				sys[2] += as1 - as0
+			}()
 		}
 		pt0, ct0 := treeCPUByType(plainBr.pid), treeCPUByType(clientBr.pid)
 		ph0, ch0 := treeCPUByThread(plainBr.pid, threadTypes...), treeCPUByThread(clientBr.pid, threadTypes...)
@@ -371,6 +379,16 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 			addCPU(byThread, 1, ch0, ch1)
 			addCPU(byType, 0, pt0, treeCPUByType(plainBr.pid))
 			addCPU(byType, 1, ct0, treeCPUByType(clientBr.pid))
+		}()
+		pf0, ps0 := treeFaults(plainBr.pid)
+		cf0, cs0 := treeFaults(clientBr.pid)
+		defer func() {
+			pf1, ps1 := treeFaults(plainBr.pid)
+			cf1, cs1 := treeFaults(clientBr.pid)
+			faults[0] += pf1 - pf0
+			faults[1] += cf1 - cf0
+			sys[0] += ps1 - ps0
+			sys[1] += cs1 - cs0
 		}()
 		p0, c0 := treeCPU(plainBr.pid), treeCPU(clientBr.pid)
 		// IW_BENCH_PROFILE=1: a CPU profile of one page of each kind per round.
@@ -459,6 +477,8 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 			fmt.Fprintf(&sb, " %s %d/%d", k, byThread[k][0].Milliseconds(), byThread[k][1].Milliseconds())
 		}
 		b.Logf("CPU by thread (renderers, network service; >= 50 ms) over all rounds, ms plain/client:%s", sb.String())
+		b.Logf("renderers over all rounds, plain/client/alt: minor page faults %d/%d/%d, system CPU %d/%d/%d ms",
+			faults[0], faults[1], faults[2], sys[0].Milliseconds(), sys[1].Milliseconds(), sys[2].Milliseconds())
 		b.ReportMetric(medianRatio(cs, ps), "cpu-ratio")
 	}
 }

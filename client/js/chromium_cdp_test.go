@@ -328,3 +328,32 @@ func procType(pid int) string {
 	}
 	return typ
 }
+
+// treeFaults sums, over pid's renderer processes, the minor page faults
+// and the system CPU time (/proc stat fields 10 and 15): memory the
+// renderers touch afresh (after Chromium's allocator handed it back to
+// the kernel) shows as both.
+func treeFaults(pid int) (minflt uint64, stime time.Duration) {
+	for p := range procTree(pid) {
+		if procType(p) != "renderer" {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+		if err != nil {
+			continue
+		}
+		end := bytes.LastIndexByte(stat, ')')
+		if end < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[end+1:])) // f[0] is field 3
+		if len(f) < 13 {
+			continue
+		}
+		mf, _ := strconv.ParseUint(f[7], 10, 64)
+		st, _ := strconv.ParseUint(f[12], 10, 64)
+		minflt += mf
+		stime += ticksCPU(st)
+	}
+	return minflt, stime
+}

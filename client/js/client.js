@@ -339,6 +339,9 @@ class Deque {
  * @property {() => ({url:string, title:string}|undefined)} [page] the hello's page (clients)
  * @property {() => Array<Record<string, any>>} [snapshot] the retained state a replace carries: items such as {page:{…}}
  * @property {number} [maxInFlight] sequenced frames (append/replace) sent and not yet acked or rejected; the host pipe requires 1
+ * @property {number} [ackDelay] ms the worker may hold acks back to answer several appends
+ *   with one (the hello's ackDelayMs, at most 1000; default 0: one ack per append). Only
+ *   for a window (maxInFlight) above the worker's AckCoalesceFrames (8): the page client.
  * @property {number} [maxQueueItems]
  * @property {number} [maxQueueBytes]
  * @property {() => boolean} [writable] false while the carrier's own buffer is too full
@@ -388,6 +391,7 @@ class Producer {
     this.pageInfo = o.page || null;
     this.snapshotItems = o.snapshot || null;
     this.maxInFlight = o.maxInFlight || 1;
+    this.ackDelay = o.ackDelay || 0;
     this.maxQueueItems = o.maxQueueItems || QUEUE_MAX_ITEMS;
     this.maxQueueBytes = o.maxQueueBytes || QUEUE_MAX_BYTES;
     this.writable = o.writable || null;
@@ -462,6 +466,7 @@ class Producer {
     body.capabilities = this.capabilities;
     body.topics = this.topics;
     body.agent = this.agent;
+    if (this.ackDelay) body.ackDelayMs = this.ackDelay;
     if (this.pageInfo) {
       const p = safeCall(this.pageInfo);
       if (p) body.page = this.capPage(p);
@@ -3775,6 +3780,10 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   // Append frames: up to PACE_BURST back to back, then one per PACE_MS
   // while the page keeps logging (Producer `pace`, a token bucket).
   var PACE_MS = 100, PACE_BURST = 4;
+  // Acks: the worker answers up to 8 appends with one ack, at most
+  // ACK_DELAY_MS after the first (the hello's ackDelayMs). Each ack is a
+  // message the page wakes for; the window (16) never waits for them.
+  var ACK_DELAY_MS = 500;
   var STORAGE_KEY = 'inspector-worker:source';
 
   /** @type {any} */
@@ -3822,6 +3831,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     // window of unacked batches and the socket's buffer bound what we
     // hand to the browser, the queue bounds the rest.
     maxInFlight: 16,
+    ackDelay: ACK_DELAY_MS,
     // A page logging steadily sends one frame per PACE_MS, not one per
     // task: each frame costs the page and the browser's network service a
     // send, a mojo hop and an ack (~0.4 ms of CPU on the benchmark's

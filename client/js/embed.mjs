@@ -340,6 +340,9 @@ class Deque {
  * @property {() => ({url:string, title:string}|undefined)} [page] the hello's page (clients)
  * @property {() => Array<Record<string, any>>} [snapshot] the retained state a replace carries: items such as {page:{…}}
  * @property {number} [maxInFlight] sequenced frames (append/replace) sent and not yet acked or rejected; the host pipe requires 1
+ * @property {number} [ackDelay] ms the worker may hold acks back to answer several appends
+ *   with one (the hello's ackDelayMs, at most 1000; default 0: one ack per append). Only
+ *   for a window (maxInFlight) above the worker's AckCoalesceFrames (8): the page client.
  * @property {number} [maxQueueItems]
  * @property {number} [maxQueueBytes]
  * @property {() => boolean} [writable] false while the carrier's own buffer is too full
@@ -389,6 +392,7 @@ class Producer {
     this.pageInfo = o.page || null;
     this.snapshotItems = o.snapshot || null;
     this.maxInFlight = o.maxInFlight || 1;
+    this.ackDelay = o.ackDelay || 0;
     this.maxQueueItems = o.maxQueueItems || QUEUE_MAX_ITEMS;
     this.maxQueueBytes = o.maxQueueBytes || QUEUE_MAX_BYTES;
     this.writable = o.writable || null;
@@ -463,6 +467,7 @@ class Producer {
     body.capabilities = this.capabilities;
     body.topics = this.topics;
     body.agent = this.agent;
+    if (this.ackDelay) body.ackDelayMs = this.ackDelay;
     if (this.pageInfo) {
       const p = safeCall(this.pageInfo);
       if (p) body.page = this.capPage(p);

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -502,4 +503,54 @@ func TestClientConnLimit(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	s.open(ctx, t, "page-3", 0)
+}
+
+// TestClientCoalescedAcks: a page whose hello asks for ackDelayMs gets
+// its appends acked cumulatively, in order, never twice; the last ones by
+// the carrier's timer, with nothing more sent; and the 5,000 items all
+// reach the consumer.
+func TestClientCoalescedAcks(t *testing.T) {
+	ctx := watchdog(t)
+	s := newClientServer(t, nil)
+	pg := s.dial(ctx, t, "page-1", s.tok.Reveal())
+	pg.p.AckDelayMs = 200
+	pg.send(ctx, pg.p.Hello(t, 0, sourceproto.TopicConsole))
+	pg.p.Welcomed(t, pg.recv(ctx))
+	pg.send(ctx, pg.p.Replace(t, sourceproto.ReplaceInitial))
+	sourceprototest.ExpectAck(t, pg.recv(ctx), 0)
+	const total = 5000
+	window := make(chan struct{}, 16) // the page client's window
+	var acks atomic.Int64
+	acked := make(chan error, 1)
+	go func() {
+		acked <- readAcks(ctx, pg.ws, total, func(n uint64) {
+			acks.Add(1)
+			for range n {
+				<-window
+			}
+		})
+	}()
+	for i := range total {
+		select {
+		case window <- struct{}{}:
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		}
+		pg.send(ctx, pg.p.Append(t, sourceprototest.Log(fmt.Sprint(i))))
+	}
+	if err := <-acked; err != nil { // the last ones come from the timer
+		t.Fatal(err)
+	}
+	// One ack per append would be 5,000; a full window of 16 is acked by
+	// at least every 8th.
+	if n := acks.Load(); n > total/2 {
+		t.Errorf("%d acks for %d appends; want them coalesced", n, total)
+	}
+	var logs int
+	for _, e := range of(s.rec.snapshot(), "page-1") {
+		logs += len(e.Logs)
+	}
+	if logs != total {
+		t.Fatalf("consumer got %d items, want %d", logs, total)
+	}
 }

@@ -51,6 +51,12 @@ type clientConn struct {
 	end   *ending             // Guarded by mu: set once, by finish.
 	src   *sourceproto.Source // Guarded by mu: set once, after the hello.
 	grace *time.Timer         // Guarded by mu: armed by finish.
+
+	// ackMu orders the read loop's replies and the acks the source held
+	// back (coalesced acks, sourceproto.Result.AckAfter): an ack never
+	// overtakes a reply to a later frame.
+	ackMu    sync.Mutex
+	ackTimer *time.Timer // Guarded by ackMu: armed while an ack is held back.
 }
 
 func newClientConn(h *ClientHandler, ws *websocket.Conn, origin string) *clientConn {
@@ -66,6 +72,11 @@ func (c *clientConn) serve() {
 	g.Go(c.sendLoop)
 	g.Go(func() error { c.readLoop(); return nil })
 	_ = g.Wait() // both loops report through c.end
+	c.ackMu.Lock()
+	if c.ackTimer != nil {
+		c.ackTimer.Stop()
+	}
+	c.ackMu.Unlock()
 	c.mu.Lock()
 	if c.grace != nil {
 		c.grace.Stop()
@@ -113,6 +124,7 @@ func (c *clientConn) readLoop() {
 	src, res, err := safeOpen(c.h.reg, hello, sourceproto.OpenOptions{
 		Role: sourceproto.RoleClient, Token: c.h.token, Outbox: c,
 		OnSuperseded: func() { c.finish(replacedEnding()) },
+		CoalesceAcks: true,
 	})
 	switch {
 	case err != nil:
@@ -139,19 +151,37 @@ func (c *clientConn) readLoop() {
 			c.finish(c.readEnding(err))
 			return
 		}
+		c.ackMu.Lock()
 		res, err := safeIngest(src, frame)
 		if err != nil {
+			c.ackMu.Unlock()
 			c.h.logf("client %s: %v", src.Ref().ID, err)
 			c.finish(panicEnding(err))
 			return
 		}
-		if !c.reply(res.Replies) {
+		ok := c.reply(res.Replies)
+		if ok && res.AckAfter > 0 && c.ackTimer == nil {
+			c.ackTimer = time.AfterFunc(res.AckAfter, func() { c.flushAck(src) })
+		}
+		c.ackMu.Unlock()
+		if !ok {
 			return
 		}
 		if res.Close {
 			c.finish(resultEnding(res))
 			return
 		}
+	}
+}
+
+// flushAck queues the ack the source held back, if one is still due: the
+// AckAfter timer's end.
+func (c *clientConn) flushAck(src *sourceproto.Source) {
+	c.ackMu.Lock()
+	defer c.ackMu.Unlock()
+	c.ackTimer = nil
+	if f := src.FlushAck(); f != nil {
+		c.reply([][]byte{f})
 	}
 }
 

@@ -17,6 +17,8 @@ type Producer struct {
 	ID    string
 	Role  sourceproto.Role
 	Token string // sent in the hello as is; empty for the host pipe
+	// AckDelayMs is sent as the hello's ackDelayMs (coalesced acks).
+	AckDelayMs int64
 
 	gen     uint64 // from the welcome
 	last    uint64 // last sequence number sent or dropped
@@ -36,7 +38,7 @@ func (p *Producer) Hello(t testing.TB, caps sourceproto.Capability, topics sourc
 	t.Helper()
 	return p.marshal(t, sourceproto.Header{Source: p.ID}, &sourceproto.Hello{
 		Role: p.Role, Token: sourceproto.Secret(p.Token), Capabilities: caps, Topics: topics,
-		Agent: sourceproto.Agent{Name: "sourceprototest", Version: "0"},
+		Agent: sourceproto.Agent{Name: "sourceprototest", Version: "0"}, AckDelayMs: p.AckDelayMs,
 	})
 }
 
