@@ -720,7 +720,9 @@ test('batchWindow: fetch items wait for company, other items still go at once', 
 test('pace: while items keep coming, one append per interval; a full frame and a drain go at once', async () => {
   /** @type {Array<{fn: () => void, ms: number}>} */
   const timers = [];
-  const { w, p, connect } = setup({ pace: 10000, timer: (fn, ms) => { timers.push({ fn, ms }); } });
+  let scheduled = 0;
+  const schedule = (/** @type {() => void} */ fn) => { scheduled++; queueMicrotask(fn); };
+  const { w, p, connect } = setup({ pace: 10000, schedule, timer: (fn, ms) => { timers.push({ fn, ms }); } });
   connect();
   await tick();
   await tick();
@@ -729,9 +731,11 @@ test('pace: while items keep coming, one append per interval; a full frame and a
   assert.equal(w.of('append').length, 1, 'the first append goes at once');
   p.enqueue('console', log('b'));
   await tick();
+  const before = scheduled;
   p.enqueue('console', log('c'));
   await tick();
   assert.equal(w.of('append').length, 1, 'the next ones wait for the interval');
+  assert.equal(scheduled, before, 'no flush is scheduled while the pace timer will flush');
   assert.equal(timers.length, 1, 'one timer for the interval');
   assert.ok(timers[0].ms > 0 && timers[0].ms <= 10000);
   timers.shift()?.fn();

@@ -727,7 +727,9 @@ class Producer {
       later(() => { this.lazyScheduled = false; this.flush(); });
       return;
     }
-    if (this.flushScheduled) return;
+    // While the pace timer is set it flushes: a page logging steadily
+    // then costs no microtask per task, until a frame's worth is queued.
+    if (this.flushScheduled || (this.paceTimerSet && this.queueBytes < PACE_BYTES)) return;
     this.flushScheduled = true;
     this.schedule(() => { this.flushScheduled = false; this.flush(); });
   }
