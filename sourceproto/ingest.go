@@ -108,16 +108,16 @@ func (s *Source) handleAppend(raw rawEnvelope) Result {
 		return s.refuse(malformed("seq above 2^53-1"), raw, false)
 	}
 	ref := s.info.Ref
-	res := Result{Replies: make([][]byte, 1, 2)}
+	var res Result
 	if s.ackDelay > 0 && gap == 0 && s.ackFrames+1 < AckCoalesceFrames {
 		// Held back: one cumulative ack for several appends. An append
 		// after a gap is acked at once (its ack reports the gap).
 		s.ackFrames++
 		s.ackSeq = last
-		res.Replies = res.Replies[:0]
 		res.AckAfter = s.ackDelay
 	} else {
 		s.ackFrames = 0
+		res.Replies = make([][]byte, 1, 2)
 		res.Replies[0] = s.ackFrame(last, gap)
 	}
 	if gap > 0 {

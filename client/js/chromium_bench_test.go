@@ -351,18 +351,11 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 	byThread := map[string][2]time.Duration{}
 	threadTypes := []string{"renderer", "utility:network.mojom.NetworkService"}
 	var altCPU []float64
-	var faults [3]uint64     // renderers' minor page faults over all rounds: plain, client, alt
-	var sys [3]time.Duration // renderers' system CPU over all rounds
+	var flt [3]faults // the renderers' over all rounds: plain, client, alt
 	both := func() (plainCPU, clientCPU time.Duration, n int) {
 		if altBr != nil {
 			a0 := treeCPU(altBr.pid)
-			af0, as0 := treeFaults(altBr.pid)
-			defer func() {
-				altCPU = append(altCPU, float64((treeCPU(altBr.pid) - a0).Milliseconds()))
-				af1, as1 := treeFaults(altBr.pid)
-				faults[2] += af1 - af0
-				sys[2] += as1 - as0
-			}()
+			defer func() { altCPU = append(altCPU, float64((treeCPU(altBr.pid) - a0).Milliseconds())) }()
 		}
 		pt0, ct0 := treeCPUByType(plainBr.pid), treeCPUByType(clientBr.pid)
 		ph0, ch0 := treeCPUByThread(plainBr.pid, threadTypes...), treeCPUByThread(clientBr.pid, threadTypes...)
@@ -380,15 +373,17 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 			addCPU(byType, 0, pt0, treeCPUByType(plainBr.pid))
 			addCPU(byType, 1, ct0, treeCPUByType(clientBr.pid))
 		}()
-		pf0, ps0 := treeFaults(plainBr.pid)
-		cf0, cs0 := treeFaults(clientBr.pid)
+		browsers := []*cdpBrowser{plainBr, clientBr, altBr}
+		var f0 [3]faults
+		for i, br := range browsers {
+			f0[i] = treeFaults(br)
+		}
 		defer func() {
-			pf1, ps1 := treeFaults(plainBr.pid)
-			cf1, cs1 := treeFaults(clientBr.pid)
-			faults[0] += pf1 - pf0
-			faults[1] += cf1 - cf0
-			sys[0] += ps1 - ps0
-			sys[1] += cs1 - cs0
+			for i, br := range browsers {
+				f := treeFaults(br)
+				flt[i].minflt += f.minflt - f0[i].minflt
+				flt[i].stime += f.stime - f0[i].stime
+			}
 		}()
 		p0, c0 := treeCPU(plainBr.pid), treeCPU(clientBr.pid)
 		// IW_BENCH_PROFILE=1: a CPU profile of one page of each kind per round.
@@ -478,7 +473,7 @@ func BenchmarkChromiumConsoleCPU(b *testing.B) {
 		}
 		b.Logf("CPU by thread (renderers, network service; >= 50 ms) over all rounds, ms plain/client:%s", sb.String())
 		b.Logf("renderers over all rounds, plain/client/alt: minor page faults %d/%d/%d, system CPU %d/%d/%d ms",
-			faults[0], faults[1], faults[2], sys[0].Milliseconds(), sys[1].Milliseconds(), sys[2].Milliseconds())
+			flt[0].minflt, flt[1].minflt, flt[2].minflt, flt[0].stime.Milliseconds(), flt[1].stime.Milliseconds(), flt[2].stime.Milliseconds())
 		b.ReportMetric(medianRatio(cs, ps), "cpu-ratio")
 	}
 }

@@ -285,22 +285,29 @@ func procTree(pid int) map[int]uint64 {
 // procStat reads a /proc stat file: "pid (comm) state ppid …", where comm
 // may hold spaces and parentheses; utime and stime are fields 14 and 15.
 func procStat(path string) (comm string, ppid int, ticks uint64, ok bool) {
-	stat, err := os.ReadFile(path)
-	if err != nil {
-		return "", 0, 0, false
-	}
-	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
-	if open < 0 || end < open {
-		return "", 0, 0, false
-	}
-	f := strings.Fields(string(stat[end+1:])) // f[0] is field 3 (state)
-	if len(f) < 13 {
+	comm, f, ok := procFields(path)
+	if !ok {
 		return "", 0, 0, false
 	}
 	ppid, _ = strconv.Atoi(f[1])
 	u, _ := strconv.ParseUint(f[11], 10, 64)
 	st, _ := strconv.ParseUint(f[12], 10, 64)
-	return string(stat[open+1 : end]), ppid, u + st, true
+	return comm, ppid, u + st, true
+}
+
+// procFields reads a /proc stat file into its comm and the fields after
+// it (f[0] is field 3, the state); at least 13 of them when ok.
+func procFields(path string) (comm string, f []string, ok bool) {
+	stat, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil, false
+	}
+	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if open < 0 || end < open {
+		return "", nil, false
+	}
+	f = strings.Fields(string(stat[end+1:]))
+	return string(stat[open+1 : end]), f, len(f) >= 13
 }
 
 // ticksCPU converts clock ticks (1/100 s on Linux) to a duration.
@@ -329,31 +336,31 @@ func procType(pid int) string {
 	return typ
 }
 
-// treeFaults sums, over pid's renderer processes, the minor page faults
+// faults is what treeFaults counts.
+type faults struct {
+	minflt uint64
+	stime  time.Duration
+}
+
+// treeFaults sums, over br's renderer processes, the minor page faults
 // and the system CPU time (/proc stat fields 10 and 15): memory the
 // renderers touch afresh (after Chromium's allocator handed it back to
-// the kernel) shows as both.
-func treeFaults(pid int) (minflt uint64, stime time.Duration) {
-	for p := range procTree(pid) {
+// the kernel) shows as both. A nil browser counts nothing.
+func treeFaults(br *cdpBrowser) faults {
+	var sum faults
+	if br == nil {
+		return sum
+	}
+	for p := range procTree(br.pid) {
 		if procType(p) != "renderer" {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-		if err != nil {
-			continue
+		if _, f, ok := procFields("/proc/" + strconv.Itoa(p) + "/stat"); ok {
+			mf, _ := strconv.ParseUint(f[7], 10, 64)
+			st, _ := strconv.ParseUint(f[12], 10, 64)
+			sum.minflt += mf
+			sum.stime += ticksCPU(st)
 		}
-		end := bytes.LastIndexByte(stat, ')')
-		if end < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[end+1:])) // f[0] is field 3
-		if len(f) < 13 {
-			continue
-		}
-		mf, _ := strconv.ParseUint(f[7], 10, 64)
-		st, _ := strconv.ParseUint(f[12], 10, 64)
-		minflt += mf
-		stime += ticksCPU(st)
 	}
-	return minflt, stime
+	return sum
 }

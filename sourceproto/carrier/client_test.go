@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -292,6 +291,38 @@ func readAcks(ctx context.Context, ws *websocket.Conn, last uint64, acked func(n
 	return nil
 }
 
+// streamWindowed sends total one-item appends from pg, as a real page does:
+// at most window of them unacked (one that never waits for its acks can
+// fill the worker's queue of them, 1024 frames, on a loaded machine, and is
+// rightly cut off as "client too slow"). It returns how many acks covered
+// them and readAcks' error. It calls no t.Fatal: it may run in a goroutine.
+func streamWindowed(ctx context.Context, t *testing.T, pg *page, total, window int) (int, error) {
+	slots := make(chan struct{}, window)
+	acks := 0
+	acked := make(chan error, 1)
+	go func() {
+		acked <- readAcks(ctx, pg.ws, uint64(total), func(n uint64) {
+			acks++
+			for range n {
+				<-slots
+			}
+		})
+	}()
+send:
+	for i := range total {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			break send // readAcks ends with the context
+		}
+		if err := pg.ws.Write(ctx, websocket.MessageText, pg.p.Append(t, sourceprototest.Log(fmt.Sprint(i)))); err != nil {
+			break // readAcks reports it
+		}
+	}
+	err := <-acked // acks is the reader's until then
+	return acks, err
+}
+
 // TestClientIsolation: misbehaving pages are refused one by one while a
 // healthy page keeps streaming, unaffected, at the same time.
 func TestClientIsolation(t *testing.T) {
@@ -299,32 +330,10 @@ func TestClientIsolation(t *testing.T) {
 	s := newClientServer(t, nil)
 	good := s.open(ctx, t, "good", 0)
 	const total = 3000
-	// Like a real page, the healthy one keeps a bounded window of unacked
-	// appends: one that never waits for its acks can fill the worker's
-	// queue of them (1024 frames) on a loaded machine, and is rightly cut
-	// off as "client too slow".
-	window := make(chan struct{}, 64)
 	acked := make(chan error, 1)
-	go func() {
-		acked <- readAcks(ctx, good.ws, total, func(n uint64) {
-			for range n {
-				<-window
-			}
-		})
-	}()
-	streamed := make(chan struct{})
 	go func() { // the healthy page, concurrently with the bad ones
-		defer close(streamed)
-		for i := 0; i < total; i++ {
-			select {
-			case window <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			if err := good.ws.Write(ctx, websocket.MessageText, good.p.Append(t, sourceprototest.Log(fmt.Sprint(i)))); err != nil {
-				return // readAcks reports it
-			}
-		}
+		_, err := streamWindowed(ctx, t, good, total, 64)
+		acked <- err
 	}()
 
 	spammer := s.open(ctx, t, "spammer", 0)
@@ -350,7 +359,6 @@ func TestClientIsolation(t *testing.T) {
 	sourceprototest.ExpectReject(t, thief.recv(ctx), sourceproto.RejectUnauthorized)
 	thief.expectClosed(ctx, websocket.StatusPolicyViolation, "bad token")
 
-	<-streamed
 	if err := <-acked; err != nil {
 		t.Fatal(err)
 	}
@@ -519,31 +527,13 @@ func TestClientCoalescedAcks(t *testing.T) {
 	pg.send(ctx, pg.p.Replace(t, sourceproto.ReplaceInitial))
 	sourceprototest.ExpectAck(t, pg.recv(ctx), 0)
 	const total = 5000
-	window := make(chan struct{}, 16) // the page client's window
-	var acks atomic.Int64
-	acked := make(chan error, 1)
-	go func() {
-		acked <- readAcks(ctx, pg.ws, total, func(n uint64) {
-			acks.Add(1)
-			for range n {
-				<-window
-			}
-		})
-	}()
-	for i := range total {
-		select {
-		case window <- struct{}{}:
-		case <-ctx.Done():
-			t.Fatal(ctx.Err())
-		}
-		pg.send(ctx, pg.p.Append(t, sourceprototest.Log(fmt.Sprint(i))))
-	}
-	if err := <-acked; err != nil { // the last ones come from the timer
+	acks, err := streamWindowed(ctx, t, pg, total, 16) // the page client's window
+	if err != nil {                                    // the last ones are acked by the timer
 		t.Fatal(err)
 	}
 	// One ack per append would be 5,000; a full window of 16 is acked by
 	// at least every 8th.
-	if n := acks.Load(); n > total/2 {
+	if n := acks; n > total/2 {
 		t.Errorf("%d acks for %d appends; want them coalesced", n, total)
 	}
 	var logs int
