@@ -40,9 +40,11 @@ type Host struct {
 	doneOnce sync.Once
 	done     chan struct{}
 	finished chan struct{} // closed by watchLoop on NodeRuntime.waitingForDisconnect
+	notified chan struct{} // closed by watchLoop when Node answered notifyMsg
 	mu       sync.Mutex
 	reason   string          // Guarded by mu; set once before done closes.
 	watcher  *websocket.Conn // Static after construction.
+	wmu      sync.Mutex      // one writer on watcher at a time (resendLoop, Release)
 }
 
 // HostOptions configures AttachHost.
@@ -66,6 +68,10 @@ const exitReasonWait = 5 * time.Second
 // watcherRequestID numbers the watcher session's requests (it sends one or two).
 const watcherRequestID = 1
 
+// notifyMsg asks Node to say when the script finished. It is the watcher's
+// only request with an answer it waits for (watcherRequestID).
+var notifyMsg = fmt.Sprintf(`{"id":%d,"method":"NodeRuntime.notifyWhenWaitingForDisconnect","params":{"enabled":true}}`, watcherRequestID)
+
 // hostInfoTimeout bounds the discovery requests made while attaching.
 const hostInfoTimeout = 5 * time.Second
 
@@ -81,7 +87,7 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 	if err != nil {
 		return nil, fmt.Errorf("realm: cannot open the watcher session to the host inspector %s: %w", wsURL, err)
 	}
-	msgs := []string{fmt.Sprintf(`{"id":%d,"method":"NodeRuntime.notifyWhenWaitingForDisconnect","params":{"enabled":true}}`, watcherRequestID)}
+	msgs := []string{notifyMsg}
 	if opts.Release {
 		msgs = append(msgs, fmt.Sprintf(`{"id":%d,"method":"Runtime.runIfWaitingForDebugger"}`, watcherRequestID+1))
 	}
@@ -91,12 +97,42 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 			return nil, fmt.Errorf("realm: host inspector watcher: %w", err)
 		}
 	}
-	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), finished: make(chan struct{}), watcher: c}
+	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), finished: make(chan struct{}),
+		notified: make(chan struct{}), watcher: c}
 	go h.watchLoop()
+	go h.notifyLoop()
 	if opts.Release {
 		go h.releaseLoop()
 	}
 	return h, nil
+}
+
+// notifyLoop re-sends notifyMsg, as releaseResends says, until Node answers
+// it. Node 20 sometimes drops a session's first message (see
+// releaseResends); without this request taken, a host whose script ends
+// hangs at "Waiting for the debugger to disconnect..." with nobody told
+// (seen once in CI: a --watch host that ended was never reported).
+// Enabling it twice is harmless.
+func (h *Host) notifyLoop() {
+	for _, d := range releaseResends {
+		select {
+		case <-h.done:
+			return
+		case <-h.notified:
+			return
+		case <-time.After(d):
+		}
+		if h.write(notifyMsg) != nil {
+			return
+		}
+	}
+}
+
+// write sends one message on the watcher session.
+func (h *Host) write(msg string) error {
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	return h.watcher.Write(context.Background(), websocket.MessageText, []byte(msg))
 }
 
 // releaseResends are when the watcher repeats Runtime.runIfWaitingForDebugger
@@ -105,7 +141,7 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 // it is harmless once the script runs (Node ignores it then).
 var releaseResends = []time.Duration{100 * time.Millisecond, 300 * time.Millisecond, time.Second, 3 * time.Second}
 
-// releaseLoop is the watcher session's only writer after AttachHost returns.
+// releaseLoop repeats the release.
 func (h *Host) releaseLoop() {
 	for i, d := range releaseResends {
 		select {
@@ -114,7 +150,7 @@ func (h *Host) releaseLoop() {
 		case <-time.After(d):
 		}
 		msg := fmt.Sprintf(`{"id":%d,"method":"Runtime.runIfWaitingForDebugger"}`, watcherRequestID+2+i)
-		if h.watcher.Write(context.Background(), websocket.MessageText, []byte(msg)) != nil {
+		if h.write(msg) != nil {
 			return
 		}
 	}
@@ -130,9 +166,21 @@ func (h *Host) watchLoop() {
 			return
 		}
 		var ev struct {
+			ID     int    `json:"id"`
 			Method string `json:"method"`
 		}
-		if json.Unmarshal(msg, &ev) == nil && ev.Method == "NodeRuntime.waitingForDisconnect" {
+		if json.Unmarshal(msg, &ev) != nil {
+			continue
+		}
+		if ev.ID == watcherRequestID && ev.Method == "" {
+			select {
+			case <-h.notified: // answered again (a re-send)
+			default:
+				close(h.notified)
+			}
+			continue
+		}
+		if ev.Method == "NodeRuntime.waitingForDisconnect" {
 			close(h.finished)
 			h.Finish("the host script finished")
 			return
@@ -186,7 +234,7 @@ func (h *Host) Reason() string {
 // (run --watch: every window's replayed breakpoints). Call it at most once.
 func (h *Host) Release() {
 	msg := fmt.Sprintf(`{"id":%d,"method":"Runtime.runIfWaitingForDebugger"}`, watcherRequestID+1)
-	if h.watcher.Write(context.Background(), websocket.MessageText, []byte(msg)) != nil {
+	if h.write(msg) != nil {
 		return
 	}
 	go h.releaseLoop()
