@@ -97,8 +97,24 @@ const MAX_SCRIPT_BYTES = 16 << 20;
 /** The producer queue's bounds: the oldest items go first when either is hit. */
 const QUEUE_MAX_ITEMS = 10000;
 const QUEUE_MAX_BYTES = 16 << 20;
-/** Queued bytes that go at once even within a pace interval (Producer `pace`): a frame's worth. */
-const PACE_BYTES = 32 << 10;
+/**
+ * Queued bytes that go at once even within a pace interval (Producer
+ * `pace`), so that pacing never makes a heavy logger's queue overflow. By
+ * the queue's own count, which for a deferred console item is an estimate
+ * made before it is built, 2–3 times its size: 128 KiB is a frame of
+ * 40–60 KiB. At 32 KiB a page logging 200 calls/s (half with an object)
+ * tripped it within each interval and sent 8–9 frames/s, not 5: each frame
+ * costs the page and the browser's network service ~0.24 ms of CPU
+ * whatever its size up to ~16 KiB (docs/p9-page5.md), a byte ~6 ns.
+ */
+const PACE_BYTES = 128 << 10;
+
+/**
+ * How long past its due time a pending flush may wait for the page's task
+ * before a console call sends by itself (Producer.sendIfLate): the Long
+ * Tasks API's threshold.
+ */
+const LONG_TASK_MS = 50;
 
 /** Preview bounds (V8's own: 5 properties, 100 indices, 100-char values). */
 const PREVIEW_PROPERTIES = 5;
@@ -405,6 +421,9 @@ class Producer {
     this.paceAt = nowMs(); // when paceTokens was last refilled
     this.paceTimerSet = false;
     this.paceOver = false; // the pace timer fired: the next append goes (a timer may fire a little early)
+    this.paceDue = 0; // when the pace timer is due
+    this.scheduledAt = 0; // when the pending flush microtask was scheduled
+    this.lateSent = false; // a call sent an append while the pace timer was overdue (kick)
     this.lazySchedule = this.batchWindow ? windowSchedule(this.batchWindow) : null;
     this.lazyScheduled = false;
     this.onRequest = o.onRequest || null;
@@ -732,9 +751,33 @@ class Producer {
     }
     // While the pace timer is set it flushes: a page logging steadily
     // then costs no microtask per task, until a frame's worth is queued.
-    if (this.flushScheduled || (this.paceTimerSet && this.queueBytes < PACE_BYTES)) return;
+    if (this.flushScheduled || (this.paceTimerSet && this.queueBytes < PACE_BYTES)) {
+      if (this.pace) this.sendIfLate();
+      return;
+    }
     this.flushScheduled = true;
+    if (this.pace) this.scheduledAt = nowMs();
     this.schedule(() => { this.flushScheduled = false; this.flush(); });
+  }
+
+  /**
+   * A flush is pending (its microtask, or the pace timer), but the page's
+   * current task has run on LONG_TASK_MS past the time it was due: a long
+   * or hung task, which the microtask and the timer wait for. The call
+   * then sends one append itself, at most once per LONG_TASK_MS, so what a
+   * page logs while it loops reaches the window as it runs (as V8's own
+   * console messages do), and what it logged just before is not held
+   * back by the pace. Paced producers only (the page client).
+   */
+  sendIfLate() {
+    const now = nowMs();
+    if (now - (this.flushScheduled ? this.scheduledAt : this.paceDue) < LONG_TASK_MS) return;
+    this.scheduledAt = this.paceDue = now;
+    if (this.paceTimerSet) this.lateSent = true; // the timer, when it fires, waits a new interval
+    try {
+      if (this.state === 'open' && !this.needInitial && !this.needSnapshot && this.queue.length &&
+        this.inFlight.length < this.maxInFlight && !(this.writable && !this.writable())) this.sendAppend();
+    } catch (e) { /* never throw into the page */ }
   }
 
   /**
@@ -771,7 +814,14 @@ class Producer {
     if (this.paceTokens >= 1) return false;
     if (!this.paceTimerSet) {
       this.paceTimerSet = true;
-      this.timer(() => { this.paceTimerSet = false; this.paceOver = true; this.flush(); }, Math.ceil((1 - this.paceTokens) * this.pace));
+      const ms = Math.ceil((1 - this.paceTokens) * this.pace);
+      this.paceDue = this.paceAt + ms;
+      this.timer(() => {
+        this.paceTimerSet = false;
+        // After a late send (sendIfLate) the next append waits its interval.
+        if (this.lateSent) this.lateSent = false; else this.paceOver = true;
+        this.flush();
+      }, ms);
     }
     return true;
   }
@@ -1901,7 +1951,7 @@ function scriptReadFrames(id, url, bytes, o) {
   return out;
 }
 
-return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PACE_BYTES: PACE_BYTES, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, consoleItemLater: consoleItemLater, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
+return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PACE_BYTES: PACE_BYTES, LONG_TASK_MS: LONG_TASK_MS, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, consoleItemLater: consoleItemLater, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
 })();
 // ---- END core.mjs ----
 
@@ -3780,10 +3830,14 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   var MAX_BACKOFF = 10000;
   var BUFFER_HIGH = 4 << 20; // ws.bufferedAmount above which we wait
   // Append frames: up to PACE_BURST back to back, then one per PACE_MS
-  // while the page keeps logging (Producer `pace`, a token bucket). 200,
-  // not 100: 3.5% less Chromium CPU for 20 pages logging steadily (same-run
-  // A/B both ways, docs/p9-page4.md), for items that wait up to 0.2 s.
-  var PACE_MS = 200, PACE_BURST = 4;
+  // while the page keeps logging (Producer `pace`, a token bucket). Each
+  // frame costs the page and the browser's network service ~0.24 ms of CPU
+  // whatever its size (docs/p9-page5.md). 400, not 200: 5% less Chromium
+  // CPU for 20 pages logging steadily (same-run A/B both ways), for items
+  // that wait up to 0.4 s while a page logs steadily. A page in a long or
+  // hung task sends from its own calls (Producer.sendIfLate), so the pace
+  // never holds back what it logs while it loops.
+  var PACE_MS = 400, PACE_BURST = 4;
   // Acks: the worker answers up to 8 appends with one ack, at most
   // ACK_DELAY_MS after the first (the hello's ackDelayMs). Each ack is a
   // message the page wakes for; the window (16) never waits for them.

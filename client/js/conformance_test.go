@@ -45,6 +45,7 @@ type recorder struct {
 	replaced  []*sourceproto.Replace
 	items     []sourceproto.Item
 	firstSeqs []uint64
+	sizes     []int // items per append, in order
 	gaps      []sourceproto.Gap
 	responses []sourceproto.Body
 	// bound is wait's hang bound; 0 = 20 s.
@@ -70,6 +71,7 @@ func (r *recorder) Appended(_ sourceproto.SourceRef, seq uint64, a *sourceproto.
 	r.mu.Lock()
 	r.items = append(r.items, a.Items...)
 	r.firstSeqs = append(r.firstSeqs, seq)
+	r.sizes = append(r.sizes, len(a.Items))
 	r.mu.Unlock()
 }
 func (r *recorder) Gap(_ sourceproto.SourceRef, g sourceproto.Gap) {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import {
   Producer, measureJSON, capString, utf8Length, remoteObject, parseStack, captureStack, stackHolder, stackOfHolder, wrapConsole,
   consoleItemJSON, scriptReadFrames, toIdentifier, isIdentifier, DEFAULT_LIMITS, MAX_FRAME_OBJECTS,
-  AGENT_VERSION, attachLineStream,
+  AGENT_VERSION, attachLineStream, PACE_BYTES, LONG_TASK_MS,
 } from './core.mjs';
 import { FakeWorker, parseFrame } from './testdata/frames.mjs';
 import { PassThrough, Duplex } from 'node:stream';
@@ -744,7 +744,7 @@ test('pace: while items keep coming, one append per interval; a full frame and a
   assert.equal(a.length, 2);
   assert.deepEqual(a[1].body.items.map((/** @type {any} */ it) => it.console.args[0].value), ['b', 'c'], 'one frame for both, in order');
   // A frame's worth of queued bytes does not wait.
-  p.enqueue('console', log('x'.repeat(40 << 10)));
+  for (let n = 0; n < PACE_BYTES; n += 40 << 10) p.enqueue('console', log('x'.repeat(40 << 10)));
   await tick();
   assert.equal(w.of('append').length, 3, 'a full frame goes at once');
   // Nor does a drain (page unload).
@@ -766,6 +766,88 @@ test('pace: after a quiet interval the next append goes at once', async () => {
   p.enqueue('console', log('b'));
   await tick();
   assert.equal(w.of('append').length, 2, 'no wait after a quiet interval');
+});
+
+test('pace: a page logging 200 calls/s, half with an object, waits for the interval (estimated bytes do not trip PACE_BYTES)', async () => {
+  /** @type {Array<() => void>} */
+  const timers = [];
+  const { w, p, connect } = setup({ pace: 200, paceBurst: 1, timer: (fn) => { timers.push(fn); } });
+  connect();
+  await tick();
+  await tick();
+  p.enqueue('console', log('first'));
+  await tick();
+  assert.equal(w.of('append').length, 1);
+  // One interval's calls, as client.js queues them: built when sent, their
+  // bytes estimated meanwhile (objectBytes, primitiveBytes: 1,316 and 340
+  // for the benchmark's two calls; ~520 and ~290 once built).
+  for (let i = 0; i < 40; i++) {
+    const obj = i % 2 === 0;
+    p.enqueueLater('console', () => JSON.stringify({ console: { type: 'log', args: [{ type: 'string', value: 'tick' }], timestamp: i } }), obj ? 1316 : 340, true);
+    await tick();
+  }
+  assert.equal(w.of('append').length, 1, 'no frame before the interval ends');
+  assert.equal(timers.length, 1);
+  timers.shift()?.();
+  await tick();
+  assert.equal(w.of('append').length, 2);
+  assert.equal(w.of('append')[1].body.items.length, 40, 'the interval\'s calls in one frame');
+});
+
+/** Runs the caller's task on for ms (a long task: no timer, no microtask). */
+function busy(/** @type {number} */ ms) {
+  const end = performance.now() + ms;
+  while (performance.now() < end) { /* spin */ }
+}
+
+test('pace: a long task sends from its own calls, once per LONG_TASK_MS', async () => {
+  /** @type {Array<() => void>} */
+  const timers = [];
+  const { w, p, connect } = setup({ pace: 10000, timer: (fn) => { timers.push(fn); } });
+  connect();
+  await tick();
+  await tick();
+  p.enqueue('console', log('a'));
+  await tick();
+  p.enqueue('console', log('b'));
+  await tick();
+  assert.equal(w.of('append').length, 1, 'b waits for the pace timer');
+  assert.equal(timers.length, 1);
+  const values = () => w.of('append').map((/** @type {any} */ f) => f.body.items.map((/** @type {any} */ it) => it.console.args[0].value));
+  // The timer is not due yet: a call in a long task does not send.
+  busy(LONG_TASK_MS + 10);
+  p.enqueue('console', log('c'));
+  assert.equal(w.of('append').length, 1, 'the pace timer is not due: nothing sent');
+  // The same long task, now past the timer's due time (as if it had 0 ms).
+  p.paceDue = performance.timeOrigin + performance.now() - LONG_TASK_MS - 1;
+  p.enqueue('console', log('d'));
+  assert.deepEqual(values(), [['a'], ['b', 'c', 'd']], 'sent from the call, in the task');
+  p.enqueue('console', log('e'));
+  assert.equal(w.of('append').length, 2, 'at most once per LONG_TASK_MS');
+  busy(LONG_TASK_MS + 5);
+  p.enqueue('console', log('f'));
+  assert.deepEqual(values().at(-1), ['e', 'f'], 'and again LONG_TASK_MS later');
+  // The task ends; the timer fires: no frame before a new interval.
+  await tick();
+  timers.shift()?.();
+  p.enqueue('console', log('g'));
+  await tick();
+  assert.equal(w.of('append').length, 3, 'the timer after a late send waits a new interval');
+  assert.equal(timers.length, 1, 'a new interval');
+});
+
+test('pace: a long task sends what waits for its microtask flush', async () => {
+  const { w, p, connect } = setup({ pace: 10000, timer: () => {} });
+  connect();
+  await tick();
+  await tick();
+  p.enqueue('console', log('a'));
+  busy(LONG_TASK_MS + 5);
+  assert.equal(w.of('append').length, 0, 'a waits for the microtask');
+  p.enqueue('console', log('b'));
+  assert.deepEqual(w.of('append').map((/** @type {any} */ f) => f.body.items.length), [2], 'a and b sent from the call');
+  await tick();
+  assert.equal(w.of('append').length, 1, 'the microtask then finds nothing to send');
 });
 
 test('pace: a burst of paceBurst appends goes back to back, then one per interval', async () => {
