@@ -539,6 +539,42 @@ function fakeConsole() {
   return { con, calls };
 }
 
+test('console wrapper: takes the call\'s stack itself, from the page\'s caller down', () => {
+  const { con } = fakeConsole();
+  const own = (/** @type {{url: string}} */ f) => f.url.endsWith('/core.mjs');
+  /** @type {any[]} */
+  const holders = [];
+  wrapConsole(con, (_type, _args, _wrapper, holder) => { holders.push(holder); });
+  const old = /** @type {PropertyDescriptor} */ (Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit'));
+  try {
+    function pageCaller() { con.log('x'); }
+    function outer() { pageCaller(); }
+    Error.stackTraceLimit = 1;
+    outer();
+    const st = stackOfHolder(holders[0], own);
+    assert.deepEqual(st && st.callFrames.map((f) => f.functionName), ['pageCaller'], 'the page\'s frames only, as many as its limit');
+    assert.equal(Error.stackTraceLimit, 1, 'the page\'s limit restored');
+    Error.stackTraceLimit = 10;
+    outer();
+    const st2 = stackOfHolder(holders[1], own);
+    assert.deepEqual(st2 && st2.callFrames.slice(0, 2).map((f) => f.functionName), ['pageCaller', 'outer']);
+    con.time('t');
+    con.assert(true, 'passes');
+    assert.equal(holders.length, 2, 'no event, no stack');
+    Error.stackTraceLimit = 0;
+    con.log('no stack');
+    assert.equal(holders[2], undefined);
+    // A page that fixed its limit: the event still comes, without our stack.
+    Error.stackTraceLimit = 3;
+    Object.defineProperty(Error, 'stackTraceLimit', { value: 3, writable: false, configurable: true });
+    con.log('fixed');
+    assert.equal(holders.length, 4);
+    assert.equal(holders[3], undefined);
+  } finally {
+    Object.defineProperty(Error, 'stackTraceLimit', old);
+  }
+});
+
 test('console wrapper: original first, same this/args/return; ours only after', () => {
   const { con, calls } = fakeConsole();
   const origLog = con.log;
