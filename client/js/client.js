@@ -701,8 +701,10 @@ class Producer {
    *   tail) nests at most SHALLOW_DEPTH deep: a console item, whose
    *   previews stop at one level of entries (consoleItemJSON). Such an item
    *   is measured without the full scan when small and ASCII (shallowMeasure).
+   * @param {number} [now] nowMs() as the caller just read it (a console
+   *   call's timestamp), which spares the pace a second read
    */
-  enqueueLater(topic, build, bytes, shallow) {
+  enqueueLater(topic, build, bytes, shallow, now) {
     try {
       this.queue.push({ topic, json: '', bytes, objects: 1, depth: 1, maxString: 0, build, shallow: !!shallow });
       this.queueBytes += bytes;
@@ -712,7 +714,7 @@ class Producer {
         this.pendingDropped++;
         this.dropped++;
       }
-      this.kick(topic === 'fetch');
+      this.kick(topic === 'fetch', now);
       return true;
     } catch (e) {
       return false;
@@ -739,8 +741,11 @@ class Producer {
     return this.write(text);
   }
 
-  /** @param {boolean} [lazy] may wait batchWindow for more items */
-  kick(lazy) {
+  /**
+   * @param {boolean} [lazy] may wait batchWindow for more items
+   * @param {number} [now] nowMs(), when the caller has just read it
+   */
+  kick(lazy, now) {
     if (this.state !== 'open') return;
     const later = this.lazySchedule;
     if (lazy && later) {
@@ -752,7 +757,7 @@ class Producer {
     // While the pace timer is set it flushes: a page logging steadily
     // then costs no microtask per task, until a frame's worth is queued.
     if (this.flushScheduled || (this.paceTimerSet && this.queueBytes < PACE_BYTES)) {
-      if (this.pace) this.sendIfLate();
+      if (this.pace) this.sendIfLate(now || nowMs());
       return;
     }
     this.flushScheduled = true;
@@ -769,8 +774,8 @@ class Producer {
    * console messages do), and what it logged just before is not held
    * back by the pace. Paced producers only (the page client).
    */
-  sendIfLate() {
-    const now = nowMs();
+  /** @param {number} now */
+  sendIfLate(now) {
     if (now - (this.flushScheduled ? this.scheduledAt : this.paceDue) < LONG_TASK_MS) return;
     this.scheduledAt = this.paceDue = now;
     if (this.paceTimerSet) this.lateSent = true; // the timer, when it fires, waits a new interval
@@ -1812,7 +1817,7 @@ function wrapConsole(con, emit, opts) {
 
   /**
    * @param {string} method
-   * @param {IArguments} a
+   * @param {any[]} a the call's arguments, in an array of ours (the wrapper's rest parameter)
    * @param {Function} wrapper
    * @param {any} holder
    */
@@ -1854,7 +1859,7 @@ function wrapConsole(con, emit, opts) {
         break;
       }
       default:
-        args = Array.prototype.slice.call(a);
+        args = a;
     }
     if (!args.length && DEFAULT_ARG[method]) args = [DEFAULT_ARG[method]];
     emit(type, args, wrapper, holder);
@@ -1867,9 +1872,11 @@ function wrapConsole(con, emit, opts) {
     if (typeof orig !== 'function') continue;
     // Methods that make no event (time, countReset, a passing assert) take no stack.
     const emits = /** @type {any} */ (CONSOLE_METHODS)[method] !== null, assert = method === 'assert';
-    const wrapper = function (/** @type {any[]} */ ..._args) {
+    // The rest parameter is the arguments' one copy: the native call and
+    // the event share it (no arguments object, no slice).
+    const wrapper = function (/** @type {any[]} */ ...args) {
       // @ts-ignore -- `this` is whatever the caller used
-      const result = orig.apply(this, arguments);
+      const result = orig.apply(this, args);
       if (!busy) {
         busy = true;
         try {
@@ -1879,7 +1886,7 @@ function wrapConsole(con, emit, opts) {
           // Error.captureStackTrace(h, wrapper), which defines an accessor
           // on a plain object per call. Formatted when the item is sent.
           let holder;
-          const lim = emits && !(assert && arguments[0]) ? NativeError.stackTraceLimit : 0;
+          const lim = emits && !(assert && args[0]) ? NativeError.stackTraceLimit : 0;
           if (typeof lim === 'number' && lim > 0) {
             const keep = Math.min(lim, MAX_STACK_FRAMES);
             try {
@@ -1891,7 +1898,7 @@ function wrapConsole(con, emit, opts) {
               try { NativeError.stackTraceLimit = lim; } catch (e) { /* fixed: unchanged */ }
             }
           }
-          hook(method, arguments, wrapper, holder);
+          hook(method, args, wrapper, holder);
         } catch (e) { /* swallowed: the page's console is untouched */ } finally { busy = false; }
       }
       return result;
@@ -4191,7 +4198,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
       // item is sent, so it is built then, off the page's call; one
       // closure is all the call allocates here.
       var ts = timestamp || IWCore.nowMs(), url = lastPage.url;
-      producer.enqueueLater('console', function () { return primitiveItem(type, args, holder, stackTrace, ts, url); }, primitiveBytes(args), true);
+      producer.enqueueLater('console', function () { return primitiveItem(type, args, holder, stackTrace, ts, url); }, primitiveBytes(args), true, ts);
       return;
     }
     var x = { timestamp: timestamp || IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits, session: '', handles: undefined };
@@ -4206,12 +4213,12 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     // The arguments' RemoteObjects (previews, handles) are made now, as
     // V8 takes its preview at the call; their JSON text when sent.
     if (!producer.consoleSessions.size) {
-      objectItem(IWCore.consoleItemLater(type, args, x), tail, args);
+      objectItem(IWCore.consoleItemLater(type, args, x), tail, args, x.timestamp);
       return;
     }
     producer.consoleSessions.forEach(function (session) {
       var xs = { timestamp: x.timestamp, stackTrace: stackTrace, url: x.url, limits: x.limits, session: session, handles: realm.consoleHandles(session) };
-      objectItem(IWCore.consoleItemLater(type, args, xs), tail, args);
+      objectItem(IWCore.consoleItemLater(type, args, xs), tail, args, x.timestamp);
     });
   }
 
@@ -4219,12 +4226,13 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
    * Queues a console item with objects, whose text item() makes when it is
    * sent, with the call's stack (tail) after it.
    * @param {() => string} item @param {(() => string)|undefined} tail @param {any[]} args
+   * @param {number} ts the call's time
    */
-  function objectItem(item, tail, args) {
+  function objectItem(item, tail, args, ts) {
     producer.enqueueLater('console', function () {
       var json = item();
       return tail ? json.slice(0, -2) + tail() + '}}' : json;
-    }, objectBytes(args), true);
+    }, objectBytes(args), true, ts);
   }
 
   // A size estimate of a console item with objects, for the queue's byte

@@ -698,8 +698,10 @@ class Producer {
    *   tail) nests at most SHALLOW_DEPTH deep: a console item, whose
    *   previews stop at one level of entries (consoleItemJSON). Such an item
    *   is measured without the full scan when small and ASCII (shallowMeasure).
+   * @param {number} [now] nowMs() as the caller just read it (a console
+   *   call's timestamp), which spares the pace a second read
    */
-  enqueueLater(topic, build, bytes, shallow) {
+  enqueueLater(topic, build, bytes, shallow, now) {
     try {
       this.queue.push({ topic, json: '', bytes, objects: 1, depth: 1, maxString: 0, build, shallow: !!shallow });
       this.queueBytes += bytes;
@@ -709,7 +711,7 @@ class Producer {
         this.pendingDropped++;
         this.dropped++;
       }
-      this.kick(topic === 'fetch');
+      this.kick(topic === 'fetch', now);
       return true;
     } catch (e) {
       return false;
@@ -736,8 +738,11 @@ class Producer {
     return this.write(text);
   }
 
-  /** @param {boolean} [lazy] may wait batchWindow for more items */
-  kick(lazy) {
+  /**
+   * @param {boolean} [lazy] may wait batchWindow for more items
+   * @param {number} [now] nowMs(), when the caller has just read it
+   */
+  kick(lazy, now) {
     if (this.state !== 'open') return;
     const later = this.lazySchedule;
     if (lazy && later) {
@@ -749,7 +754,7 @@ class Producer {
     // While the pace timer is set it flushes: a page logging steadily
     // then costs no microtask per task, until a frame's worth is queued.
     if (this.flushScheduled || (this.paceTimerSet && this.queueBytes < PACE_BYTES)) {
-      if (this.pace) this.sendIfLate();
+      if (this.pace) this.sendIfLate(now || nowMs());
       return;
     }
     this.flushScheduled = true;
@@ -766,8 +771,8 @@ class Producer {
    * console messages do), and what it logged just before is not held
    * back by the pace. Paced producers only (the page client).
    */
-  sendIfLate() {
-    const now = nowMs();
+  /** @param {number} now */
+  sendIfLate(now) {
     if (now - (this.flushScheduled ? this.scheduledAt : this.paceDue) < LONG_TASK_MS) return;
     this.scheduledAt = this.paceDue = now;
     if (this.paceTimerSet) this.lateSent = true; // the timer, when it fires, waits a new interval
@@ -1809,7 +1814,7 @@ function wrapConsole(con, emit, opts) {
 
   /**
    * @param {string} method
-   * @param {IArguments} a
+   * @param {any[]} a the call's arguments, in an array of ours (the wrapper's rest parameter)
    * @param {Function} wrapper
    * @param {any} holder
    */
@@ -1851,7 +1856,7 @@ function wrapConsole(con, emit, opts) {
         break;
       }
       default:
-        args = Array.prototype.slice.call(a);
+        args = a;
     }
     if (!args.length && DEFAULT_ARG[method]) args = [DEFAULT_ARG[method]];
     emit(type, args, wrapper, holder);
@@ -1864,9 +1869,11 @@ function wrapConsole(con, emit, opts) {
     if (typeof orig !== 'function') continue;
     // Methods that make no event (time, countReset, a passing assert) take no stack.
     const emits = /** @type {any} */ (CONSOLE_METHODS)[method] !== null, assert = method === 'assert';
-    const wrapper = function (/** @type {any[]} */ ..._args) {
+    // The rest parameter is the arguments' one copy: the native call and
+    // the event share it (no arguments object, no slice).
+    const wrapper = function (/** @type {any[]} */ ...args) {
       // @ts-ignore -- `this` is whatever the caller used
-      const result = orig.apply(this, arguments);
+      const result = orig.apply(this, args);
       if (!busy) {
         busy = true;
         try {
@@ -1876,7 +1883,7 @@ function wrapConsole(con, emit, opts) {
           // Error.captureStackTrace(h, wrapper), which defines an accessor
           // on a plain object per call. Formatted when the item is sent.
           let holder;
-          const lim = emits && !(assert && arguments[0]) ? NativeError.stackTraceLimit : 0;
+          const lim = emits && !(assert && args[0]) ? NativeError.stackTraceLimit : 0;
           if (typeof lim === 'number' && lim > 0) {
             const keep = Math.min(lim, MAX_STACK_FRAMES);
             try {
@@ -1888,7 +1895,7 @@ function wrapConsole(con, emit, opts) {
               try { NativeError.stackTraceLimit = lim; } catch (e) { /* fixed: unchanged */ }
             }
           }
-          hook(method, arguments, wrapper, holder);
+          hook(method, args, wrapper, holder);
         } catch (e) { /* swallowed: the page's console is untouched */ } finally { busy = false; }
       }
       return result;
