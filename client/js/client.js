@@ -190,9 +190,7 @@ const SHALLOW_DEPTH = 12;
  */
 function shallowMeasure(s, lim) {
   if (s.length * 3 > Math.min(lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256, lim.maxStringBytes) || NON_ASCII.test(s)) return null;
-  let objects = 0;
-  for (let i = s.indexOf('{'); i >= 0; i = s.indexOf('{', i + 1)) objects++;
-  return { bytes: s.length, objects, depth: SHALLOW_DEPTH, maxString: s.length };
+  return { bytes: s.length, objects: braces(s), depth: SHALLOW_DEPTH, maxString: s.length };
 }
 const NON_ASCII = /[^\x00-\x7f]/;
 
@@ -949,7 +947,7 @@ class Producer {
       if (this.itemFits(m)) return this.setItem(e, full, m);
     }
     if (!unmeasured) return;
-    const m = (e.shallow && shallowMeasure(json, this.limits)) || measureJSON(json);
+    const m = (lastItem.json === json && lastItem.m) || (e.shallow && shallowMeasure(json, this.limits)) || measureJSON(json);
     if (!e.json && !this.itemFits(m)) return; // built, too large: e.json stays '' (refused)
     // Proven to fit when queued: only limits that shrank since (a
     // welcome) fail it, and sendAppend then drops it as it drops others.
@@ -1720,11 +1718,14 @@ function consoleItemFrom(type, args, x, first) {
   const itemBytes = lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256;
   const stringCap = consoleStringCap(lim, n);
   const handle = x.handles && x.session ? x.handles.make : undefined;
-  const attempts = [{ stringBytes: stringCap, preview: true, handle }, { stringBytes: 1024, preview: false, handle }];
-  for (const o of attempts) {
+  // Two attempts: as asked, then without previews and with short strings.
+  // Their options are made only when used: a console call's item whose
+  // RemoteObjects were made at the call (first) and fits needs none.
+  for (let attempt = 0; attempt < 2; attempt++) {
     let list = first;
     first = null;
     if (!list) {
+      const o = attempt === 0 ? { stringBytes: stringCap, preview: true, handle } : { stringBytes: 1024, preview: false, handle };
       list = [];
       for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
     }
@@ -1749,6 +1750,36 @@ function consoleItemFrom(type, args, x, first) {
     if (x.handles) x.handles.rollback();
   }
   return consoleJSON(type, [{ type: 'string', value: '[inspector-worker: console call too large to forward]' }], x, lim);
+}
+
+/**
+ * A console item's text (consoleItemJSON's) with more members spliced in
+ * at its end (a call's ',"stackTrace":…', made once per call site), and
+ * its measurement made from the two flat parts, for completeItem: the
+ * joined text (a cons string) is then neither scanned nor flattened
+ * before the frame's join copies it, once. A large or non-ASCII item is
+ * left unmeasured (measured when sent, as before).
+ * @param {string} json
+ * @param {string} tail
+ * @param {Limits} lim
+ */
+function spliceTail(json, tail, lim) {
+  const full = json.slice(0, -2) + tail + '}}';
+  lastItem.json = '';
+  lastItem.m = null;
+  if (full.length * 3 <= Math.min(lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256, lim.maxStringBytes) && !NON_ASCII.test(json) && !NON_ASCII.test(tail)) {
+    // As shallowMeasure would: ASCII, so bytes = length; objects ≤ '{'s.
+    lastItem.json = full;
+    lastItem.m = { bytes: full.length, objects: braces(json) + braces(tail), depth: SHALLOW_DEPTH, maxString: full.length };
+  }
+  return full;
+}
+
+/** @param {string} s */
+function braces(s) {
+  let n = 0;
+  for (let i = s.indexOf('{'); i >= 0; i = s.indexOf('{', i + 1)) n++;
+  return n;
 }
 
 /**
@@ -1995,7 +2026,7 @@ function scriptReadFrames(id, url, bytes, o) {
   return out;
 }
 
-return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PACE_BYTES: PACE_BYTES, LONG_TASK_MS: LONG_TASK_MS, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, consoleItemLater: consoleItemLater, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
+return { PROTOCOL_VERSION: PROTOCOL_VERSION, AGENT_VERSION: AGENT_VERSION, DEFAULT_LIMITS: DEFAULT_LIMITS, MAX_FRAME_OBJECTS: MAX_FRAME_OBJECTS, MAX_DEPTH: MAX_DEPTH, MAX_ID_BYTES: MAX_ID_BYTES, MAX_CONSOLE_ARGS: MAX_CONSOLE_ARGS, MAX_STACK_FRAMES: MAX_STACK_FRAMES, MAX_PREVIEW_ITEMS: MAX_PREVIEW_ITEMS, MAX_SCRIPT_BYTES: MAX_SCRIPT_BYTES, QUEUE_MAX_ITEMS: QUEUE_MAX_ITEMS, QUEUE_MAX_BYTES: QUEUE_MAX_BYTES, PACE_BYTES: PACE_BYTES, LONG_TASK_MS: LONG_TASK_MS, PREVIEW_PROPERTIES: PREVIEW_PROPERTIES, PREVIEW_INDICES: PREVIEW_INDICES, PREVIEW_ENTRIES: PREVIEW_ENTRIES, PREVIEW_TEXT: PREVIEW_TEXT, measureJSON: measureJSON, utf8Length: utf8Length, capString: capString, isIdentifier: isIdentifier, toIdentifier: toIdentifier, randomHex: randomHex, nowMs: nowMs, bytesToBase64: bytesToBase64, Deque: Deque, Producer: Producer, attachLineStream: attachLineStream, remoteObject: remoteObject, parseStack: parseStack, captureStack: captureStack, stackHolder: stackHolder, stackOfHolder: stackOfHolder, consoleItemJSON: consoleItemJSON, consoleItemLater: consoleItemLater, spliceTail: spliceTail, CONSOLE_METHODS: CONSOLE_METHODS, wrapConsole: wrapConsole, jsonOf: jsonOf, appItemJSON: appItemJSON, scriptReadFrames: scriptReadFrames };
 })();
 // ---- END core.mjs ----
 
@@ -4230,8 +4261,8 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
    */
   function objectItem(item, tail, args, ts) {
     producer.enqueueLater('console', function () {
-      var json = item();
-      return tail ? json.slice(0, -2) + tail() + '}}' : json;
+      var json = item(), more = tail ? tail() : '';
+      return more ? IWCore.spliceTail(json, more, producer.limits) : json;
     }, objectBytes(args), true, ts);
   }
 
@@ -4252,7 +4283,8 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
    */
   function primitiveItem(type, args, holder, stackTrace, ts, url) {
     var json = IWCore.consoleItemJSON(type, args, { timestamp: ts, stackTrace: stackTrace, url: url, limits: producer.limits });
-    return holder ? json.slice(0, -2) + stackTail(holder) + '}}' : json;
+    var more = holder ? stackTail(holder) : '';
+    return more ? IWCore.spliceTail(json, more, producer.limits) : json;
   }
 
   /**

@@ -144,9 +144,7 @@ const SHALLOW_DEPTH = 12;
  */
 function shallowMeasure(s, lim) {
   if (s.length * 3 > Math.min(lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256, lim.maxStringBytes) || NON_ASCII.test(s)) return null;
-  let objects = 0;
-  for (let i = s.indexOf('{'); i >= 0; i = s.indexOf('{', i + 1)) objects++;
-  return { bytes: s.length, objects, depth: SHALLOW_DEPTH, maxString: s.length };
+  return { bytes: s.length, objects: braces(s), depth: SHALLOW_DEPTH, maxString: s.length };
 }
 const NON_ASCII = /[^\x00-\x7f]/;
 
@@ -903,7 +901,7 @@ export class Producer {
       if (this.itemFits(m)) return this.setItem(e, full, m);
     }
     if (!unmeasured) return;
-    const m = (e.shallow && shallowMeasure(json, this.limits)) || measureJSON(json);
+    const m = (lastItem.json === json && lastItem.m) || (e.shallow && shallowMeasure(json, this.limits)) || measureJSON(json);
     if (!e.json && !this.itemFits(m)) return; // built, too large: e.json stays '' (refused)
     // Proven to fit when queued: only limits that shrank since (a
     // welcome) fail it, and sendAppend then drops it as it drops others.
@@ -1674,11 +1672,14 @@ function consoleItemFrom(type, args, x, first) {
   const itemBytes = lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256;
   const stringCap = consoleStringCap(lim, n);
   const handle = x.handles && x.session ? x.handles.make : undefined;
-  const attempts = [{ stringBytes: stringCap, preview: true, handle }, { stringBytes: 1024, preview: false, handle }];
-  for (const o of attempts) {
+  // Two attempts: as asked, then without previews and with short strings.
+  // Their options are made only when used: a console call's item whose
+  // RemoteObjects were made at the call (first) and fits needs none.
+  for (let attempt = 0; attempt < 2; attempt++) {
     let list = first;
     first = null;
     if (!list) {
+      const o = attempt === 0 ? { stringBytes: stringCap, preview: true, handle } : { stringBytes: 1024, preview: false, handle };
       list = [];
       for (let i = 0; i < n; i++) list.push(remoteObject(args[i], o));
     }
@@ -1703,6 +1704,36 @@ function consoleItemFrom(type, args, x, first) {
     if (x.handles) x.handles.rollback();
   }
   return consoleJSON(type, [{ type: 'string', value: '[inspector-worker: console call too large to forward]' }], x, lim);
+}
+
+/**
+ * A console item's text (consoleItemJSON's) with more members spliced in
+ * at its end (a call's ',"stackTrace":…', made once per call site), and
+ * its measurement made from the two flat parts, for completeItem: the
+ * joined text (a cons string) is then neither scanned nor flattened
+ * before the frame's join copies it, once. A large or non-ASCII item is
+ * left unmeasured (measured when sent, as before).
+ * @param {string} json
+ * @param {string} tail
+ * @param {Limits} lim
+ */
+export function spliceTail(json, tail, lim) {
+  const full = json.slice(0, -2) + tail + '}}';
+  lastItem.json = '';
+  lastItem.m = null;
+  if (full.length * 3 <= Math.min(lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256, lim.maxStringBytes) && !NON_ASCII.test(json) && !NON_ASCII.test(tail)) {
+    // As shallowMeasure would: ASCII, so bytes = length; objects ≤ '{'s.
+    lastItem.json = full;
+    lastItem.m = { bytes: full.length, objects: braces(json) + braces(tail), depth: SHALLOW_DEPTH, maxString: full.length };
+  }
+  return full;
+}
+
+/** @param {string} s */
+function braces(s) {
+  let n = 0;
+  for (let i = s.indexOf('{'); i >= 0; i = s.indexOf('{', i + 1)) n++;
+  return n;
 }
 
 /**
