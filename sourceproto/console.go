@@ -48,6 +48,8 @@ type ConsoleEvent struct {
 	// Context is console.context()'s name, when the call used one.
 	Context string `json:"context,omitempty"`
 	// URL is the document URL when the call happened; the realm's page is
-	// in the hello and in "page" items.
+	// in the hello and in "page" items. The page client leaves it out (the
+	// page items keep their place among its console items); the worker
+	// reads neither.
 	URL string `json:"url,omitempty"`
 }

@@ -4228,11 +4228,14 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
       // The common call, primitives only: nothing can change before the
       // item is sent, so it is built then, off the page's call; one
       // closure is all the call allocates here.
-      var ts = timestamp || IWCore.nowMs(), url = lastPage.url;
-      producer.enqueueLater('console', function () { return primitiveItem(type, args, holder, stackTrace, ts, url); }, primitiveBytes(args), true, ts);
+      var ts = timestamp || IWCore.nowMs();
+      producer.enqueueLater('console', function () { return primitiveItem(type, args, holder, stackTrace, ts); }, primitiveBytes(args), true, ts);
       return;
     }
-    var x = { timestamp: timestamp || IWCore.nowMs(), stackTrace: stackTrace, url: lastPage.url, limits: producer.limits, session: '', handles: undefined };
+    // No url: the worker knows the page's from the page items, which keep
+    // their place among the console items (a copy per item was ~10% of
+    // its bytes, for a field nothing reads).
+    var x = { timestamp: timestamp || IWCore.nowMs(), stackTrace: stackTrace, limits: producer.limits, session: '', handles: undefined };
     var tail = holder ? function () { return stackTail(holder); } : undefined;
     // Holding starts with the first object call: a page that logs only
     // strings at load is never delayed.
@@ -4248,7 +4251,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
       return;
     }
     producer.consoleSessions.forEach(function (session) {
-      var xs = { timestamp: x.timestamp, stackTrace: stackTrace, url: x.url, limits: x.limits, session: session, handles: realm.consoleHandles(session) };
+      var xs = { timestamp: x.timestamp, stackTrace: stackTrace, limits: x.limits, session: session, handles: realm.consoleHandles(session) };
       objectItem(IWCore.consoleItemLater(type, args, xs), tail, args, x.timestamp);
     });
   }
@@ -4279,10 +4282,9 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   /**
    * The JSON text of a primitive-only console item, built when it is sent.
    * @param {string} type @param {any[]} args @param {any} holder @param {any} stackTrace @param {number} ts
-   * @param {string} url the page's URL at the call
    */
-  function primitiveItem(type, args, holder, stackTrace, ts, url) {
-    var json = IWCore.consoleItemJSON(type, args, { timestamp: ts, stackTrace: stackTrace, url: url, limits: producer.limits });
+  function primitiveItem(type, args, holder, stackTrace, ts) {
+    var json = IWCore.consoleItemJSON(type, args, { timestamp: ts, stackTrace: stackTrace, limits: producer.limits });
     var more = holder ? stackTail(holder) : '';
     return more ? IWCore.spliceTail(json, more, producer.limits) : json;
   }
