@@ -103,8 +103,9 @@ const QUEUE_MAX_BYTES = 16 << 20;
  * the queue's own count, which for a deferred console item is an estimate
  * made before it is built, 2–3 times its size: 128 KiB is a frame of
  * 40–60 KiB. At 32 KiB a page logging 200 calls/s (half with an object)
- * tripped it within each interval and sent 8–9 frames/s, not 5: each frame
- * costs the page and the browser's network service ~0.24 ms of CPU
+ * tripped it within each interval and sent 8–9 frames/s where a 200 ms
+ * pace meant 5: each frame
+ * costs the page and the browser's network service ~0.2 ms of CPU
  * whatever its size up to ~16 KiB (docs/p9-page5.md), a byte ~6 ns.
  */
 const PACE_BYTES = 128 << 10;
@@ -3906,7 +3907,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   var BUFFER_HIGH = 4 << 20; // ws.bufferedAmount above which we wait
   // Append frames: up to PACE_BURST back to back, then one per PACE_MS
   // while the page keeps logging (Producer `pace`, a token bucket). Each
-  // frame costs the page and the browser's network service ~0.24 ms of CPU
+  // frame costs the page and the browser's network service ~0.2 ms of CPU
   // whatever its size (docs/p9-page5.md). 400, not 200: 5% less Chromium
   // CPU for 20 pages logging steadily (same-run A/B both ways), for items
   // that wait up to 0.4 s while a page logs steadily. A page in a long or
