@@ -105,9 +105,9 @@ const QUEUE_MAX_BYTES = 16 << 20;
  * made before it is built, 2–3 times its size: 128 KiB is a frame of
  * 40–60 KiB. At 32 KiB a page logging 200 calls/s (half with an object)
  * tripped it within each interval and sent 8–9 frames/s where a 200 ms
- * pace meant 5: each frame
- * costs the page and the browser's network service ~0.2 ms of CPU
- * whatever its size up to ~16 KiB (docs/p9-page5.md), a byte ~6 ns.
+ * pace meant 5: each frame costs the page and the browser's network
+ * service ~0.2 ms of CPU whatever its size up to ~16 KiB, a byte ~6 ns
+ * (ChromiumWebSocketCost, docs/p9-page5.md).
  */
 const PACE_BYTES = 128 << 10;
 
