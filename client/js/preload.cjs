@@ -419,7 +419,7 @@ class Producer {
     this.paceOver = false; // the pace timer fired: the next append goes (a timer may fire a little early)
     this.paceDue = 0; // when the pace timer is due
     this.scheduledAt = 0; // when the pending flush microtask was scheduled
-    this.lateSent = false; // a call sent an append while the pace timer was overdue (kick)
+    this.lateSent = false; // a call sent an append while the pace timer was overdue (sendIfLate)
     this.lazySchedule = this.batchWindow ? windowSchedule(this.batchWindow) : null;
     this.lazyScheduled = false;
     this.onRequest = o.onRequest || null;
@@ -757,7 +757,7 @@ class Producer {
       return;
     }
     this.flushScheduled = true;
-    if (this.pace) this.scheduledAt = nowMs();
+    if (this.pace) this.scheduledAt = now || nowMs();
     this.schedule(() => { this.flushScheduled = false; this.flush(); });
   }
 
@@ -769,8 +769,8 @@ class Producer {
    * page logs while it loops reaches the window as it runs (as V8's own
    * console messages do), and what it logged just before is not held
    * back by the pace. Paced producers only (the page client).
+   * @param {number} now nowMs()
    */
-  /** @param {number} now */
   sendIfLate(now) {
     if (now - (this.flushScheduled ? this.scheduledAt : this.paceDue) < LONG_TASK_MS) return;
     this.scheduledAt = this.paceDue = now;
