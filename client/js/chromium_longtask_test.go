@@ -16,15 +16,8 @@ import (
 // (core.mjs Producer.sendIfLate). Without it the microtask and the pace
 // timer wait for the task, and every item goes in one frame at its end.
 func TestChromiumLongTaskSends(t *testing.T) {
-	token, err := sourceproto.NewToken()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	reg := sourceproto.NewRegistry(rec)
-	base := pageServer(t, reg, token)
-	openChromium(t, base+"/")
-	p := &pageRuntime{t: t, reg: reg, rec: rec, ref: openedPage(t, rec, 1)}
+	p, _ := chromiumClientPage(t)
+	rec := p.rec
 	r := p.evaluate(sourceproto.EvaluateParams{Expression: `setTimeout(() => {
   const end = performance.now() + 1500;
   let i = 0, next = 0;

@@ -140,7 +140,11 @@ func openedPage(t testing.TB, rec *recorder, n int) sourceproto.SourceRef {
 	return rec.opened[n-1].Ref
 }
 
-func TestChromiumPageRuntime(t *testing.T) {
+// chromiumClientPage opens one client page in headless Chromium, served
+// with a real carrier and Registry, and returns its source's runtime (and
+// through it the recorder of what the page sent) and the server's base URL.
+func chromiumClientPage(t *testing.T) (*pageRuntime, string) {
+	t.Helper()
 	token, err := sourceproto.NewToken()
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +153,12 @@ func TestChromiumPageRuntime(t *testing.T) {
 	reg := sourceproto.NewRegistry(rec)
 	base := pageServer(t, reg, token)
 	openChromium(t, base+"/")
-	p := &pageRuntime{t: t, reg: reg, rec: rec, ref: openedPage(t, rec, 1)}
+	return &pageRuntime{t: t, reg: reg, rec: rec, ref: openedPage(t, rec, 1)}, base
+}
+
+func TestChromiumPageRuntime(t *testing.T) {
+	p, base := chromiumClientPage(t)
+	rec, reg := p.rec, p.reg
 
 	if r := p.evaluate(sourceproto.EvaluateParams{Expression: "document.title"}); r.Evaluate == nil || string(r.Evaluate.Result.Value) != `"Chromium page"` {
 		t.Fatalf("document.title: %+v %+v", r.Evaluate, r.Error)
