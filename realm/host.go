@@ -107,25 +107,31 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 	return h, nil
 }
 
-// notifyLoop re-sends notifyMsg, as releaseResends says, until Node answers
-// it. Node 20 sometimes drops a session's first message (see
-// releaseResends); without this request taken, a host whose script ends
-// hangs at "Waiting for the debugger to disconnect..." with nobody told
-// (seen once in CI: a --watch host that ended was never reported).
-// Enabling it twice is harmless.
-func (h *Host) notifyLoop() {
-	for _, d := range releaseResends {
+// resend writes msg(i) at each of releaseResends' times, until the host
+// ends, until is closed (nil: never) or a write fails. Node 20 sometimes
+// drops a session's first message (see releaseResends), and each message
+// the watcher repeats is harmless twice.
+func (h *Host) resend(until <-chan struct{}, msg func(i int) string) {
+	for i, d := range releaseResends {
 		select {
 		case <-h.done:
 			return
-		case <-h.notified:
+		case <-until:
 			return
 		case <-time.After(d):
 		}
-		if h.write(notifyMsg) != nil {
+		if h.write(msg(i)) != nil {
 			return
 		}
 	}
+}
+
+// notifyLoop repeats notifyMsg until Node answers it: without it taken, a
+// host whose script ends hangs at "Waiting for the debugger to
+// disconnect..." with nobody told (seen once in CI: a --watch host that
+// ended was never reported).
+func (h *Host) notifyLoop() {
+	h.resend(h.notified, func(int) string { return notifyMsg })
 }
 
 // write sends one message on the watcher session.
@@ -141,19 +147,11 @@ func (h *Host) write(msg string) error {
 // it is harmless once the script runs (Node ignores it then).
 var releaseResends = []time.Duration{100 * time.Millisecond, 300 * time.Millisecond, time.Second, 3 * time.Second}
 
-// releaseLoop repeats the release.
+// releaseLoop repeats the release (Node ignores it once the script runs).
 func (h *Host) releaseLoop() {
-	for i, d := range releaseResends {
-		select {
-		case <-h.done:
-			return
-		case <-time.After(d):
-		}
-		msg := fmt.Sprintf(`{"id":%d,"method":"Runtime.runIfWaitingForDebugger"}`, watcherRequestID+2+i)
-		if h.write(msg) != nil {
-			return
-		}
-	}
+	h.resend(nil, func(i int) string {
+		return fmt.Sprintf(`{"id":%d,"method":"Runtime.runIfWaitingForDebugger"}`, watcherRequestID+2+i)
+	})
 }
 
 // watchLoop ends the host when Node says the script finished or when the

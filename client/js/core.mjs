@@ -144,10 +144,21 @@ const SHALLOW_DEPTH = 12;
  * @returns {{bytes:number, objects:number, depth:number, maxString:number}|null}
  */
 function shallowMeasure(s, lim) {
-  if (s.length * 3 > Math.min(lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256, lim.maxStringBytes) || NON_ASCII.test(s)) return null;
+  if (!shallowFits(s.length, lim) || NON_ASCII.test(s)) return null;
   return { bytes: s.length, objects: braces(s), depth: SHALLOW_DEPTH, maxString: s.length };
 }
 const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Whether a text of len UTF-16 units fits an item and a string, whatever
+ * it holds: at most 3 UTF-8 bytes per unit (JSON.stringify's escapes are
+ * ASCII).
+ * @param {number} len
+ * @param {Limits} lim
+ */
+function shallowFits(len, lim) {
+  return len * 3 <= Math.min(lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256, lim.maxStringBytes);
+}
 
 /**
  * UTF-8 length of a string whose surrogates are paired (JSON.stringify
@@ -1691,7 +1702,7 @@ function consoleItemFrom(type, args, x, first) {
     // ~10 deep by construction (previews stop at one level of entries).
     // Its exact measurement waits for the send (Producer.completeItem),
     // off the page's call.
-    if (json.length * 3 <= Math.min(itemBytes, lim.maxStringBytes) && json.length <= 2 * (MAX_FRAME_OBJECTS - 2)) {
+    if (shallowFits(json.length, lim) && json.length <= 2 * (MAX_FRAME_OBJECTS - 2)) {
       lastItem.json = json;
       lastItem.m = null;
       return json;
@@ -1722,7 +1733,7 @@ export function spliceTail(json, tail, lim) {
   const full = json.slice(0, -2) + tail + '}}';
   lastItem.json = '';
   lastItem.m = null;
-  if (full.length * 3 <= Math.min(lim.maxFrameBytes - ENVELOPE_OVERHEAD - 256, lim.maxStringBytes) && !NON_ASCII.test(json) && !NON_ASCII.test(tail)) {
+  if (shallowFits(full.length, lim) && !NON_ASCII.test(json) && !NON_ASCII.test(tail)) {
     // As shallowMeasure would: ASCII, so bytes = length; objects ≤ '{'s.
     lastItem.json = full;
     lastItem.m = { bytes: full.length, objects: braces(json) + braces(tail), depth: SHALLOW_DEPTH, maxString: full.length };
