@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +32,12 @@ type HostInfo struct {
 // debugger to disconnect...". The watcher never enables Runtime and never
 // evaluates anything: console floods are not delivered to it.
 //
-// Goroutines: watchLoop (one), until Done.
+// The watcher also releases the host's worker threads, which inherit the
+// --inspect-wait the host was started with (threads.go).
+//
+// Goroutines: watchLoop (one), until Done; notifyLoop, enableLoop and
+// releaseLoop, and one resend per thread until it is released, each ending
+// by releaseResends' last time at the latest.
 type Host struct {
 	wsURL string      // Static after construction.
 	info  HostInfo    // Static after construction.
@@ -41,6 +47,8 @@ type Host struct {
 	done     chan struct{}
 	finished chan struct{} // closed by watchLoop on NodeRuntime.waitingForDisconnect
 	notified chan struct{} // closed by watchLoop when Node answered notifyMsg
+	enabled  chan struct{} // closed by watchLoop when Node answered nodeWorkerEnableMsg
+	threads  threads       // Owned by watchLoop.
 	mu       sync.Mutex
 	reason   string          // Guarded by mu; set once before done closes.
 	watcher  *websocket.Conn // Static after construction.
@@ -65,11 +73,12 @@ type HostOptions struct {
 // closed, for the process exit that explains it.
 const exitReasonWait = 5 * time.Second
 
-// watcherRequestID numbers the watcher session's requests (it sends one or two).
+// watcherRequestID is the id of notifyMsg; the releases take the ids after
+// it, NodeWorker's requests theirs from threads.go.
 const watcherRequestID = 1
 
 // notifyMsg asks Node to say when the script finished. It is the watcher's
-// only request with an answer it waits for (watcherRequestID).
+// request whose answer the end of the script depends on (watcherRequestID).
 var notifyMsg = fmt.Sprintf(`{"id":%d,"method":"NodeRuntime.notifyWhenWaitingForDisconnect","params":{"enabled":true}}`, watcherRequestID)
 
 // hostInfoTimeout bounds the discovery requests made while attaching.
@@ -87,7 +96,7 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 	if err != nil {
 		return nil, fmt.Errorf("realm: cannot open the watcher session to the host inspector %s: %w", wsURL, err)
 	}
-	msgs := []string{notifyMsg}
+	msgs := []string{notifyMsg, nodeWorkerEnableMsg}
 	if opts.Release {
 		msgs = append(msgs, fmt.Sprintf(`{"id":%d,"method":"Runtime.runIfWaitingForDebugger"}`, watcherRequestID+1))
 	}
@@ -98,9 +107,10 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 		}
 	}
 	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), finished: make(chan struct{}),
-		notified: make(chan struct{}), watcher: c}
+		notified: make(chan struct{}), enabled: make(chan struct{}), watcher: c}
 	go h.watchLoop()
 	go h.notifyLoop()
+	go h.resend(h.enabled, func(int) string { return nodeWorkerEnableMsg })
 	if opts.Release {
 		go h.releaseLoop()
 	}
@@ -163,19 +173,21 @@ func (h *Host) watchLoop() {
 			h.Finish("the host's inspector closed (the Node process exited)")
 			return
 		}
-		var ev struct {
-			ID     int    `json:"id"`
-			Method string `json:"method"`
-		}
+		var ev nodeWorkerEvent
 		if json.Unmarshal(msg, &ev) != nil {
 			continue
 		}
-		if ev.ID == watcherRequestID && ev.Method == "" {
-			select {
-			case <-h.notified: // answered again (a re-send)
-			default:
-				close(h.notified)
+		if ev.Method == "" {
+			switch ev.ID {
+			case watcherRequestID:
+				closeOnce(h.notified)
+			case nodeWorkerEnableID:
+				closeOnce(h.enabled)
 			}
+			continue
+		}
+		if strings.HasPrefix(ev.Method, "NodeWorker.") {
+			h.threadEvent(nil, &ev)
 			continue
 		}
 		if ev.Method == "NodeRuntime.waitingForDisconnect" {
@@ -183,6 +195,15 @@ func (h *Host) watchLoop() {
 			h.Finish("the host script finished")
 			return
 		}
+	}
+}
+
+// closeOnce closes ch unless it is closed (an answer to a re-sent request).
+func closeOnce(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+		close(ch)
 	}
 }
 
