@@ -1,7 +1,10 @@
 package cdpserver
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"sync"
@@ -112,5 +115,38 @@ func TestMayBeError(t *testing.T) {
 		if got := mayBeError([]byte(tc.msg)); got != tc.want {
 			t.Errorf("mayBeError(%s) = %v, want %v", tc.msg, got, tc.want)
 		}
+	}
+}
+
+// Discovery answers with a trailing slash too, as Node and Chrome do
+// (Playwright asks for /json/version/); a path nothing serves is a 404 that
+// debugging logs, without its query.
+func TestDiscoveryTrailingSlashAndLogged404(t *testing.T) {
+	var log logLines
+	w := startWorker(t, hostScript, Options{Logf: log.logf})
+	for _, path := range []string{"/json/", "/json/list/", "/json/version/", "/json/protocol/"} {
+		resp, err := w.get(path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !json.Valid(b) {
+			t.Errorf("GET %s: %d %.80s, want 200 and JSON", path, resp.StatusCode, b)
+		}
+	}
+	resp, err := w.get("/json/nope?token=s3cret", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("GET /json/nope: %d, want 404", resp.StatusCode)
+	}
+	if got := log.matching(`404 for GET /json/nope: the worker serves`); len(got) != 1 {
+		t.Errorf("404 log lines %q, want one", log.matching(``))
+	}
+	if got := log.matching(`s3cret`); len(got) != 0 {
+		t.Errorf("the query was logged: %q", got)
 	}
 }

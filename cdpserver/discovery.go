@@ -18,10 +18,15 @@ const protocolVersion = "1.3"
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	s.mux = mux
-	mux.HandleFunc("GET /json/version", s.handleVersion)
-	mux.HandleFunc("GET /json", s.handleList)
-	mux.HandleFunc("GET /json/list", s.handleList)
-	mux.HandleFunc("GET /json/protocol", s.handleProtocol)
+	// Each discovery path also answers with a trailing slash, as Node's and
+	// Chrome's do: Playwright asks for /json/version/.
+	for path, h := range map[string]http.HandlerFunc{
+		"/json/version": s.handleVersion, "/json": s.handleList,
+		"/json/list": s.handleList, "/json/protocol": s.handleProtocol,
+	} {
+		mux.HandleFunc("GET "+path, h)
+		mux.HandleFunc("GET "+path+"/{$}", h)
+	}
 	mux.HandleFunc("/json/new", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "inspector-worker serves exactly one page target and cannot open new ones", http.StatusForbidden)
 	})
@@ -29,7 +34,18 @@ func (s *Server) routes() http.Handler {
 	for pattern, h := range s.opts.Mount {
 		mux.Handle(pattern, h)
 	}
+	mux.HandleFunc("/", s.handleNotFound)
 	return s.checkHost(mux)
+}
+
+// handleNotFound answers a path nothing serves, and logs it when debugging
+// (INSPECTOR_WORKER_DEBUG): a client that guesses a discovery path the
+// worker lacks is then visible. The query is not logged (it may carry a
+// token).
+func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	s.logf("404 for %s %s: the worker serves /json, /json/list, /json/version, /json/protocol and /devtools/page/<id>",
+		r.Method, r.URL.Path)
+	http.NotFound(w, r)
 }
 
 // checkHost refuses requests whose Host header is a DNS name other than
