@@ -201,8 +201,11 @@ func (fw *fileWatcher) Close() {
 // Debounce: a restart waits until the tree was quiet for watchQuiet (an
 // editor's save is often several events; "save all" is many), but never more
 // than watchMaxWait after the first change, so a tree that keeps changing
-// still restarts.
+// still restarts (and says so). watchMaxWait was 1 s: a `git checkout` or a
+// build writing for 1.5 s restarted the host twice, the first time on a
+// half-written tree; 10 s covers such bursts while a tree that never
+// settles still gets a host.
 const (
 	watchQuiet   = 200 * time.Millisecond
-	watchMaxWait = time.Second
+	watchMaxWait = 10 * time.Second
 )

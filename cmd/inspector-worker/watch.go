@@ -241,6 +241,7 @@ func (w *watchRun) supervise(ctx context.Context, fw *fileWatcher, sigs <-chan o
 			quietT.Stop()
 			quiet, maxWait, quietT = nil, nil, nil
 			if !stopping {
+				fmt.Fprintf(w.stderr, "inspector-worker: files kept changing for %v; restarting the host now (it restarts again once they settle)\n", watchMaxWait)
 				w.restart(ctx, fw)
 				stuck, endedStuck = nil, false // armed for the host just replaced
 			}

@@ -222,6 +222,33 @@ func TestWatchWindowSurvivesRestart(t *testing.T) {
 	proctest.AssertGone(t, pid2)
 }
 
+// A burst of saves longer than a second (a checkout, a build) is one
+// restart, as the README says, not one on a half-written tree and another
+// after it (the debounce's upper bound was 1 s).
+func TestWatchLongBurstIsOneRestart(t *testing.T) {
+	w, dir, _ := startWatch(t, watchApp("v1", false))
+	w.pidOf("v1")
+	last, gaps := time.Now(), 0
+	for i := 0; i < 40; i++ {
+		writeApp(t, dir, watchApp(fmt.Sprintf("b%d", i), false))
+		// A stall past the quiet period legitimately ends a burst: counted.
+		if now := time.Now(); now.Sub(last) > watchQuiet {
+			gaps++
+		}
+		last = time.Now()
+		time.Sleep(45 * time.Millisecond) // 40 saves over ~1.8 s
+	}
+	w.pidOf("b39")
+	time.Sleep(2 * time.Second) // past any further debounce (a hang bound, not a speed check)
+	n := strings.Count(w.stderr.String(), "changed; restarting the host")
+	if n < 1 || n > 1+gaps {
+		t.Fatalf("%d restarts for 40 saves (%d stalls > %v), want 1..%d:\n%s", n, gaps, watchQuiet, 1+gaps, w.stderr)
+	}
+	t.Logf("40 saves (%d stalls) → %d restart(s)", gaps, n)
+	w.cmd.Process.Signal(syscall.SIGINT)
+	w.wait()
+}
+
 // A burst of saves makes at most two restarts (debounce), and the last
 // content runs.
 func TestWatchDebouncesBursts(t *testing.T) {
