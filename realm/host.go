@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"path"
-	"strings"
 	"sync"
 	"time"
 
@@ -33,11 +32,11 @@ type HostInfo struct {
 // evaluates anything: console floods are not delivered to it.
 //
 // The watcher also releases the host's worker threads, which inherit the
-// --inspect-wait the host was started with (threads.go).
+// --inspect-wait the host was started with (hostnode.Threads).
 //
-// Goroutines: watchLoop (one), until Done; notifyLoop, enableLoop and
-// releaseLoop, and one resend per thread until it is released, each ending
-// by releaseResends' last time at the latest.
+// Goroutines: watchLoop (one), until Done; notifyLoop, the NodeWorker.enable
+// resends and releaseLoop, and one resend per thread until it is released,
+// each ending by its schedule's last time at the latest.
 type Host struct {
 	wsURL string      // Static after construction.
 	info  HostInfo    // Static after construction.
@@ -45,10 +44,10 @@ type Host struct {
 
 	doneOnce sync.Once
 	done     chan struct{}
-	finished chan struct{} // closed by watchLoop on NodeRuntime.waitingForDisconnect
-	notified chan struct{} // closed by watchLoop when Node answered notifyMsg
-	enabled  chan struct{} // closed by watchLoop when Node answered nodeWorkerEnableMsg
-	threads  threads       // Owned by watchLoop.
+	finished chan struct{}     // closed by watchLoop on NodeRuntime.waitingForDisconnect
+	notified chan struct{}     // closed by watchLoop when Node answered notifyMsg
+	enabled  chan struct{}     // closed by watchLoop when Node answered nodeWorkerEnableMsg
+	threads  *hostnode.Threads // Static after construction; Event called by watchLoop only.
 	mu       sync.Mutex
 	reason   string          // Guarded by mu; set once before done closes.
 	watcher  *websocket.Conn // Static after construction.
@@ -74,8 +73,17 @@ type HostOptions struct {
 const exitReasonWait = 5 * time.Second
 
 // watcherRequestID is the id of notifyMsg; the releases take the ids after
-// it, NodeWorker's requests theirs from threads.go.
+// it.
 const watcherRequestID = 1
+
+// The watcher's ids for NodeWorker (hostnode.Threads): its enable, and every
+// message it forwards to a thread (answers ignored).
+const (
+	nodeWorkerEnableID = 100
+	threadForwardID    = 101
+)
+
+var nodeWorkerEnableMsg = hostnode.ThreadsEnable(nodeWorkerEnableID)
 
 // notifyMsg asks Node to say when the script finished. It is the watcher's
 // request whose answer the end of the script depends on (watcherRequestID).
@@ -108,6 +116,7 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 	}
 	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), finished: make(chan struct{}),
 		notified: make(chan struct{}), enabled: make(chan struct{}), watcher: c}
+	h.threads = hostnode.NewThreads(h.write, threadForwardID, h.done)
 	go h.watchLoop()
 	go h.notifyLoop()
 	go h.resend(h.enabled, func(int) string { return nodeWorkerEnableMsg })
@@ -173,7 +182,7 @@ func (h *Host) watchLoop() {
 			h.Finish("the host's inspector closed (the Node process exited)")
 			return
 		}
-		var ev nodeWorkerEvent
+		var ev hostnode.NodeWorkerEvent
 		if json.Unmarshal(msg, &ev) != nil {
 			continue
 		}
@@ -186,8 +195,8 @@ func (h *Host) watchLoop() {
 			}
 			continue
 		}
-		if strings.HasPrefix(ev.Method, "NodeWorker.") {
-			h.threadEvent(nil, &ev)
+		if hostnode.IsThreadEvent(ev.Method) {
+			h.threads.Event(&ev)
 			continue
 		}
 		if ev.Method == "NodeRuntime.waitingForDisconnect" {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/inspector-worker/inspector-worker/hostnode"
 )
 
 // CDP is decoded in two stages: a small envelope first, then params only for
@@ -72,6 +74,7 @@ const (
 	noticePaused          // Debugger.paused: the control loop resumes
 	noticeConsole         // a console event was stored (counts toward discardConsoleEntries)
 	noticeMainGone        // the main (default) context was destroyed: the script has ended
+	noticeThread          // a NodeWorker event: hostnode.Threads releases the thread
 )
 
 // decodeMessage turns one inspector message into an event, a response or a
@@ -89,6 +92,9 @@ func decodeMessage(m *mapper, msg []byte) (ev *Event, resp *cdpResponse, n notic
 			r.err, _ = capText(string(env.Error), maxValueChars)
 		}
 		return nil, r, noticeNone
+	}
+	if hostnode.IsThreadEvent(env.Method) {
+		return nil, nil, noticeThread
 	}
 	switch env.Method {
 	case "Debugger.paused":

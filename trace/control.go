@@ -2,6 +2,7 @@ package trace
 
 import (
 	"context"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -52,6 +53,8 @@ const (
 	cmdRuntimeEnable int64 = iota + 1
 	cmdDebuggerEnable
 	cmdRunIfWaiting
+	cmdNodeWorkerEnable // hostnode.ThreadsEnable; answer not awaited
+	cmdThreadForward    // every message hostnode.Threads forwards to a thread; answers ignored
 	cmdNext
 )
 
@@ -96,6 +99,11 @@ func (s *session) launch(ctx context.Context) error {
 		responses: make(chan cdpResponse, responseQueue),
 		pauses:    make(chan struct{}, 1), discards: make(chan struct{}, 1), ended: make(chan struct{}, 1),
 		readDone: make(chan struct{}), nextID: cmdNext}
+	c.threads = hostnode.NewThreads(func(msg string) error {
+		ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
+		defer cancel()
+		return conn.Write(ctx, websocket.MessageText, []byte(msg))
+	}, cmdThreadForward, c.readDone)
 	if !s.eng.track(2) { // the engine shut down while node was starting
 		proc.Kill()
 		_ = conn.CloseNow()
@@ -126,9 +134,13 @@ func targetEnv(id string) []string {
 // control is one attached session's connection to Node's inspector.
 type control struct {
 	s    *session          // Static after construction.
-	conn *websocket.Conn   // Static after construction; written by controlLoop only.
+	conn *websocket.Conn   // Static after construction; written by controlLoop, and by threads (coder/websocket serialises writers).
 	proc *hostnode.Process // Static after construction.
 	m    *mapper           // Owned by readLoop.
+	// threads releases the target's worker threads, which inherit
+	// --inspect-brk and would wait forever. Static after construction;
+	// Event called by readLoop only.
+	threads *hostnode.Threads
 
 	responses chan cdpResponse // readLoop → controlLoop
 	pauses    chan struct{}    // readLoop → controlLoop, coalesced: resume
@@ -162,6 +174,11 @@ func (c *control) readLoop() {
 			signal(c.pauses)
 		case n == noticeMainGone:
 			signal(c.ended)
+		case n == noticeThread:
+			var tev hostnode.NodeWorkerEvent
+			if stdjson.Unmarshal(msg, &tev) == nil {
+				c.threads.Event(&tev)
+			}
 		}
 		switch {
 		case ev != nil && ev.child != nil:
@@ -215,6 +232,10 @@ func (c *control) attach(ctx context.Context) error {
 		id     int64
 		method string
 	}{{cmdRuntimeEnable, "Runtime.enable"}, {cmdDebuggerEnable, "Debugger.enable"}, {cmdRunIfWaiting, "Runtime.runIfWaitingForDebugger"}}
+	// NodeWorker first, so a thread the script starts at once is released.
+	if err := c.conn.Write(ctx, websocket.MessageText, []byte(hostnode.ThreadsEnable(cmdNodeWorkerEnable))); err != nil {
+		return fmt.Errorf("send NodeWorker.enable: %w", err)
+	}
 	for _, st := range steps {
 		if err := c.send(ctx, st.id, st.method); err != nil {
 			return err

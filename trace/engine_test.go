@@ -507,3 +507,27 @@ func TestStartCanceled(t *testing.T) {
 		t.Errorf("start = %+v, %v", s, err)
 	}
 }
+
+// TestWorkerThreadsRun: worker threads inherit --inspect-brk and waited for
+// a debugger forever (the trace hung until stopped); they run as under plain
+// node, threads of threads too, and the script exits on its own.
+func TestWorkerThreadsRun(t *testing.T) {
+	ctx := testCtx(t)
+	ws := workspace(t, map[string]string{"threads.js": `
+const { Worker, isMainThread, workerData } = require('worker_threads');
+const depth = isMainThread ? 0 : workerData;
+if (depth > 0) console.log('thread ' + depth + ' first line');
+if (depth < 2) new Worker(__filename, { workerData: depth + 1 });
+`})
+	e := newEngine(t, Options{Workspace: ws})
+	d := run(t, ctx, e, StartRequest{Target: "threads.js"})
+	var lines []string
+	for _, ev := range d.Events {
+		if ev.Kind == KindOutput && ev.Subtype == "stdout" {
+			lines = append(lines, ev.Detail)
+		}
+	}
+	if got := strings.Join(lines, "|"); got != "thread 1 first line|thread 2 first line" || *d.Session.ExitCode != 0 {
+		t.Fatalf("stdout %q, exit code %d; want both threads' first lines and 0", got, *d.Session.ExitCode)
+	}
+}
