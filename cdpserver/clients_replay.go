@@ -21,7 +21,7 @@ import (
 // answer (an after hook, methods.go), in chunks of replayChunk messages,
 // each queued when the window has written all but the last one. Queued
 // ahead of the answer, 20 pages × 1,000 messages kept the answer 5–6 s
-// from 8 windows opening at once (docs/p9-mem.md), and a window's whole
+// from 8 windows opening at once (docs/performance.md, MemReplay), and a window's whole
 // replay sat in its queue at once. Order: execution contexts first, then
 // the host's observations, then each page's messages.
 //

@@ -7,7 +7,7 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Direct writes (issue 12, P9). A message from Node normally goes hostLoop →
+// Direct writes (docs/agent-note.md "Relay cost"). A message from Node normally goes hostLoop →
 // sendQueue → sendLoop → socket: one goroutine wake-up per message that a
 // bare TCP splice does not pay. When the queue is empty, nobody is writing
 // and the socket has room, hostLoop writes the message itself, in a run: it

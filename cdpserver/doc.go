@@ -14,6 +14,8 @@
 // re-marshals a relayed message through typed structs: relayed bytes stay
 // untouched except for the rewrites listed in rewrite.go.
 //
-// Spec: docs/agent-note.md ("The DevTools side") and
-// ../shared/design/devtools-methods.md.
+// Spec: the method table itself (methods.go) and the decisions in
+// docs/agent-note.md: "Relay rules", "Concurrency and bounds", "Relay cost",
+// "Client pages in DevTools", "Network domain and fetch journal", "Watch
+// mode" and "Page-target scaffold". The page side speaks docs/protocol.md.
 package cdpserver

@@ -36,7 +36,8 @@ process.stdout.write('host ready\n');
 // the host's scripts all the same; only the hidden script itself is left
 // out. The hiding once matched the hidden URL anywhere in the event, so the
 // frames of scriptParsed.stackTrace hid every script: an empty Sources tree
-// (TestWatchWindowSurvivesRestart's flake under load, docs/p9-flake.md).
+// (TestWatchWindowSurvivesRestart's flake under load; docs/agent-note.md
+// "Relay rules").
 func TestHiddenScriptOnStackHidesNothingElse(t *testing.T) {
 	hidden := filepath.Join(t.TempDir(), "hidden.js")
 	if err := os.WriteFile(hidden, []byte("exports.spinUntilStop = () => { globalThis.spinning = true; while (globalThis.stop !== true) {} };\n"), 0o644); err != nil {

@@ -3,8 +3,8 @@ package cdpserver
 import "strings"
 
 // This file is the ONE place that says how the worker answers each method it
-// knows (shared/conventions.md: "one table says how each method is
-// answered"). dispatch.handle looks a request up here once and acts on the
+// knows (docs/agent-note.md "Relay rules": one method table).
+// dispatch.handle looks a request up here once and acts on the
 // entry's kind; /json/protocol (protocol.go) and the table test
 // (scaffold_test.go) are generated from the same table, so they cannot drift
 // from what the worker does.

@@ -385,7 +385,7 @@ func (s *Server) sessionCount() int {
 // interrupt, so the scripts it lists then carry whatever code was running,
 // often the preload's (its console wrapper); matching the URL anywhere in
 // the event hid every script and the window's Sources tree stayed empty
-// (docs/p9-flake.md).
+// (docs/agent-note.md "Relay rules").
 func (s *Server) hidden(msg []byte) bool {
 	if len(s.opts.HideScripts) == 0 {
 		return false

@@ -34,7 +34,8 @@
 // kill when node exits on its own (it needs waitid's WNOWAIT) and
 // TCP_QUICKACK are Linux-only and quietly absent elsewhere.
 //
-// Spec: the design note design/architecture.md, sections "Security"
-// (loopback only, port 0, URL from the first stderr line) and "Performance
-// targets" (Node's inspector socket and TCP_QUICKACK).
+// Spec: the decisions in docs/agent-note.md, "Host lifecycle" (inspect-wait
+// and release, closing sessions, output copiers, no orphans), "Security"
+// (loopback only), "Relay cost" (batched writes, frame lengths, exact-size
+// reads) and "Consequences" (TCP_QUICKACK on Node's inspector socket).
 package hostnode

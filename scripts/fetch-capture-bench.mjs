@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // App-side fetch latency with vs without the host preload's capture, in the
-// same process and the same run (P7): a loopback server serves 1 KB and
+// same process and the same run: a loopback server serves 1 KB and
 // 1 MB bodies; `node --require save-fetch.cjs --require preload.cjs
 // bench-app.cjs` times Node's own fetch and the wrapped one in interleaved
 // rounds (median of ROUNDS rounds of a series each), from the call to the
@@ -12,7 +12,8 @@
 //   ROUNDS=15 node scripts/fetch-capture-bench.mjs
 //   BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' node scripts/fetch-capture-bench.mjs
 //
-// Goals (issue P7): ≤ 1.05× for 1 KB, ≤ 1.25× for 1 MB. A figure, never a
+// Goals: ≤ 1.05× for 1 KB, ≤ 1.25× for 1 MB (current figures:
+// docs/performance.md). A figure, never a
 // test assertion: the machine is shared.
 import http from 'node:http';
 import { spawn } from 'node:child_process';

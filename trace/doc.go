@@ -3,8 +3,7 @@
 // a correlation-aware evidence chain with an explicit confidence and caveat.
 //
 // Spec: docs/trace.md (CLI, HTTP API, JSON schema, confidence rules, caps,
-// threat notes). Design origin: design/architecture.md and the
-// trace-intelligence seed (its protocol facts, honesty rules, caps and traps).
+// threat notes). Decisions: docs/agent-note.md, "Failure trace (trace/)".
 //
 // # What it owns
 //

@@ -106,7 +106,7 @@ const QUEUE_MAX_BYTES = 16 << 20;
  * tripped it within each interval and sent 8–9 frames/s where a 200 ms
  * pace meant 5: each frame costs the page and the browser's network
  * service ~0.2 ms of CPU whatever its size up to ~16 KiB, a byte ~6 ns
- * (ChromiumWebSocketCost, docs/p9-page5.md).
+ * (ChromiumWebSocketCost, docs/performance.md).
  */
 const PACE_BYTES = 128 << 10;
 
@@ -3919,7 +3919,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   // Append frames: up to PACE_BURST back to back, then one per PACE_MS
   // while the page keeps logging (Producer `pace`, a token bucket). Each
   // frame costs the page and the browser's network service ~0.2 ms of CPU
-  // whatever its size (docs/p9-page5.md). 400, not 200: 5% less Chromium
+  // whatever its size (docs/performance.md). 400, not 200: 5% less Chromium
   // CPU for 20 pages logging steadily (same-run A/B both ways), for items
   // that wait up to 0.4 s while a page logs steadily. A page in a long or
   // hung task sends from its own calls (Producer.sendIfLate), so the pace

@@ -60,7 +60,7 @@ export const QUEUE_MAX_BYTES = 16 << 20;
  * tripped it within each interval and sent 8–9 frames/s where a 200 ms
  * pace meant 5: each frame costs the page and the browser's network
  * service ~0.2 ms of CPU whatever its size up to ~16 KiB, a byte ~6 ns
- * (ChromiumWebSocketCost, docs/p9-page5.md).
+ * (ChromiumWebSocketCost, docs/performance.md).
  */
 export const PACE_BYTES = 128 << 10;
 

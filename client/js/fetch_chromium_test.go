@@ -8,8 +8,8 @@ package clientjs_test
 // sequences) to the server, and both reports must be equal. The client's
 // frames go to a minimal recording worker (welcome, acks) rather than the
 // Registry, so this test checks the items' wire shape by itself: the
-// members wire-p7.md adds (kind, stackTrace) are decoded by the Go side of
-// P7, not by this package.
+// optional members of a fetch item (kind, stackTrace; docs/protocol.md
+// "Items and topics") are decoded by sourceproto, not by this package.
 
 import (
 	"context"

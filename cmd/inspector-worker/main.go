@@ -13,7 +13,8 @@ import (
 // between collections, which GOGC alone lets grow to twice the live heap.
 // A soft limit makes the collector run earlier when the heap nears it; it
 // never fails an allocation, so a window that legitimately queues more
-// (a large script source) only costs more GC work. See docs/p9-mem.md.
+// (a large script source) only costs more GC work. Measured: docs/agent-note.md
+// "Concurrency and bounds".
 const softMemoryLimit = 48 << 20
 
 const usage = `inspector-worker: one Chrome DevTools endpoint for a Node.js app

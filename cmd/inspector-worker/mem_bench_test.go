@@ -18,10 +18,10 @@ import (
 	"github.com/coder/websocket"
 )
 
-// Worker memory (issue 12, item 4): a real worker process, a real node host
-// and real sockets; the figure is the worker's peak resident set (VmHWM in
-// /proc/PID/status), reported, never asserted (other agents share the
-// machine). docs/p9-mem.md has the figures.
+// Worker memory: a real worker process, a real node host and real sockets;
+// the figure is the worker's peak resident set (VmHWM in /proc/PID/status),
+// reported, never asserted (the machine is shared). Goals and current
+// figures: docs/performance.md, "Memory".
 //
 //	go test -run '^$' -bench Mem -benchtime 1x ./cmd/inspector-worker
 

@@ -47,7 +47,7 @@ type relayMode struct {
 	run     func(b *testing.B, paths []*relayPath, order []int) []sample
 }
 
-// metric is one figure of a mode. Where issue 12 sets a goal for the
+// metric is one figure of a mode. Where docs/performance.md sets a goal for the
 // worker, goal is the ratio worker/goalVs it must reach: at most goal for
 // latencies, at least goal for rates.
 type metric struct {

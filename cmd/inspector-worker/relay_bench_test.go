@@ -11,8 +11,7 @@ import (
 	"testing"
 )
 
-// BenchmarkRelayCost shows the worker's own cost on the host path (issue 12,
-// item 1). Four Node hosts, one per path: a direct client with TCP_NODELAY
+// BenchmarkRelayCost shows the worker's own cost on the host path. Four Node hosts, one per path: a direct client with TCP_NODELAY
 // and TCP_QUICKACK re-armed after each read (the best a client can do), a
 // direct client without QUICKACK (what DevTools does), the same best client
 // through a bare TCP splice in a separate process (the floor for any
@@ -28,7 +27,7 @@ import (
 // records a perf CPU profile of the worker over the rounds;
 // IW_RELAY_WORKER=BIN and IW_RELAY_BASE_WORKER=BIN (a fifth path) compare
 // two worker builds in one run; IW_RELAY_MODES=a,b runs only those modes.
-// See docs/p9-bench.md.
+// Goals, how to read the table and current figures: docs/performance.md.
 func BenchmarkRelayCost(b *testing.B) {
 	rounds := 5
 	if v, err := strconv.Atoi(os.Getenv("IW_RELAY_ROUNDS")); err == nil {
@@ -123,7 +122,7 @@ func reportRelayCost(b *testing.B, paths []*relayPath, modes []relayMode, res []
 	for _, c := range cols {
 		fmt.Fprintf(&t, " %9s", c.name)
 	}
-	fmt.Fprintf(&t, "  %-28s w/splice per round\n", "goal (issue 12)")
+	fmt.Fprintf(&t, "  %-28s w/splice per round\n", "goal")
 	for m, mode := range modes {
 		for k, met := range mode.metrics {
 			name := mode.name + " " + met.name
