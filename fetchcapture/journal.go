@@ -11,7 +11,7 @@ import (
 )
 
 // Budgets of the journal. A producer's own per-body budget (1 MiB by default,
-// wire-p7) keeps each body small; these bound the sum.
+// docs/agent-note.md "Fetch capture") keeps each body small; these bound the sum.
 const (
 	// DefaultMaxEntries keeps the last thousand requests: a Network panel
 	// opened late still sees what led up to now, and replaying a thousand

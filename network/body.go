@@ -127,7 +127,7 @@ func truncationText(b fetchcapture.BodyPart) string {
 		why = "the worker's journal byte budget"
 	}
 	// Total is what the producer saw: the whole body, or only what it read
-	// before it cancelled its copy (wire-p7 allows both), so it is worded
+	// before it cancelled its copy (docs/protocol.md "Items and topics" allows both), so it is worded
 	// as that and never as the body's size.
 	total := ""
 	if b.Total > int64(len(b.Data)) {

@@ -113,7 +113,7 @@ var decodeCases = []decodeCase{
 	{"console too many args", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"type":"log","args":[`+strings.Repeat(`{"type":"undefined"},`, MaxConsoleArgs)+`{"type":"undefined"}],"timestamp":1}}`), RejectOversized},
 	{"console negative timestamp", famConsole, appendFrame("c1", 3, 1, 0, `{"console":{"type":"log","args":[],"timestamp":-1}}`), RejectMalformed},
 
-	// Fetch (wire-p7.md: kind, stackTrace, bodiesNotRead are optional).
+	// Fetch (docs/protocol.md "Items and topics": kind, stackTrace, bodiesNotRead are optional).
 	{"fetch request", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"request","timestamp":5,"request":{"url":"http://x/","method":"GET","headers":[{"name":"a","value":"b"}]}}}`), ""},
 	{"fetch body", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"body","timestamp":5,"body":{"part":"response","offset":0,"data":"aGVsbG8="}}}`), ""},
 	{"fetch phase mismatch", famFetch, appendFrame("c1", 3, 1, 0, `{"fetch":{"id":"f1","phase":"response","timestamp":5,"body":{"part":"response","offset":0,"data":""}}}`), RejectMalformed},

@@ -141,9 +141,9 @@ type CallFrame struct {
 	URL          string `json:"url,intern"`
 	LineNumber   int64  `json:"lineNumber"`
 	ColumnNumber int64  `json:"columnNumber"`
-	// ScriptID is optional (wire-p7: a host producer knows V8's script id;
-	// a page's client scripts are addressed by url). Added without a
-	// version bump: frames without it stay valid.
+	// ScriptID is optional (docs/protocol.md "The JSON value set": a host
+	// producer knows V8's script id; a page's client scripts are addressed
+	// by url). Added without a version bump: frames without it stay valid.
 	ScriptID string `json:"scriptId,omitempty"`
 }
 
