@@ -12,8 +12,9 @@ import { FIXTURE_URL } from '../lib/worker.js';
 const chrome = useChromium();
 
 /**
- * Methods that must really work (docs: devtools-methods.md, "Must really work"): an
- * error answer to any of these, when the frontend sent it, fails the test.
+ * Methods that must really work (what the stock frontend needs to attach, show the
+ * Console and Sources, evaluate and resume): an error answer to any of these, when
+ * the frontend sent it, fails the test.
  */
 const MUST_SUCCEED = [
   'Runtime.enable', 'Debugger.enable', 'Page.enable', 'Page.getResourceTree',
