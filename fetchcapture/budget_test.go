@@ -105,7 +105,7 @@ func readable(t *testing.T, j *Journal, id string, size int, when string) {
 	}
 }
 
-// A hostile page floods the journal three ways (the attack of issue P11:
+// A hostile page floods the journal three ways (the attack measured on the old journal:
 // redirect hops of 1 MiB heads, a million empty hops, unfinished requests
 // of 1 MiB heads). After each: the journal's accounting equals what it
 // keeps (checkInvariants: every entry re-measured, every scope summed) and
