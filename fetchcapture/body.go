@@ -10,6 +10,7 @@ import (
 type body struct {
 	chunks [][]byte
 	size   int64 // bytes kept
+	cost   int64 // what the kept chunks cost the budget (chunkCost)
 	seen   int64 // bytes that reached the worker, kept or not
 	// broken says why the body is not trusted (a gap or an overlap); the
 	// chunks are then freed.
@@ -19,9 +20,9 @@ type body struct {
 	journalTruncated bool
 }
 
-// add appends a chunk at offset. It returns the bytes the journal now keeps
-// in addition (0 for a refused or broken chunk) and whether the chunk was
-// in order. A chunk that does not start exactly at the end of what arrived
+// add appends a chunk at offset. It returns what the journal's budget now
+// holds in addition (0 for a refused chunk, minus what was kept for a
+// broken one) and whether the chunk was in order. A chunk that does not start exactly at the end of what arrived
 // (a gap: data lost; an overlap: data sent twice or rewritten) breaks the
 // body: a reassembly that guessed would show bytes the app never got.
 func (b *body) add(offset int64, data []byte, room bool) (int64, bool) {
@@ -34,8 +35,8 @@ func (b *body) add(offset int64, data []byte, room bool) (int64, bool) {
 			kind = "overlap"
 		}
 		b.broken = fmt.Sprintf("the producer's chunks did not line up (%s: a chunk at offset %d after %d bytes); the body was dropped", kind, offset, b.seen)
-		freed := b.size
-		b.chunks, b.size = nil, 0
+		freed := b.cost
+		b.chunks, b.size, b.cost = nil, 0, 0
 		return -freed, false
 	}
 	b.seen += int64(len(data))
@@ -43,11 +44,13 @@ func (b *body) add(offset int64, data []byte, room bool) (int64, bool) {
 		b.journalTruncated = true
 		return 0, true
 	}
-	if len(data) > 0 {
-		b.chunks = append(b.chunks, data)
-		b.size += int64(len(data))
+	if len(data) == 0 {
+		return 0, true
 	}
-	return int64(len(data)), true
+	b.chunks = append(b.chunks, data)
+	b.size += int64(len(data))
+	b.cost += chunkCost(data)
+	return chunkCost(data), true
 }
 
 func (b *body) bytes() []byte {
@@ -70,6 +73,9 @@ var (
 	ErrNoBody = errors.New("fetchcapture: the request has no body")
 	// ErrBrokenBody: the producer's chunks did not line up; the body was dropped.
 	ErrBrokenBody = errors.New("fetchcapture: the body was not captured correctly")
+	// ErrReleased: the request's source left before it finished; the
+	// journal kept only its request line and why it failed.
+	ErrReleased = errors.New("fetchcapture: the body is gone")
 )
 
 // BodyPart is what Journal.Body returns.

@@ -1,17 +1,21 @@
 package fetchcapture
 
 import (
+	"container/list"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
 // Budgets of the journal. A producer's own per-body budget (1 MiB by default,
-// docs/agent-note.md "Fetch capture") keeps each body small; these bound the sum.
+// docs/agent-note.md "Fetch capture") keeps each body small; these bound the sum of
+// everything kept (budget.go: what is counted, and who gives way).
 const (
 	// DefaultMaxEntries keeps the last thousand requests: a Network panel
 	// opened late still sees what led up to now, and replaying a thousand
@@ -19,15 +23,22 @@ const (
 	DefaultMaxEntries = 1000
 	// DefaultMaxBytes bounds the heads and bodies kept: 64 full 1 MiB bodies.
 	DefaultMaxBytes = 64 << 20
-	// entryOverhead is what an entry costs beyond its strings and bodies
-	// (structs, steps, map slots), so that many small entries are counted too.
-	entryOverhead = 512
 	// RedactedValue replaces the value of a redacted header.
 	RedactedValue = "[redacted by inspector-worker]"
+	// returnMemoryAfter: a source that leaves having let go of this much
+	// (its unfinished entries released) makes the worker return memory to
+	// the system at once (returnMemory). Below it, the next collection
+	// will do; a page's share is 32 MiB.
+	returnMemoryAfter = 8 << 20
+	// returnMemoryEvery spaces those returns: each is a full collection
+	// (a few ms for the worker's heap).
+	returnMemoryEvery = time.Second
 )
 
 // Options configure a Journal. Zero values take the documented defaults.
 type Options struct {
+	// MaxEntries and MaxBytes bound the whole journal; pages together may
+	// hold half of each (budget.go, pagesShare).
 	MaxEntries int   // default DefaultMaxEntries
 	MaxBytes   int64 // default DefaultMaxBytes
 	// RedactHeaders are header names (any case) whose values are replaced by
@@ -47,9 +58,12 @@ type Options struct {
 type Stats struct {
 	Entries     int
 	Bytes       int64 // the journal's own accounting, bounded by MaxBytes
+	PageEntries int   // the part of Entries that pages hold
+	PageBytes   int64 // the part of Bytes that pages hold
 	Recorded    uint64
 	Evicted     uint64
-	Violations  uint64 // phases out of order, unknown ids; ignored
+	Dropped     uint64 // unfinished entries failed and dropped for a budget (counted in Evicted too)
+	Violations  uint64 // phases out of order, unknown ids, past MaxRedirects; ignored
 	BudgetCuts  uint64 // body chunks refused by the byte budget
 	Subscribers int
 }
@@ -64,15 +78,20 @@ type Journal struct {
 	opts   Options             // Static after construction.
 	redact map[string]struct{} // Static after construction: lower-case names.
 
-	mu      sync.Mutex
-	sources map[sourceproto.SourceRef]Origin // Guarded by mu: open sources.
-	byKey   map[key]*entry                   // Guarded by mu.
-	byID    map[string]*entry                // Guarded by mu.
-	order   []*entry                         // Guarded by mu: oldest first.
-	bytes   int64                            // Guarded by mu.
-	nextID  uint64                           // Guarded by mu.
-	subs    map[*Subscription]struct{}       // Guarded by mu.
-	stats   Stats                            // Guarded by mu: counters only.
+	pagesMax tally // Static after construction: the pages' share of both budgets.
+
+	mu     sync.Mutex
+	uses   map[sourceproto.SourceRef]*use // Guarded by mu: sources open or holding entries.
+	byKey  map[key]*entry                 // Guarded by mu.
+	byID   map[string]*entry              // Guarded by mu.
+	order  list.List                      // Guarded by mu: every entry (*entry), oldest first.
+	total  tally                          // Guarded by mu.
+	sides  [2]tally                       // Guarded by mu: by side (sideHost, sidePages).
+	nextID uint64                         // Guarded by mu.
+	subs   map[*Subscription]struct{}     // Guarded by mu.
+	stats  Stats                          // Guarded by mu: counters only.
+
+	lastReturn atomic.Int64 // unix ns of the last returnMemory
 }
 
 type key struct {
@@ -82,18 +101,23 @@ type key struct {
 
 type entry struct {
 	key         key
+	u           *use
 	requestID   string
 	req         *Request
-	steps       []Step    // request, redirects, response, end; data steps are merged
+	steps       []Step    // request, redirects (at most MaxRedirects), response, end; data steps are merged
+	hops        int       // redirect steps published
 	dataSeen    int64     // response bytes announced in data steps
 	pendingHop  *Response // a 3xx response not yet known to be a hop or final
 	pendingAt   float64
 	gotResponse bool
 	ended       bool
+	released    string // why the heads and partial bodies were let go (the source left mid-request)
 	reqBody     body
 	respBody    body
 	finished    *Finished
-	bytes       int64
+	bytes       int64         // what it costs: measure(), kept incrementally
+	orderEl     *list.Element // in Journal.order
+	useEl       *list.Element // in u.running or u.ended
 }
 
 // New returns an empty journal.
@@ -109,7 +133,8 @@ func New(opts Options) *Journal {
 	}
 	j := &Journal{
 		opts: opts, redact: map[string]struct{}{},
-		sources: map[sourceproto.SourceRef]Origin{}, byKey: map[key]*entry{}, byID: map[string]*entry{},
+		pagesMax: tally{bytes: opts.MaxBytes / pagesShare, entries: max(1, opts.MaxEntries/pagesShare)},
+		uses:     map[sourceproto.SourceRef]*use{}, byKey: map[key]*entry{}, byID: map[string]*entry{},
 		subs: map[*Subscription]struct{}{},
 	}
 	for _, n := range opts.RedactHeaders {
@@ -123,7 +148,8 @@ func (j *Journal) Stats() Stats {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	s := j.stats
-	s.Entries, s.Bytes, s.Subscribers = len(j.order), j.bytes, len(j.subs)
+	s.Entries, s.Bytes, s.Subscribers = j.total.entries, j.total.bytes, len(j.subs)
+	s.PageEntries, s.PageBytes = j.sides[sidePages].entries, j.sides[sidePages].bytes
 	return s
 }
 
@@ -137,16 +163,48 @@ func (j *Journal) SourceOpened(info sourceproto.SourceInfo) {
 		o.Role = info.Ref.Role
 	}
 	j.mu.Lock()
-	j.sources[info.Ref] = o
+	u := j.useLocked(info.Ref)
+	u.origin, u.open = o, true
 	j.mu.Unlock()
 }
 
-// SourceClosed fails the source's unfinished entries.
+// SourceClosed fails the source's unfinished entries and lets go of what
+// they held but their request line (a source that left with requests
+// hanging, a hostile page's included, pins nothing). Its ended entries
+// stay, as history within the budgets; they are the first to give way.
 func (j *Journal) SourceClosed(ref sourceproto.SourceRef, code sourceproto.CloseCode) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	delete(j.sources, ref)
-	j.failOpenLocked(ref, fmt.Sprintf("the %s disconnected (%s) before the request finished", roleName(ref.Role), code))
+	u := j.uses[ref]
+	if u == nil {
+		j.mu.Unlock()
+		return
+	}
+	u.open = false
+	before := u.bytes
+	j.failOpenLocked(u, fmt.Sprintf("the %s disconnected (%s) before the request finished", roleName(ref.Role), code), true)
+	freed := before - u.bytes
+	if u.entries == 0 {
+		delete(j.uses, ref)
+	}
+	j.mu.Unlock()
+	if freed >= returnMemoryAfter {
+		j.returnMemory()
+	}
+}
+
+// returnMemory hands the memory a departed source let go back to the
+// system now, in the background: the worker is often idle after a page
+// leaves, and an idle Go process collects only every 2 minutes, so its
+// resident set would stay at the flood's peak until then. At most once per
+// returnMemoryEvery: a page reconnecting in a loop cannot make the worker
+// collect continuously.
+func (j *Journal) returnMemory() {
+	now := time.Now().UnixNano()
+	last := j.lastReturn.Load()
+	if now-last < int64(returnMemoryEvery) || !j.lastReturn.CompareAndSwap(last, now) {
+		return
+	}
+	go debug.FreeOSMemory()
 }
 
 // Replaced fails the unfinished entries (a replacement restarts the
@@ -156,8 +214,8 @@ func (j *Journal) SourceClosed(ref sourceproto.SourceRef, code sourceproto.Close
 func (j *Journal) Replaced(ref sourceproto.SourceRef, _ uint64, r *sourceproto.Replace) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if r.Reason != sourceproto.ReplaceInitial {
-		j.failOpenLocked(ref, fmt.Sprintf("the %s resent its state (%s) before the request finished; its end was lost", roleName(ref.Role), r.Reason))
+	if u := j.uses[ref]; u != nil && r.Reason != sourceproto.ReplaceInitial {
+		j.failOpenLocked(u, fmt.Sprintf("the %s resent its state (%s) before the request finished; its end was lost", roleName(ref.Role), r.Reason), false)
 	}
 	j.itemsLocked(ref, r.Items)
 }
@@ -181,14 +239,39 @@ func roleName(r sourceproto.Role) string {
 	return "page"
 }
 
-func (j *Journal) failOpenLocked(ref sourceproto.SourceRef, why string) {
+// failOpenLocked fails u's unfinished entries; release also lets go of
+// their heads and partial bodies (releaseLocked).
+func (j *Journal) failOpenLocked(u *use, why string, release bool) {
 	at := j.now()
-	for _, e := range j.order {
-		if e.key.ref == ref && !e.ended {
-			j.closeLocked(e, Step{Kind: StepFailed, Time: at, Failure: &Failure{Message: why}})
+	open := make([]*entry, 0, u.running.Len())
+	for el := u.running.Front(); el != nil; el = el.Next() {
+		open = append(open, el.Value.(*entry))
+	}
+	for _, e := range open {
+		j.closeLocked(e, Step{Kind: StepFailed, Time: at, Failure: &Failure{Message: why}})
+		if release {
+			j.releaseLocked(e, why)
 		}
 	}
 	j.enforceLocked(nil)
+}
+
+// releaseLocked reduces an entry that ended because its source left to
+// its request line and its end: the request's headers and stack, the
+// response heads (every hop) and the partial bodies are let go. What was
+// published keeps its pointers (a subscriber's queue is bounded in
+// bytes); replays from now on show the request and why it failed.
+func (j *Journal) releaseLocked(e *entry, why string) {
+	r := *e.req
+	r.Headers, r.Stack = nil, nil
+	e.req = &r
+	first, last := e.steps[0], e.steps[len(e.steps)-1]
+	first.Request, last.Request = e.req, e.req
+	e.steps = []Step{first, last}
+	e.pendingHop, e.dataSeen = nil, 0
+	e.reqBody, e.respBody = body{}, body{}
+	e.released = why + "; its headers and partial bodies were released"
+	j.chargeLocked(e, e.measure()-e.bytes)
 }
 
 func (j *Journal) itemsLocked(ref sourceproto.SourceRef, items []sourceproto.Item) {
@@ -231,17 +314,15 @@ func (j *Journal) eventLocked(ref sourceproto.SourceRef, ev *sourceproto.FetchEv
 
 func (j *Journal) startLocked(k key, ev *sourceproto.FetchEvent) {
 	r := ev.Request
+	u := j.useLocked(k.ref)
 	j.nextID++
 	req := &Request{
-		Source: k.ref, Origin: j.sources[k.ref], URL: r.URL, Method: r.Method, Headers: j.redactHeaders(r.Headers),
+		Source: k.ref, Origin: u.origin, URL: r.URL, Method: r.Method, Headers: j.redactHeaders(r.Headers),
 		HasBody: r.HasBody, Kind: r.EffectiveKind(), Stack: r.StackTrace, BodiesNotRead: r.BodiesNotRead,
 	}
 	req.Origin.Role = k.ref.Role
-	e := &entry{key: k, requestID: "iw-net." + strconv.FormatUint(j.nextID, 10), req: req}
-	e.bytes = entryOverhead + int64(len(r.URL)+len(r.Method)+len(k.id)) + headerBytes(r.Headers) + stackBytes(r.StackTrace)
-	j.byKey[k], j.byID[e.requestID] = e, e
-	j.order = append(j.order, e)
-	j.bytes += e.bytes
+	e := &entry{key: k, u: u, requestID: "iw-net." + strconv.FormatUint(j.nextID, 10), req: req}
+	j.addLocked(e)
 	j.stats.Recorded++
 	j.publishLocked(e, Step{Kind: StepRequest, Time: ev.Timestamp})
 	j.enforceLocked(e)
@@ -254,10 +335,21 @@ func (j *Journal) responseLocked(e *entry, at float64, r *sourceproto.FetchRespo
 		j.stats.Violations++ // a second final response
 		return
 	}
+	if e.pendingHop != nil && e.hops >= MaxRedirects {
+		// The held 3xx would be one hop too many: it ends the request as
+		// the final response, failed as Chromium fails it. No real
+		// request gets here (fetch fails first), so its heads are let go
+		// at once, as if its source had left.
+		j.stats.Violations++
+		why := fmt.Sprintf("more than %d redirects (net::ERR_TOO_MANY_REDIRECTS): the journal stopped recording this request, "+
+			"as Chromium and fetch stop following it", MaxRedirects)
+		j.closeLocked(e, Step{Kind: StepFailed, Time: at, Failure: &Failure{Message: why}})
+		j.releaseLocked(e, why)
+		j.enforceLocked(nil)
+		return
+	}
 	resp := &Response{URL: r.URL, Status: r.Status, StatusText: r.StatusText, Headers: j.redactHeaders(r.Headers), Redirected: r.Redirected, Type: r.Type}
-	grow := int64(len(r.URL)+len(r.StatusText)+len(r.Type)) + headerBytes(r.Headers)
-	e.bytes += grow
-	j.bytes += grow
+	j.chargeLocked(e, respCost(resp))
 	if hop := e.pendingHop; hop != nil {
 		e.pendingHop = nil
 		j.publishLocked(e, Step{Kind: StepRedirect, Time: at, Response: hop, RedirectURL: r.URL})
@@ -265,14 +357,16 @@ func (j *Journal) responseLocked(e *entry, at float64, r *sourceproto.FetchRespo
 		// The producer knew only that fetch followed a redirect: one hop
 		// from the original URL, its status unknown.
 		hop := &Response{URL: e.req.URL, StatusText: "redirected (status not known: fetch followed it internally)", StatusUnknown: true}
+		j.chargeLocked(e, respCost(hop))
 		j.publishLocked(e, Step{Kind: StepRedirect, Time: at, Response: hop, RedirectURL: r.URL})
 	}
 	e.gotResponse = true
 	if r.Status >= 300 && r.Status <= 399 {
 		e.pendingHop, e.pendingAt = resp, at
-		return
+	} else {
+		j.publishLocked(e, Step{Kind: StepResponse, Time: at, Response: resp})
 	}
-	j.publishLocked(e, Step{Kind: StepResponse, Time: at, Response: resp})
+	j.enforceLocked(e)
 }
 
 // flushHopLocked publishes a held 3xx response as the final one: what came
@@ -306,7 +400,11 @@ func (j *Journal) bodyLocked(e *entry, at float64, b *sourceproto.FetchBody) {
 }
 
 func (j *Journal) addChunkLocked(e *entry, b *body, c *sourceproto.FetchBody) {
-	room := j.makeRoomLocked(e, int64(len(c.Data)))
+	room := true
+	if len(c.Data) > 0 && b.broken == "" && !b.journalTruncated {
+		// A chunk that will not be kept evicts nothing.
+		room = j.makeRoomLocked(e, chunkCost(c.Data))
+	}
 	grew, ok := b.add(c.Offset, c.Data, room)
 	if !ok {
 		j.stats.Violations++
@@ -314,19 +412,7 @@ func (j *Journal) addChunkLocked(e *entry, b *body, c *sourceproto.FetchBody) {
 	if ok && !room && len(c.Data) > 0 {
 		j.stats.BudgetCuts++
 	}
-	e.bytes += grew
-	j.bytes += grew
-}
-
-// makeRoomLocked evicts finished entries (oldest first, never e) until n
-// more bytes fit. It reports whether they do.
-func (j *Journal) makeRoomLocked(e *entry, n int64) bool {
-	for j.bytes+n > j.opts.MaxBytes {
-		if !j.evictOldestFinishedLocked(e) {
-			return false
-		}
-	}
-	return true
+	j.chargeLocked(e, grew)
 }
 
 // endLocked ends e, then restores the budgets (e may be evicted at once).
@@ -335,64 +421,15 @@ func (j *Journal) endLocked(e *entry, s Step) {
 	j.enforceLocked(nil)
 }
 
-// closeLocked ends e with s without touching the budgets: for callers that
-// walk j.order.
+// closeLocked ends e with s without restoring the budgets (the caller
+// does): for callers that walk a list of entries.
 func (j *Journal) closeLocked(e *entry, s Step) {
 	j.flushHopLocked(e)
-	e.ended = true
+	j.markEndedLocked(e)
+	if s.Failure != nil {
+		j.chargeLocked(e, failureCost(s.Failure))
+	}
 	j.publishLocked(e, s)
-}
-
-// enforceLocked restores both budgets after an entry started (keep) or
-// ended. Too many entries and none finished: the oldest unfinished one is
-// failed and dropped, so a producer that never finishes its requests
-// cannot grow the journal.
-func (j *Journal) enforceLocked(keep *entry) {
-	for len(j.order) > j.opts.MaxEntries || j.bytes > j.opts.MaxBytes {
-		if j.evictOldestFinishedLocked(keep) {
-			continue
-		}
-		if len(j.order) <= j.opts.MaxEntries {
-			return // over bytes with only unfinished entries: their next chunks are cut
-		}
-		var victim *entry
-		for _, e := range j.order {
-			if e != keep {
-				victim = e
-				break
-			}
-		}
-		if victim == nil {
-			return
-		}
-		j.closeLocked(victim, Step{Kind: StepFailed, Time: j.now(), Failure: &Failure{Message: fmt.Sprintf(
-			"dropped from the journal unfinished: more than %d requests in flight (the journal's entry budget)", j.opts.MaxEntries)}})
-		j.removeLocked(victim)
-		j.stats.Evicted++
-	}
-}
-
-func (j *Journal) evictOldestFinishedLocked(keep *entry) bool {
-	for _, e := range j.order {
-		if e.ended && e != keep {
-			j.removeLocked(e)
-			j.stats.Evicted++
-			return true
-		}
-	}
-	return false
-}
-
-func (j *Journal) removeLocked(e *entry) {
-	for i, o := range j.order {
-		if o == e {
-			j.order = append(j.order[:i], j.order[i+1:]...)
-			break
-		}
-	}
-	delete(j.byKey, e.key)
-	delete(j.byID, e.requestID)
-	j.bytes -= e.bytes
 }
 
 func (j *Journal) redactHeaders(h []sourceproto.HTTPHeader) []sourceproto.HTTPHeader {
@@ -409,25 +446,6 @@ func (j *Journal) redactHeaders(h []sourceproto.HTTPHeader) []sourceproto.HTTPHe
 	return out
 }
 
-func headerBytes(h []sourceproto.HTTPHeader) int64 {
-	n := int64(0)
-	for _, x := range h {
-		n += int64(len(x.Name)+len(x.Value)) + 32
-	}
-	return n
-}
-
-func stackBytes(s *sourceproto.StackTrace) int64 {
-	if s == nil {
-		return 0
-	}
-	n := int64(len(s.Description))
-	for _, f := range s.CallFrames {
-		n += int64(len(f.FunctionName)+len(f.URL)+len(f.ScriptID)) + 48
-	}
-	return n
-}
-
 // Body returns the request's response body (response true) or request body.
 func (j *Journal) Body(requestID string, response bool) (BodyPart, error) {
 	j.mu.Lock()
@@ -439,6 +457,9 @@ func (j *Journal) Body(requestID string, response bool) (BodyPart, error) {
 	out := BodyPart{Request: e.req}
 	if e.req.BodiesNotRead {
 		return out, ErrBodiesNotRead
+	}
+	if e.released != "" {
+		return out, fmt.Errorf("%w: %s", ErrReleased, e.released)
 	}
 	b := &e.reqBody
 	if response {

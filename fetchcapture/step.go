@@ -22,6 +22,11 @@ const (
 	StepFinished
 	// StepFailed ends the entry with an error: Failure is set.
 	StepFailed
+	// StepNotice belongs to no entry: Notice tells the readers, once, that
+	// the journal dropped a source's entries for another source's (budget.go).
+	// Live subscribers only; snapshots have none. RequestID and Request are
+	// empty.
+	StepNotice
 )
 
 // Origin says where an entry comes from, as the reader (package network)
@@ -92,6 +97,10 @@ type Step struct {
 	DataLength  int64     // StepData
 	Finished    *Finished // StepFinished
 	Failure     *Failure  // StepFailed
+	Notice      string    // StepNotice
+	// cost is what a subscriber's queue holding this step pins (heads it
+	// points at), for the queue's byte bound.
+	cost int64
 }
 
 // Entry is one request in a snapshot: its steps so far, with the response

@@ -11,6 +11,16 @@ import (
 // backlog, a few MiB of pointers at most.
 const DefaultSubscriberQueue = 65536
 
+// subscriberBytes bounds what the steps waiting for one subscriber pin:
+// the heads they point at, which stay alive in the queue after the journal
+// evicted their entries (a page sending 1 MiB heads as fast as it can
+// would otherwise pin 64 GiB behind 65,536 queued steps). An honest step
+// pins ~1 KiB, so this is still thousands of requests of backlog.
+const subscriberBytes = 16 << 20
+
+// stepOverhead is a queued step's own size (Step), for subscriberBytes.
+const stepOverhead = 128
+
 // ErrClosed is returned by Subscription.Next after Close.
 var ErrClosed = errors.New("fetchcapture: subscription closed")
 
@@ -19,8 +29,9 @@ var ErrClosed = errors.New("fetchcapture: subscription closed")
 // by Subscribe ended) and handed out by Next on the reader's goroutine, so
 // the journal never waits for a reader.
 //
-// Overflow policy: the queue holds at most its bound. A step that does not
-// fit is dropped and counted, and so is every later step until the reader
+// Overflow policy: the queue holds at most its bound of steps and
+// subscriberBytes of what they pin. A step that does not fit is dropped and
+// counted, and so is every later step until the reader
 // has taken everything queued; Next then reports the count (Lost) once and
 // the stream resumes. The reader tells its user how many steps it lost;
 // the journal itself keeps everything within its budgets (Body, a new
@@ -31,6 +42,7 @@ type Subscription struct {
 
 	mu       sync.Mutex
 	q        []Step        // Guarded by mu.
+	bytes    int64         // Guarded by mu: the cost of the steps in q.
 	lost     int           // Guarded by mu: dropped since the last report.
 	dropping bool          // Guarded by mu: overflowed, until the queue drained.
 	closed   bool          // Guarded by mu.
@@ -48,9 +60,9 @@ func (j *Journal) Subscribe(queue int) ([]Entry, *Subscription) {
 	s := &Subscription{j: j, max: queue, wake: make(chan struct{}, 1)}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	snap := make([]Entry, 0, len(j.order))
-	for _, e := range j.order {
-		snap = append(snap, e.snapshotLocked())
+	snap := make([]Entry, 0, j.order.Len())
+	for el := j.order.Front(); el != nil; el = el.Next() {
+		snap = append(snap, el.Value.(*entry).snapshotLocked())
 	}
 	j.subs[s] = struct{}{}
 	return snap, s
@@ -83,6 +95,26 @@ func (j *Journal) publishLocked(e *entry, s Step) {
 	if s.Kind != StepData {
 		e.steps = append(e.steps, s)
 	}
+	if s.Kind == StepRedirect {
+		e.hops++
+	}
+	// Every step pins its request head; counting it on each overcounts an
+	// honest (small) head a little and bounds a hostile one.
+	s.cost = stepOverhead + e.req.cost()
+	if s.Response != nil {
+		s.cost += respCost(s.Response)
+	}
+	if s.Failure != nil {
+		s.cost += failureCost(s.Failure)
+	}
+	for sub := range j.subs {
+		sub.push(s)
+	}
+}
+
+// noticeLocked queues a notice for every subscriber.
+func (j *Journal) noticeLocked(text string) {
+	s := Step{Kind: StepNotice, Time: j.now(), Notice: text, cost: stepOverhead + int64(len(text))}
 	for sub := range j.subs {
 		sub.push(s)
 	}
@@ -92,11 +124,12 @@ func (s *Subscription) push(st Step) {
 	s.mu.Lock()
 	switch {
 	case s.closed:
-	case s.dropping || len(s.q) >= s.max:
+	case s.dropping || len(s.q) >= s.max || s.bytes+st.cost > subscriberBytes:
 		s.dropping = true
 		s.lost++
 	default:
 		s.q = append(s.q, st)
+		s.bytes += st.cost
 	}
 	s.mu.Unlock()
 	select {
@@ -118,7 +151,7 @@ func (s *Subscription) Next(ctx context.Context, buf []Step) (steps []Step, lost
 		case len(s.q) > 0:
 			buf = append(buf, s.q...)
 			clear(s.q)
-			s.q = s.q[:0]
+			s.q, s.bytes = s.q[:0], 0
 			s.mu.Unlock()
 			return buf, 0, nil
 		case s.lost > 0:

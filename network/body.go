@@ -146,7 +146,7 @@ func bodyError(method, id string, err error) error {
 		return &Error{fmt.Sprintf("%s: no request %q in the journal: it was evicted (the journal keeps the most recent requests within its budgets) or never captured", method, id)}
 	case errors.Is(err, fetchcapture.ErrNotFinished):
 		return &Error{method + ": the request has not finished yet; ask again when it has"}
-	case errors.Is(err, fetchcapture.ErrNoBody):
+	case errors.Is(err, fetchcapture.ErrNoBody), errors.Is(err, fetchcapture.ErrReleased):
 		return &Error{method + ": " + strings.TrimPrefix(err.Error(), "fetchcapture: ")}
 	case errors.Is(err, fetchcapture.ErrBrokenBody):
 		return &Error{method + ": " + strings.TrimPrefix(err.Error(), "fetchcapture: ")}

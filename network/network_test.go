@@ -269,3 +269,46 @@ func TestInitiatorScriptIDs(t *testing.T) {
 		t.Fatalf("with the resolver: %+v (asked %q)", st, asked)
 	}
 }
+
+// What the journal drops for its budgets reaches the window: a page whose
+// requests were pushed out by another page's is named once in the
+// Console; a request whose page left unfinished fails, and its body
+// answers why it is gone.
+func TestBudgetDropsAreAnnounced(t *testing.T) {
+	j := newJournal(fetchcapture.Options{MaxBytes: 64 << 10})
+	other := sourceproto.SourceRef{ID: "p2", Gen: 3, Role: sourceproto.RoleClient}
+	j.SourceOpened(sourceproto.SourceInfo{Ref: other})
+	o := &out{}
+	w := New(j, nil).NewWindow(o)
+	w.Enable()
+	defer w.Close()
+	for i := range 4 { // 7 KiB bodies: the page fills the pages' share (32 KiB) by itself
+		feed(j, page, fetchOK(fmt.Sprint("b", i), "http://x/b", make([]byte, 7<<10), false)...)
+	}
+	for i := range 20 { // the other page's unfinished requests push the first page's out
+		feed(j, other, &sourceproto.FetchEvent{ID: fmt.Sprint("u", i), Phase: "request", Timestamp: 1, Request: &sourceproto.FetchRequest{
+			URL: "http://x/u", Method: "GET", Headers: []sourceproto.HTTPHeader{{Name: "x-pad", Value: strings.Repeat("p", 2000)}}}})
+	}
+	j.SourceClosed(other, sourceproto.CloseGoingAway)
+	logs := func() []string {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		var r []string
+		for _, m := range o.msgs {
+			if m["method"] == "Log.entryAdded" {
+				r = append(r, m["params"].(map[string]any)["entry"].(map[string]any)["text"].(string))
+			}
+		}
+		return r
+	}
+	waitFor(t, "the notice", func() bool { return len(logs()) > 0 })
+	time.Sleep(20 * time.Millisecond)
+	if l := logs(); len(l) != 1 || !strings.Contains(l[0], "of the page http://127.0.0.1/ were dropped") {
+		t.Fatalf("notices: %q", l)
+	}
+	last := fmt.Sprintf(`{"requestId":"iw-net.%d"}`, 4+20)
+	_, _, err := w.ResponseBody([]byte(last))
+	if err == nil || !strings.Contains(err.Error(), "the body is gone: the page disconnected") || strings.Contains(err.Error(), "fetchcapture:") {
+		t.Fatalf("released body: %v", err)
+	}
+}

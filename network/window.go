@@ -129,6 +129,14 @@ type drain struct {
 }
 
 func (d *drain) step(s *fetchcapture.Step) {
+	if s.Kind == fetchcapture.StepNotice {
+		// The journal dropped a source's requests for another's: said
+		// once per source, in the window's Console.
+		if !d.w.out.Event(logEntry("warning", s.Notice)) {
+			d.dropped++
+		}
+		return
+	}
 	st := d.states[s.RequestID]
 	if st == nil {
 		st = &entryState{}

@@ -97,7 +97,7 @@ func startRelayPaths(b *testing.B, baseWorker string) []*relayPath {
 
 // startBenchProc starts any program as a workerProc (output captured,
 // killed by PID and checked gone at cleanup).
-func startBenchProc(b *testing.B, dir string, env []string, bin string, args ...string) *workerProc {
+func startBenchProc(b testing.TB, dir string, env []string, bin string, args ...string) *workerProc {
 	saved := workerBin
 	workerBin = bin
 	defer func() { workerBin = saved }()
