@@ -251,6 +251,8 @@ test('fetch capture: the app sees the same results; the items say what happened'
     { name: 'redirect', url: srv.base + '/redirect' },
     { name: 'stream', url: srv.base + '/stream', readDelayMs: 40 },
     { name: 'over', url: srv.base + '/big?n=300000' },
+    { name: 'byob', url: srv.base + '/big?n=250000', byob: true },
+    { name: 'clone', url: srv.base + '/redirect?clone', clone: true },
     { name: 'post', url: srv.base + '/echo', method: 'POST', body: 'bytes:70000', headers: { 'content-type': 'application/x-test' } },
     { name: 'refused', url: 'http://127.0.0.1:' + refused + '/' },
     { name: 'abort-before', url: srv.base + '/never', abortAfterMs: 100 },
@@ -274,6 +276,8 @@ test('fetch capture: the app sees the same results; the items say what happened'
   assert.equal(r.stream.length, 8 * 20480 + 28);
   assert.ok(r.stream.chunks >= 2, 'the stream arrived in pieces');
   assert.equal(r.redirect.redirected, true);
+  assert.equal(r.byob.sha256, sha(big(250000)), 'a BYOB reader reads the body');
+  assert.deepEqual(r.clone.clone, { url: srv.base + '/text', type: 'basic', redirected: true, status: 200, bodyUsed: false, length: Buffer.byteLength('héllo wörld') });
   assert.equal(r.refused.error.message, 'fetch failed');
   assert.equal(r.refused.error.cause.code, 'ECONNREFUSED');
   assert.equal(r['abort-reason'].error.isReason, true, 'a custom abort reason is the rejection itself');

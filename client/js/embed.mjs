@@ -2738,6 +2738,19 @@ function responseShape(global) {
   };
 }
 
+/**
+ * Closes the application's stream; a BYOB read pending on a byte stream
+ * is answered "done" (respond(0)), which close() alone leaves waiting.
+ * @param {any} c
+ */
+function closeStream(c) {
+  try {
+    c.close();
+    const b = c.byobRequest;
+    if (b) b.respond(0);
+  } catch (e) { /* closed already */ }
+}
+
 // A BodyTap's phases: reading ahead and recording; passing reads through
 // (past the budget; the record is finished); ended.
 const TAP_AHEAD = 0, TAP_PASS = 1, TAP_ENDED = 2;
@@ -2814,7 +2827,7 @@ class BodyTap {
       this.end();
       this.body.end();
       safe(() => this.rec.finish());
-      try { c.close(); } catch (e) { /* closed */ }
+      closeStream(c);
       this.wakeUp();
       return false;
     }
@@ -2846,7 +2859,7 @@ class BodyTap {
     return this.reader.read().then((/** @type {{done: boolean, value?: any}} */ r) => {
       if (r.done) {
         this.end();
-        c.close();
+        closeStream(c);
       } else {
         c.enqueue(r.value);
       }

@@ -11,6 +11,7 @@
 //          readDelayMs? (the app reads its body slowly, one chunk per delay),
 //          unhandled? (no catch: the rejection must stay unhandled),
 //          http? (node:http.get instead of fetch),
+//          byob? (the body read with a BYOB reader), clone? (res.clone() read first),
 //          cancel? ("reader" | "body" | "break" | "pipe": how the app stops
 //            a streamed body, see cancelBody), untilBytes? (read this much
 //            before cancelling), drop? (the app drops the response unread
@@ -50,6 +51,21 @@ async function readSlowly(body, delay) {
     if (delay) await new Promise((r) => setTimeout(r, delay));
   }
   return { sha256: hash.digest('hex'), length, chunks };
+}
+
+// A BYOB reader with small views (the body must be a byte stream).
+async function readBYOB(body) {
+  const reader = body.getReader({ mode: 'byob' });
+  const hash = crypto.createHash('sha256');
+  let length = 0, buf = new ArrayBuffer(1000);
+  for (;;) {
+    const { done, value } = await reader.read(new Uint8Array(buf));
+    if (done) break;
+    hash.update(value);
+    length += value.length;
+    buf = value.buffer;
+  }
+  return { sha256: hash.digest('hex'), length, chunks: 0 };
 }
 
 function viaHTTP(c) {
@@ -186,7 +202,11 @@ async function run(c) {
       type: res.type, contentType: res.headers.get('content-type'), bodyUsed: res.bodyUsed,
     };
     try {
-      Object.assign(out, await readSlowly(res.body, c.readDelayMs || 0));
+      if (c.clone) {
+        const k = res.clone();
+        out.clone = { url: k.url, type: k.type, redirected: k.redirected, status: k.status, bodyUsed: k.bodyUsed, length: (await k.arrayBuffer()).byteLength };
+      }
+      Object.assign(out, c.byob ? await readBYOB(res.body) : await readSlowly(res.body, c.readDelayMs || 0));
     } catch (e) {
       out.bodyError = errInfo(e, reason);
     }
