@@ -28,7 +28,7 @@ export const TARGETS = ['client.js', 'preload.cjs', 'embed.mjs'];
  * Modules inlined after core.mjs into some targets only: runtime.mjs (the
  * page's Runtime realm, with sideeffect.mjs before it) ships in client.js alone, nodecapture.mjs (the
  * host's node:http capture) in the host files (preload.cjs, embed.mjs), so
- * none carries code it never runs; capture.mjs (fetch capture) in all three. Such a module
+ * none carries code it never runs; capture.mjs (fetch capture, with bodytap.mjs before it) in all three. Such a module
  * imports from core.mjs or an earlier module of its target with lines
  * `import { a, b } from './core.mjs';`, each of which becomes
  * `var a = IWCore.a, b = IWCore.b;`, and is wrapped like core.mjs into
@@ -36,13 +36,13 @@ export const TARGETS = ['client.js', 'preload.cjs', 'embed.mjs'];
  * @type {Record<string, Array<{file:string, name:string}>>}
  */
 export const EXTRA = {
-  'client.js': [{ file: 'sideeffect.mjs', name: 'IWSideEffect' }, { file: 'runtime.mjs', name: 'IWRuntime' }, { file: 'capture.mjs', name: 'IWCapture' }],
-  'preload.cjs': [{ file: 'capture.mjs', name: 'IWCapture' }, { file: 'nodecapture.mjs', name: 'IWNodeCapture' }],
-  'embed.mjs': [{ file: 'capture.mjs', name: 'IWCapture' }, { file: 'nodecapture.mjs', name: 'IWNodeCapture' }],
+  'client.js': [{ file: 'sideeffect.mjs', name: 'IWSideEffect' }, { file: 'runtime.mjs', name: 'IWRuntime' }, { file: 'bodytap.mjs', name: 'IWBodyTap' }, { file: 'capture.mjs', name: 'IWCapture' }],
+  'preload.cjs': [{ file: 'bodytap.mjs', name: 'IWBodyTap' }, { file: 'capture.mjs', name: 'IWCapture' }, { file: 'nodecapture.mjs', name: 'IWNodeCapture' }],
+  'embed.mjs': [{ file: 'bodytap.mjs', name: 'IWBodyTap' }, { file: 'capture.mjs', name: 'IWCapture' }, { file: 'nodecapture.mjs', name: 'IWNodeCapture' }],
 };
 
 /** Namespace of each inlinable module, for the import lines. */
-const NAMESPACES = { 'core.mjs': 'IWCore', 'sideeffect.mjs': 'IWSideEffect', 'runtime.mjs': 'IWRuntime', 'capture.mjs': 'IWCapture', 'nodecapture.mjs': 'IWNodeCapture' };
+const NAMESPACES = { 'core.mjs': 'IWCore', 'sideeffect.mjs': 'IWSideEffect', 'runtime.mjs': 'IWRuntime', 'bodytap.mjs': 'IWBodyTap', 'capture.mjs': 'IWCapture', 'nodecapture.mjs': 'IWNodeCapture' };
 
 
 /** The generated block: core.mjs as a function-scoped namespace `IWCore`. */

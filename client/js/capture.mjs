@@ -4,8 +4,8 @@
 // protocol (docs/protocol.md "Items and topics", FetchEvent).
 //
 // Like runtime.mjs it is not shipped on its own: build.mjs inlines it, after
-// core.mjs, into preload.cjs and client.js as `IWCapture`. Edit this file,
-// then run `node client/js/build.mjs`.
+// core.mjs and bodytap.mjs, into preload.cjs, embed.mjs and client.js as
+// `IWCapture`. Edit this file, then run `node client/js/build.mjs`.
 //
 // What the application sees must not change, whatever happens here:
 //   - the wrapper hands the original fetch a Request built from the
@@ -16,12 +16,18 @@
 //     original error object, one microtask after the original fetch's
 //     promise (it is a `then` of it: a rejection the app does not handle
 //     is still reported unhandled, with the same reason);
-//   - bodies are read from clones (Request.clone / Response.clone tee the
-//     stream) on capture tasks the caller never awaits; the clone branch is
-//     read continuously (an unread tee branch buffers everything) and is
-//     cancelled past the per-body budget, after which the tee pulls the
-//     source at the application's pace again: the application's branch
-//     holds at most ~budget bytes more than it would without capture;
+//   - request bodies are read from a Request.clone() (fetch reads its own
+//     branch to the end, so the tee never waits on the capture);
+//   - a response body is NOT teed (bodytap.mjs says why): the application
+//     gets a Response of the same class and the same status, headers, url,
+//     type and redirected, whose body is a stream of the capture's
+//     (BodyTap): it reads the original body ahead of the application up to
+//     the per-body budget, recording each chunk and queueing it, unchanged,
+//     for the application; past the budget it only passes reads through;
+//     the application's cancel (in any form) cancels the original body at
+//     once, and so does the stream being garbage-collected unread. The
+//     application's stream holds at most ~budget bytes more than the
+//     original would without capture;
 //   - every capture step runs inside try/catch; a failure only loses items.
 //
 // Items go into the Producer's bounded queue (oldest dropped), never
@@ -31,6 +37,7 @@
 // still being read waits (bounded by the response budget) behind it.
 
 import { nowMs, capString, bytesToBase64, stackHolder, stackOfHolder } from './core.mjs';
+import { readBody, responseShape } from './bodytap.mjs';
 
 /** Default per-body budget (bytes of each body kept); env INSPECTOR_WORKER_CAPTURE_BODY_BYTES overrides it on the host. */
 export const CAPTURE_BODY_BYTES = 1 << 20;
@@ -264,92 +271,6 @@ export function errorMessage(e) {
   return text;
 }
 
-/**
- * Reads one body stream (a clone's) into chunk items of rec, at most
- * `budget` bytes; past it the reader is cancelled (the kept prefix is
- * exactly the budget) and the part marked truncated. Never throws; resolves
- * with the read error, or null.
- * @param {FetchRecord} rec
- * @param {'request'|'response'} part
- * @param {any} stream a ReadableStream of bytes
- * @returns {Promise<any>}
- */
-export async function readBody(rec, part, stream) {
-  const budget = rec.sink.budget;
-  const lim = rec.sink.producer.limits;
-  const size = Math.max(3, Math.min(lim.maxChunkBytes, Math.floor(lim.maxStringBytes / 4) * 3));
-  let reader;
-  try { reader = stream.getReader(); } catch (e) { return e; }
-  let total = 0, kept = 0, offset = 0, pendingLen = 0;
-  // Copies of what is not sent yet: a chunk item carries up to `size`
-  // bytes, so small reads are gathered first (the stream's chunks may be
-  // shared with the application's branch: copied, never held as views).
-  /** @type {Uint8Array[]} */
-  let pending = [];
-  const send = (/** @type {Uint8Array} */ piece) => {
-    rec.chunk(part, offset, piece);
-    offset += piece.length;
-  };
-  const flush = (/** @type {boolean} */ all) => {
-    while (pendingLen >= size || (all && pendingLen > 0)) {
-      const n = Math.min(size, pendingLen);
-      let piece;
-      if (pending[0].length === n) {
-        piece = /** @type {Uint8Array} */ (pending.shift());
-      } else {
-        piece = new Uint8Array(n);
-        let at = 0;
-        while (at < n) {
-          const head = pending[0];
-          const take = Math.min(head.length, n - at);
-          piece.set(take === head.length ? head : head.subarray(0, take), at);
-          at += take;
-          if (take === head.length) pending.shift(); else pending[0] = head.subarray(take);
-        }
-      }
-      pendingLen -= n;
-      send(piece);
-    }
-  };
-  /** @type {any} */
-  let error = null;
-  try {
-    for (;;) {
-      const r = await reader.read();
-      if (r.done) break;
-      const v = r.value;
-      const u8 = v instanceof Uint8Array ? v : ArrayBuffer.isView(v) ? new Uint8Array(v.buffer, v.byteOffset, v.byteLength) : new Uint8Array(0);
-      total += u8.length;
-      const n = Math.min(u8.length, budget - kept);
-      if (n > 0) {
-        let at = 0;
-        // Whole items straight from the chunk (encoded now, not kept).
-        while (pendingLen === 0 && n - at >= size) {
-          send(u8.subarray(at, at + size));
-          at += size;
-        }
-        if (at < n) {
-          pending.push(u8.slice(at, n));
-          pendingLen += n - at;
-        }
-        kept += n;
-        flush(false);
-      }
-      if (total > budget) {
-        if (part === 'request') rec.requestTruncated = true; else rec.responseTruncated = true;
-        try { reader.cancel().catch(() => {}); } catch (e) { /* already closed */ }
-        break;
-      }
-    }
-  } catch (e) {
-    error = e === undefined || e === null ? new Error('body read failed') : e;
-  }
-  flush(true);
-  pending = [];
-  if (part === 'request') rec.requestBytes = total; else rec.responseBytes = total;
-  return error;
-}
-
 /** @param {any} headers a Headers object */
 function headersOf(headers) {
   try { return headerList(headers); } catch (e) { return []; }
@@ -368,6 +289,9 @@ export function wrapFetch(global, sink) {
   const Req = sink.Request || global.Request;
   if (typeof orig !== 'function' || typeof Req !== 'function') return null;
   const enabled = sink.enabled || (() => true);
+  /** @type {import('./bodytap.mjs').ResponseShape|null} */
+  let shape = null;
+  try { shape = responseShape(global); } catch (e) { shape = null; }
   /** @type {any} */
   const wrapper = function fetch(/** @type {any} */ input, /** @type {any} */ init) {
     /** @type {FetchRecord|null} */
@@ -409,8 +333,9 @@ export function wrapFetch(global, sink) {
     }
     if (!p || typeof p.then !== 'function') return p;
     return p.then((/** @type {any} */ res) => {
-      safe(() => onResponse(r, head, res));
-      return res;
+      let out = res;
+      safe(() => { out = onResponse(r, head, res, shape); });
+      return out;
     }, (/** @type {any} */ e) => {
       safe(() => r.fail(errorMessage(e), signalAborted(head.signal)));
       throw e;
@@ -481,16 +406,17 @@ function normalized(req) {
 }
 
 /**
- * The original fetch resolved: the response head now, the body from a
- * clone made before the application can read the original.
+ * The original fetch resolved: the response head now, then the body
+ * through a BodyTap (the Response the application gets is the returned
+ * one), or, where no tap can be made, from a clone.
  * @param {FetchRecord} rec
  * @param {{url: string, signal: any}} req
  * @param {any} res
+ * @param {import('./bodytap.mjs').ResponseShape|null} shape
+ * @returns {any} the Response for the application
  */
-function onResponse(rec, req, res) {
+function onResponse(rec, req, res, shape) {
   const ts = nowMs();
-  let clone = null;
-  try { clone = res.body ? res.clone() : null; } catch (e) { clone = null; }
   rec.response({
     url: String(res.url || req.url),
     status: Number(res.status) || 0,
@@ -499,14 +425,34 @@ function onResponse(rec, req, res) {
     redirected: !!res.redirected,
     type: typeof res.type === 'string' ? res.type : '',
   }, ts);
+  let body = null;
+  try { body = res.body; } catch (e) { body = null; }
+  if (!body) {
+    rec.finish();
+    return res;
+  }
+  let out = null;
+  /** @type {import('./bodytap.mjs').TapReport} */
+  const report = {
+    error: (e) => rec.fail(errorMessage(e), signalAborted(req.signal) || isAbort(e)),
+    reason: errorMessage,
+  };
+  try { out = shape ? shape.wrap(rec, res, report) : null; } catch (e) { out = null; }
+  if (out) return out;
+  // A Response this realm's constructor refuses (a status outside
+  // 200–599) or of another realm: read a clone, as a tee (the
+  // application's cancel then waits for this read, see the header).
+  let clone = null;
+  try { clone = res.clone(); } catch (e) { clone = null; }
   if (!clone) {
     rec.finish();
-    return;
+    return res;
   }
   readBody(rec, 'response', clone.body).then((err) => {
     if (err) rec.fail(errorMessage(err), signalAborted(req.signal) || isAbort(err));
     else rec.finish();
   }, () => rec.fail('body read failed', false));
+  return res;
 }
 
 /** @param {any} e */

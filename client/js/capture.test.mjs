@@ -23,8 +23,11 @@ const sha = (/** @type {Uint8Array} */ b) => crypto.createHash('sha256').update(
 async function startServer() {
   /** @type {Map<string, any>} */
   const seen = new Map();
+  /** @type {Map<string, number>} when each request's connection closed (res 'close'), by path and query */
+  const closed = new Map();
   const server = http.createServer((req, res) => {
     const u = new URL(req.url || '/', 'http://x');
+    res.on('close', () => closed.set(u.pathname + u.search, Date.now()));
     /** @type {Buffer[]} */
     const parts = [];
     req.on('data', (d) => parts.push(d));
@@ -71,6 +74,32 @@ async function startServer() {
           return; // never ends: the client aborts
         case '/never':
           return; // no head at all
+        case '/closed': {
+          // When the connection of request `u` closed (ms since the epoch), or "no".
+          const at = closed.get(String(u.searchParams.get('u')));
+          res.end(at === undefined ? 'no' : String(at));
+          return;
+        }
+        case '/sse': {
+          // Server-sent events at ~120 B/s, never ending: a slow stream.
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          let i = 0;
+          res.write(sseEvent(i++));
+          const timer = setInterval(() => res.write(sseEvent(i++)), 130);
+          res.on('close', () => clearInterval(timer));
+          return;
+        }
+        case '/idle':
+          // One event, then nothing, ever: an idle stream.
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.write(sseEvent(0));
+          return;
+        case '/burst': {
+          // n bytes at once, then idle: past the body budget, not ended.
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          res.write(big(Number(u.searchParams.get('n'))));
+          return;
+        }
         default:
           res.writeHead(404);
           res.end();
@@ -79,8 +108,11 @@ async function startServer() {
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', () => r(undefined)));
   const addr = /** @type {net.AddressInfo} */ (server.address());
-  return { base: 'http://127.0.0.1:' + addr.port, seen, close: () => { server.closeAllConnections(); server.close(); } };
+  return { base: 'http://127.0.0.1:' + addr.port, seen, closed, close: () => { server.closeAllConnections(); server.close(); } };
 }
+
+/** Event i of /sse (event 0 is all /idle sends). @param {number} i */
+const sseEvent = (i) => 'data: tick ' + String(i).padStart(3, '0') + '\n\n';
 
 /** A port nobody listens on. */
 async function refusedPort() {
@@ -96,11 +128,14 @@ async function refusedPort() {
  * the test answers as the worker (welcome, acks). Returns the app's lines
  * and the fetch items.
  * @param {any[]} cases
- * @param {{capture: boolean, env?: Record<string,string>}} o
+ * @param {{capture: boolean, env?: Record<string,string>, nodeArgs?: string[], exit?: boolean, timeoutMs?: number}} o
+ *   exit: the app exits after its done line (a stream that hangs would keep it alive);
+ *   timeoutMs: the child is killed after this (default 60 s)
  */
 export async function runApp(cases, o) {
   const env = { PATH: process.env.PATH || '', CASES: JSON.stringify(cases), ...(o.env || {}) };
-  const args = o.capture || o.env ? ['--require', PRELOAD, APP] : [APP];
+  const args = [...(o.nodeArgs || []), ...(o.capture || o.env ? ['--require', PRELOAD, APP] : [APP])];
+  if (o.exit) env.EXIT_WHEN_DONE = '1';
   if (o.capture) env.INSPECTOR_WORKER_FD = '3';
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe', o.capture ? 'pipe' : 'ignore'], env });
   let out = '', err = '';
@@ -132,7 +167,7 @@ export async function runApp(cases, o) {
       }
     });
   }
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), o.timeoutMs || 60000);
   const code = await new Promise((resolve) => child.on('exit', (c) => resolve(c)));
   clearTimeout(timer);
   assert.equal(code, 0, 'app exit; stderr:\n' + err);
@@ -216,6 +251,8 @@ test('fetch capture: the app sees the same results; the items say what happened'
     { name: 'redirect', url: srv.base + '/redirect' },
     { name: 'stream', url: srv.base + '/stream', readDelayMs: 40 },
     { name: 'over', url: srv.base + '/big?n=300000' },
+    { name: 'byob', url: srv.base + '/big?n=250000', byob: true },
+    { name: 'clone', url: srv.base + '/redirect?clone', clone: true },
     { name: 'post', url: srv.base + '/echo', method: 'POST', body: 'bytes:70000', headers: { 'content-type': 'application/x-test' } },
     { name: 'refused', url: 'http://127.0.0.1:' + refused + '/' },
     { name: 'abort-before', url: srv.base + '/never', abortAfterMs: 100 },
@@ -239,6 +276,8 @@ test('fetch capture: the app sees the same results; the items say what happened'
   assert.equal(r.stream.length, 8 * 20480 + 28);
   assert.ok(r.stream.chunks >= 2, 'the stream arrived in pieces');
   assert.equal(r.redirect.redirected, true);
+  assert.equal(r.byob.sha256, sha(big(250000)), 'a BYOB reader reads the body');
+  assert.deepEqual(r.clone.clone, { url: srv.base + '/text', type: 'basic', redirected: true, status: 200, bodyUsed: false, length: Buffer.byteLength('héllo wörld') });
   assert.equal(r.refused.error.message, 'fetch failed');
   assert.equal(r.refused.error.cause.code, 'ECONNREFUSED');
   assert.equal(r['abort-reason'].error.isReason, true, 'a custom abort reason is the rejection itself');
@@ -370,4 +409,100 @@ test('node:http requests: head items from diagnostics_channel, bodies not read, 
   assert.match(bad.failed.message, /ECONNREFUSED/);
   const viaFetch = fetches.find((f) => f.request.url.endsWith('/text'));
   assert.equal(viaFetch.request.kind, undefined);
+});
+
+// How long a cancel may take to settle, and the server to see the
+// connection close, before a test calls it a hang: plain fetch takes a few
+// milliseconds; a capture that holds the stream takes hours (~120 B/s up
+// to the budget) or forever (an idle stream). The app itself gives up
+// waiting at 6 s (fetch-app.cjs SETTLE_GUARD_MS) and reports it.
+const SETTLE_BOUND_MS = 5000;
+
+/**
+ * The fetch entry of one URL in the items, assembled.
+ * @param {any[]} items
+ * @param {string} url
+ */
+function entryOf(items, url) {
+  const f = groupFetches(items).map(assemble).filter((x) => x.request.url === url);
+  assert.equal(f.length, 1, url);
+  return f[0];
+}
+
+test('a streamed body the app cancels (reader, body, for-await break, pipe): settles at once with capture, the server sees the close, the entry says cancelled', async (t) => {
+  const srv = await startServer();
+  t.after(srv.close);
+  const forms = ['reader', 'body', 'break', 'pipe'];
+  const casesFor = (/** @type {string} */ run) => {
+    const cases = [];
+    for (const route of ['sse', 'idle']) {
+      for (const form of forms) cases.push({ name: route + '-' + form, url: srv.base + '/' + route + '?run=' + run + '&c=' + form, cancel: form });
+    }
+    // Past the 100,000-byte budget: the capture has let go, the app reads
+    // on and cancels.
+    cases.push({ name: 'budget', url: srv.base + '/burst?n=300000&run=' + run, cancel: 'reader', untilBytes: 300000 });
+    return cases;
+  };
+  const env = { INSPECTOR_WORKER_CAPTURE_BODY_BYTES: '100000' };
+  const plainCases = casesFor('plain'), capCases = casesFor('cap');
+  // A hang costs the app 6 s per case (its guard): up to ~100 s on the old capture.
+  const plain = await runApp(plainCases, { capture: false, exit: true, timeoutMs: 180000 });
+  const cap = await runApp(capCases, { capture: true, env, exit: true, timeoutMs: 180000 });
+
+  const ms = (/** @type {number|null} */ x) => (x === null ? 'not within 6 s' : x.toFixed(1) + ' ms');
+  for (const cs of capCases) {
+    const p = plain.results[cs.name], c = cap.results[cs.name];
+    t.diagnostic(`${cs.name}: cancel settled: plain ${ms(p.settleMs)}, capture ${ms(c.settleMs)}; server saw the close after: plain ${ms(p.closeMs)}, capture ${ms(c.closeMs)}`);
+  }
+  for (const cs of capCases) {
+    const p = plain.results[cs.name], c = cap.results[cs.name];
+    assert.equal(p.settled, true, cs.name + ': plain fetch settles (the reference)');
+    assert.equal(c.settled, true, cs.name + ': the cancel did not settle within 6 s with capture');
+    assert.ok(c.settleMs < SETTLE_BOUND_MS, cs.name + ': settled after ' + c.settleMs + ' ms');
+    assert.ok(c.closeMs !== null && c.closeMs < SETTLE_BOUND_MS, cs.name + ': the server saw the connection close ' + c.closeMs + ' ms after the cancel');
+    const view = (/** @type {any} */ r) => ({ status: r.status, type: r.type, redirected: r.redirected, bodyUsed: r.bodyUsed, settled: r.settled, readBeforeCancel: r.readBeforeCancel });
+    assert.deepEqual(view(c), view(p), cs.name + ': what the app saw');
+    assert.equal(c.url, cs.url);
+  }
+
+  // The entries: cancelled, with the bytes read, which are what the server sent.
+  let sse = '';
+  for (let i = 0; i < 200; i++) sse += sseEvent(i);
+  for (const cs of capCases) {
+    const e = entryOf(cap.items, cs.url);
+    if (cs.name === 'budget') {
+      assert.equal(e.finished.responseTruncated, true, 'budget: truncated');
+      assert.ok(e.finished.responseBytes >= 100000, 'budget: ' + e.finished.responseBytes);
+      assert.equal(sha(e.responseBody), sha(big(300000).subarray(0, 100000)), 'budget: the kept prefix');
+      continue;
+    }
+    assert.equal(e.response.status, 200, cs.name);
+    assert.ok(e.failed, cs.name + ': ' + JSON.stringify(e.finished));
+    assert.equal(e.failed.aborted, true, cs.name);
+    const m = /^the application cancelled the response body after (\d+) bytes$/.exec(e.failed.message);
+    assert.ok(m, cs.name + ': ' + e.failed.message);
+    assert.equal(Number(m[1]), e.responseBody.length, cs.name + ': the bytes said are the bytes recorded');
+    assert.ok(sse.startsWith(e.responseBody.toString('latin1')), cs.name + ': ' + e.responseBody.toString('latin1'));
+    if (cs.cancel !== 'body') assert.ok(e.responseBody.length >= sseEvent(0).length, cs.name + ': the chunk the app read is recorded');
+  }
+});
+
+test('a streamed body the app drops unread: the connection closes when it is collected, as with plain fetch', async (t) => {
+  const srv = await startServer();
+  t.after(srv.close);
+  const casesFor = (/** @type {string} */ run) => ['sse', 'idle'].map((route) => ({ name: route, url: srv.base + '/' + route + '?run=' + run + '&drop=1', drop: true }));
+  const plainCases = casesFor('plain'), capCases = casesFor('cap');
+  const plain = await runApp(plainCases, { capture: false, exit: true, nodeArgs: ['--expose-gc'] });
+  const cap = await runApp(capCases, { capture: true, exit: true, nodeArgs: ['--expose-gc'] });
+  const ms = (/** @type {number|null} */ x) => (x === null ? 'not within 6 s' : x + ' ms');
+  for (const cs of capCases) {
+    t.diagnostic(`${cs.name}: the server saw the close after the app dropped the response: plain ${ms(plain.results[cs.name].closeMs)}, capture ${ms(cap.results[cs.name].closeMs)}`);
+  }
+  for (const cs of capCases) {
+    const cc = cap.results[cs.name].closeMs;
+    assert.ok(cc !== null && cc < SETTLE_BOUND_MS, cs.name + ': the connection closed ' + cc + ' ms after the app dropped the response');
+    const e = entryOf(cap.items, cs.url);
+    assert.equal(e.failed && e.failed.aborted, true, JSON.stringify(e.failed));
+    assert.match(e.failed.message, /^the application dropped the response before its body ended \(\d+ bytes read\)$/);
+  }
 });

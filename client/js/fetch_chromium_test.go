@@ -66,6 +66,28 @@ async function f(url, init, read) {
     return { error: errOf(e) };
   }
 }
+async function fByob(url) {
+  const r = await fetch(url);
+  const rd = r.body.getReader({ mode: 'byob' });
+  const parts = [];
+  let buf = new ArrayBuffer(100);
+  for (;;) {
+    const { done, value } = await rd.read(new Uint8Array(buf));
+    if (done) break;
+    parts.push(...value);
+    buf = value.buffer;
+  }
+  return { status: r.status, sha: await hex(new Uint8Array(parts).buffer) };
+}
+async function fClone(url) {
+  const r = await fetch(url);
+  const k = r.clone();
+  const forIn = [];
+  for (const x in r) forIn.push(x);
+  return { url: k.url, type: k.type, redirected: k.redirected, status: k.status, keys: Object.keys(r), json: JSON.stringify(r),
+    forIn: forIn.join(), isResponse: r instanceof Response && r.constructor === Response, tag: Object.prototype.toString.call(r),
+    sha: await hex(await k.arrayBuffer()), sha2: await hex(await r.arrayBuffer()), bodyUsed: r.bodyUsed };
+}
 async function main() {
   const res = {};
   res.text = await f('/api/text');
@@ -83,6 +105,8 @@ async function main() {
   res.xPost = await xhr('POST', '/api/echo', { body: 'xhr-body', header: ['X-Test', 'xhr'] });
   res.xRefused = await xhr('GET', REFUSED);
   res.xAbort = await xhr('GET', '/api/never', { abortAfter: 100 });
+  res.byob = await fByob('/api/binary');
+  res.clone = await fClone('/api/redirect');
   res.captured = typeof window.__inspectorWorkerClient === 'object';
   await fetch('/report', { method: 'POST', body: JSON.stringify(res) });
 }
@@ -378,7 +402,7 @@ func TestChromiumPageFetchCapture(t *testing.T) {
 	if string(pj) != string(cj) {
 		t.Fatalf("the page saw different results with capture:\nplain:    %s\ncaptured: %s", pj, cj)
 	}
-	for _, k := range []string{"text", "binary", "xText", "xBuf", "xBlob", "xPost", "refused", "xAbort"} {
+	for _, k := range []string{"text", "binary", "xText", "xBuf", "xBlob", "xPost", "refused", "xAbort", "byob", "clone"} {
 		if plain[k] == nil {
 			t.Fatalf("no %s result: %s", k, pj)
 		}
