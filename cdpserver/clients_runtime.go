@@ -226,6 +226,16 @@ func (h *clientHub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourcepr
 	delete(h.calls, res.ID)
 	call.timer.Stop()
 	ack.Accepted = true
+	if res.Rejected != nil {
+		// The worker refused the answer (over a limit, invalid): the
+		// window hears why now, and the page frees what it made for it.
+		ack.Accepted = false
+		if call.reqID != nil {
+			call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError, fmt.Sprintf(
+				"%s: the page %q answered, but the worker refused the answer (%s): %s", call.cdp, call.page, res.Rejected.Code, res.Rejected.Reason)}))
+		}
+		return ack
+	}
 	if call.reqID == nil {
 		return ack // the worker's own release
 	}

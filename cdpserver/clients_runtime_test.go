@@ -2,6 +2,7 @@ package cdpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -565,4 +566,57 @@ func TestClientRuntimeSideEffectFreeEvaluateReachesPage(t *testing.T) {
 		c, ok := f.Body.(*sourceproto.RuntimeCommand)
 		return ok && c.Evaluate != nil && c.Evaluate.ThrowOnSideEffect && c.Evaluate.Expression == "globalThis"
 	})
+}
+
+// A page answer the worker refuses (over a limit, or invalid) is answered to
+// the window at once, naming why, instead of after the deadline; the page
+// gets ack{accepted:false} and frees what it made for the answer.
+func TestClientRuntimeRejectedResultAnsweredAtOnce(t *testing.T) {
+	const deadline = 30 * time.Second
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: deadline})
+	ag := openAgent(t, reg, token, "page-1", "Shop")
+	ag.setSilent(true)
+	a := w.dial("A")
+	ctx, wire := windowOn(t, a, ag, "Shop")
+	chunk := `"` + strings.Repeat("x", 60<<10) + `"`
+	for _, tc := range []struct {
+		name, member, want string
+	}{
+		// Refused when the body is checked (MaxValueBytes, 256 KiB).
+		{"a value over MaxValueBytes", `"evaluate":{"result":{"type":"object","value":[` + strings.Repeat(chunk+",", 4) + chunk + `]}}`, "MaxValueBytes"},
+		// Refused by the envelope scan, before any body is decoded.
+		{"a string over MaxStringBytes", `"evaluate":{"result":{"type":"string","value":"` + strings.Repeat("y", 100<<10) + `"}}`, "MaxStringBytes"},
+		{"two union members", `"evaluate":{"result":{"type":"undefined"}},"error":{"code":"internal","message":"x"}`, "exactly the member"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			from := ag.count()
+			id := a.Send("Runtime.evaluate", map[string]any{"expression": "obj", "uniqueContextId": ctx.Context.UniqueID})
+			f, _ := ag.waitFrame("the evaluate", from, isCommand(sourceproto.MethodEvaluate, nil))
+			c := f.Body.(*sourceproto.RuntimeCommand)
+			ref := ag.pg.src.Ref()
+			frame := fmt.Sprintf(`{"v":1,"type":"runtime.result","source":%q,"gen":%d,"body":{"session":%q,"id":%d,"method":"evaluate",%s}}`,
+				ref.ID, ref.Gen, c.Session, c.ID, tc.member)
+			start := time.Now()
+			if res := ag.pg.src.Ingest([]byte(frame)); res.Err == nil || !strings.Contains(res.Err.Error(), tc.want) {
+				t.Fatalf("the worker took the answer (%v), want a refusal naming %s", res.Err, tc.want)
+			}
+			m := a.ExpectResponse(id)
+			took := time.Since(start)
+			t.Logf("answered in %v (deadline %v): %s", took.Round(time.Millisecond), deadline, m.Raw)
+			if m.Error == nil || !strings.Contains(m.Error.Message, "refused the answer") || !strings.Contains(m.Error.Message, tc.want) {
+				t.Fatalf("the window got %s", m.Raw)
+			}
+			// Far below the deadline: the old code answered at the deadline.
+			if took > deadline/6 {
+				t.Fatalf("answered after %v; the deadline is %v", took, deadline)
+			}
+			ag.waitFrame("ack{accepted:false}", from, func(f sourceproto.Frame) bool {
+				x, ok := f.Body.(*sourceproto.RuntimeAck)
+				return ok && x.ID == c.ID && x.Session == wire && !x.Accepted
+			})
+			if answersTo(a, &id) != 1 {
+				t.Fatal("answered more than once")
+			}
+		})
+	}
 }
