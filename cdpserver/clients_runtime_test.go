@@ -522,7 +522,7 @@ func consoleItem(ev *sourceproto.ConsoleEvent) sourceproto.Item {
 }
 
 // A page whose outbox is full when a window evaluates in it: sending the
-// runtime.command ends the page's connection on the window's goroutine
+// runtime.command ends the page's connection on the page's sender goroutine
 // (the close comes back as SourceClosed, which takes the hub's lock). The
 // evaluate is answered once, with an error, and the worker keeps serving.
 func TestClientRuntimePageOutboxFull(t *testing.T) {
