@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/realm"
@@ -44,6 +43,10 @@ const maxReplayPerContext = 1000
 // Sources); a page that is really gone is detached after it.
 const frameDetachGrace = 3 * time.Second
 
+// clientHub's goroutines, each taking mu itself: a pageSendLoop per page
+// while the page has frames it may be sent (clients_flow.go), a replay
+// pump per window whose replay runs (clients_replay.go), and timer
+// functions (deadlines, frame detach, loss reports).
 type clientHub struct {
 	srv *Server // Static after construction.
 
@@ -60,7 +63,9 @@ type clientHub struct {
 	// outbox makes Send end the page's connection on the caller's
 	// goroutine, and the SourceClosed that follows takes mu again. Nor
 	// write to a socket or call another package's callback: decide under
-	// mu, release it, then act (clientScriptRequest, sendRead). Holding mu
+	// mu, release it, then act (clientScriptRequest, sendRead; runtime and
+	// console frames are queued in the page's flow under mu and written by
+	// its pageSendLoop goroutine, clients_flow.go). Holding mu
 	// the hub may: queue messages to sessions (Session.enqueue never
 	// blocks; on overflow it retires the session with timers only), take
 	// Server.mu (sessionsLocked), update the realm registry, and arm or
@@ -82,7 +87,6 @@ type clientHub struct {
 	lossTimer  *time.Timer                              // Guarded by mu: a pending reportLosses, nil when none.
 	calls      runtimeCalls                             // Guarded by mu: runtime commands in flight (clients_runtime.go).
 	nextCall   uint64                                   // Guarded by mu: last runtime command id.
-	asyncSends atomic.Int32                             // frames in flight on sendAsync goroutines
 	app        replayBuffer                             // Guarded by mu: the host's observations (clients_app.go).
 }
 
@@ -114,10 +118,10 @@ type clientContext struct {
 	// yet (navigatedLocked).
 	navigated bool
 	// welcomed: the page sent its initial replace, so it has its welcome and
-	// takes worker frames; until then Runtime commands wait in held
-	// (holdUntilWelcomedLocked).
+	// takes worker frames; until then Runtime commands wait in flow and no
+	// console frame is queued (consoleEnableWelcomed sends what is due).
 	welcomed bool
-	held     []callStart
+	flow     pageFlow // the worker's frames to the page (clients_flow.go)
 }
 
 type clientScript struct {
@@ -328,24 +332,19 @@ func (h *clientHub) Replaced(ref sourceproto.SourceRef, _ uint64, r *sourceproto
 	h.items(ref, r.Items)
 }
 
-// consoleEnableWelcomed tells a page that just sent its initial replace (so
-// it has its welcome) which windows want its console objects. Sent on their
-// own goroutines: this callback holds the source's lock. The page's items
-// in this replace were serialized before it knew: they carry previews only.
+// consoleEnableWelcomed runs when a page sends its initial replace (so it
+// has its welcome and takes worker frames): the windows that want its
+// console objects are told (console.enable), and the Runtime commands
+// that waited for it go. The page's items in this replace were serialized
+// before it knew: they carry previews only.
 func (h *clientHub) consoleEnableWelcomed(ref sourceproto.SourceRef) {
 	h.mu.Lock()
-	var sends []pageSend
-	var held []callStart
+	defer h.mu.Unlock()
 	if c := h.byRef[ref]; c != nil {
-		sends = h.consoleEnableLocked(c)
-		c.welcomed, held, c.held = true, c.held, nil
+		c.welcomed = true
+		h.consoleEnableLocked(c)
+		h.kickLocked(c)
 	}
-	reg := h.reg
-	h.mu.Unlock()
-	for _, ps := range sends {
-		h.sendAsync(reg, ps.ref, ps.body)
-	}
-	h.sendHeld(held)
 }
 
 func (h *clientHub) Appended(ref sourceproto.SourceRef, _ uint64, a *sourceproto.Append) {
@@ -406,16 +405,17 @@ func (h *clientHub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
 
 func (h *clientHub) Response(ref sourceproto.SourceRef, b sourceproto.Body) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	res, ok := b.(*sourceproto.RuntimeResult)
 	if !ok {
 		h.reads.response(ref, b)
-		h.mu.Unlock()
 		return
 	}
-	ack := h.runtimeResultLocked(ref, res)
-	reg := h.reg
-	h.mu.Unlock()
-	h.sendAsync(reg, ref, ack)
+	// The ack goes through the page's flow: this callback holds the
+	// source's lock, so it must not Send (clients_flow.go).
+	if c, ack := h.runtimeResultLocked(ref, res); ack != nil {
+		h.controlLocked(c, ack)
+	}
 }
 
 func (f *clientFrame) displayName() string {

@@ -91,6 +91,13 @@ func (a *fakeAgent) handle(f sourceproto.Frame) *sourceproto.RuntimeResult {
 			}
 		}
 		delete(a.provisional, b.ID)
+	case *sourceproto.RuntimeCancel:
+		// As client/js/runtime.mjs: a withdrawn command's answer (sent
+		// already, or not) will not be mapped, so its handles go.
+		for _, h := range a.provisional[b.ID] {
+			delete(a.live[b.Session], h)
+		}
+		delete(a.provisional, b.ID)
 	case *sourceproto.ConsoleDisable:
 		a.releaseGroupLocked(b.Session, consoleGroup)
 	case *sourceproto.ConsoleDiscard:

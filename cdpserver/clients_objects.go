@@ -21,33 +21,38 @@ import (
 //   - a page that closes or reloads takes its handles with it: they are
 //     dropped from every table (clientHub.destroyLocked).
 
-// consoleEnableLocked records that the windows with Runtime enabled want
-// console objects from the new context c, and returns the console.enable
-// frames to send.
-func (h *clientHub) consoleEnableLocked(c *clientContext) []pageSend {
+// consoleEnableLocked runs when a page has its welcome: the windows with
+// Runtime enabled want console objects from its context c, and every window
+// on its list is told (console.enable). Before that a page drops the
+// worker's frames, so none was queued (addConsoleSessionLocked).
+func (h *clientHub) consoleEnableLocked(c *clientContext) {
 	if !c.caps.Has(sourceproto.CapConsole) {
-		return nil
+		return
 	}
-	var out []pageSend
 	for _, s := range h.sessionsLocked() {
-		if s.client.runtimeEnabled {
-			out = append(out, h.addConsoleSessionLocked(c, wireSession(s))...)
+		if w := wireSession(s); s.client.runtimeEnabled && !slices.Contains(c.consoleSessions, w) {
+			c.consoleSessions = append(c.consoleSessions, w)
 		}
 	}
-	return out
+	for _, w := range c.consoleSessions {
+		h.controlLocked(c, &sourceproto.ConsoleEnable{Session: w})
+	}
 }
 
-func (h *clientHub) addConsoleSessionLocked(c *clientContext, wire string) []pageSend {
+// addConsoleSessionLocked puts a window on a page's console list and tells
+// the page, once it has its welcome.
+func (h *clientHub) addConsoleSessionLocked(c *clientContext, wire string) {
 	if !c.caps.Has(sourceproto.CapConsole) || slices.Contains(c.consoleSessions, wire) {
-		return nil
+		return
 	}
 	c.consoleSessions = append(c.consoleSessions, wire)
-	return []pageSend{{c.ref, &sourceproto.ConsoleEnable{Session: wire}}}
+	if c.welcomed {
+		h.controlLocked(c, &sourceproto.ConsoleEnable{Session: wire})
+	}
 }
 
 // consoleOffLocked stops every page's console events for a window.
-func (h *clientHub) consoleOffLocked(wire string) []pageSend {
-	var out []pageSend
+func (h *clientHub) consoleOffLocked(wire string) {
 	for _, f := range h.frames {
 		c := f.ctx
 		if c == nil {
@@ -55,34 +60,31 @@ func (h *clientHub) consoleOffLocked(wire string) []pageSend {
 		}
 		if i := slices.Index(c.consoleSessions, wire); i >= 0 {
 			c.consoleSessions = slices.Delete(c.consoleSessions, i, i+1)
-			out = append(out, pageSend{c.ref, &sourceproto.ConsoleDisable{Session: wire}})
+			if c.welcomed {
+				h.controlLocked(c, &sourceproto.ConsoleDisable{Session: wire})
+			}
 		}
 	}
-	return out
 }
 
-// sessionClosed forgets a window that closed: its calls in flight are
-// withdrawn from the pages (runtime.cancel), their console events stop, and
-// every page handle it held is released.
+// sessionClosed forgets a window that closed: its calls are withdrawn (a
+// page that was sent one gets runtime.cancel), their console events stop,
+// and every page handle it held is released. All of it goes through the
+// pages' flows, in that order.
 func (h *clientHub) sessionClosed(s *Session) {
 	h.mu.Lock()
-	var sends []pageSend
+	defer h.mu.Unlock()
 	for id, call := range h.calls {
-		if call.sess == s && call.reqID != nil {
-			delete(h.calls, id)
-			call.timer.Stop()
-			sends = append(sends, pageSend{call.ref, &sourceproto.RuntimeCancel{Session: call.wire, ID: id, Method: call.method}})
+		if call.sess != s || call.reqID == nil {
+			continue
+		}
+		if _, wasSent := h.forgetCallLocked(id); wasSent {
+			h.controlLocked(call.ctx, &sourceproto.RuntimeCancel{Session: call.wire, ID: id, Method: call.method})
 		}
 	}
-	sends = append(sends, h.consoleOffLocked(wireSession(s))...)
+	h.consoleOffLocked(wireSession(s))
 	s.client.replay = nil // stops its pump
-	starts := h.releaseEntriesLocked(s, s.objects.Drain())
-	reg := h.reg
-	h.mu.Unlock()
-	h.sendAll(reg, sends)
-	for _, st := range starts {
-		h.sendCall(st)
-	}
+	h.releaseEntriesLocked(s, s.objects.Drain())
 }
 
 // runtimeDisabled runs on the host's answer to Runtime.disable: as V8 does
@@ -90,16 +92,11 @@ func (h *clientHub) sessionClosed(s *Session) {
 // progress stops; what it held goes ahead of the answer.
 func (h *clientHub) runtimeDisabled(s *Session) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.endReplayLocked(s)
 	s.client.runtimeEnabled = false
-	sends := h.consoleOffLocked(wireSession(s))
-	starts := h.releaseEntriesLocked(s, s.objects.Drain())
-	reg := h.reg
-	h.mu.Unlock()
-	h.sendAll(reg, sends)
-	for _, st := range starts {
-		h.sendCall(st)
-	}
+	h.consoleOffLocked(wireSession(s))
+	h.releaseEntriesLocked(s, s.objects.Drain())
 }
 
 // releaseClientGroup releases a window's page objects of a group in their
@@ -124,28 +121,25 @@ func (h *clientHub) releaseGroup(s *Session, group string) {
 		entries[i] = object.Entry{Handle: hd, Group: group}
 	}
 	h.mu.Lock()
-	starts := h.releaseEntriesLocked(s, entries)
+	h.releaseEntriesLocked(s, entries)
 	h.mu.Unlock()
-	for _, st := range starts {
-		h.sendCall(st)
-	}
 }
 
-// releaseEntriesLocked registers the commands that free entries in their
+// releaseEntriesLocked queues the commands that free entries in their
 // pages: one releaseObjectGroup per page and group, one releaseObject per
 // handle outside any group. Pages that are gone hold nothing any more.
-// The commands are the worker's own (no window waits for them); their
-// results are acknowledged and dropped.
-func (h *clientHub) releaseEntriesLocked(s *Session, entries []object.Entry) []callStart {
+// The commands are the worker's own (no window waits for them); they go
+// through each page's flow behind the commands queued before them, and
+// their results are acknowledged and dropped.
+func (h *clientHub) releaseEntriesLocked(s *Session, entries []object.Entry) {
 	if h.reg == nil {
-		return nil
+		return
 	}
 	type pageGroup struct {
 		ref   sourceproto.SourceRef
 		group string
 	}
 	seen := map[pageGroup]bool{}
-	var out []callStart
 	for _, e := range entries {
 		ref := sourceproto.SourceRef{ID: strings.TrimPrefix(e.Handle.Realm, "client:"), Gen: e.Handle.Generation, Role: sourceproto.RoleClient}
 		c := h.byRef[ref]
@@ -154,6 +148,7 @@ func (h *clientHub) releaseEntriesLocked(s *Session, entries []object.Entry) []c
 		}
 		cmd := &sourceproto.RuntimeCommand{Method: sourceproto.MethodReleaseObject,
 			ReleaseObject: &sourceproto.ReleaseObjectParams{Handle: e.Handle.ID}}
+		size := len(e.Handle.ID) + commandOverhead
 		if e.Group != "" {
 			k := pageGroup{ref, e.Group}
 			if seen[k] {
@@ -162,12 +157,15 @@ func (h *clientHub) releaseEntriesLocked(s *Session, entries []object.Entry) []c
 			seen[k] = true
 			cmd = &sourceproto.RuntimeCommand{Method: sourceproto.MethodReleaseObjectGroup,
 				ReleaseObjectGroup: &sourceproto.ReleaseObjectGroupParams{ObjectGroup: e.Group}}
+			size = len(e.Group) + commandOverhead
 		}
-		call := &runtimeCall{ref: ref, page: c.frame.displayName(), realm: e.Handle.Realm, sess: s,
-			wire: wireSession(s), method: cmd.Method, cdp: "release", ctxID: c.id}
-		out = append(out, h.registerLocked(call, cmd))
+		call := &runtimeCall{ref: ref, ctx: c, page: c.frame.displayName(), realm: e.Handle.Realm, sess: s,
+			wire: wireSession(s), method: cmd.Method, cdp: "release", ctxID: c.id, size: size}
+		h.registerLocked(call, cmd)
+		if h.admitLocked(c, call) != nil {
+			h.forgetCallLocked(cmd.ID) // dropped past pageReleaseBacklog, and logged
+		}
 	}
-	return out
 }
 
 // discardConsoleFor is Runtime.discardConsoleEntries for one window's page
@@ -175,15 +173,12 @@ func (h *clientHub) releaseEntriesLocked(s *Session, entries []object.Entry) []c
 func (h *clientHub) discardConsoleFor(s *Session) {
 	wire := wireSession(s)
 	h.mu.Lock()
-	var sends []pageSend
 	for _, f := range h.frames {
-		if c := f.ctx; c != nil && slices.Contains(c.consoleSessions, wire) {
-			sends = append(sends, pageSend{c.ref, &sourceproto.ConsoleDiscard{Session: wire}})
+		if c := f.ctx; c != nil && c.welcomed && slices.Contains(c.consoleSessions, wire) {
+			h.controlLocked(c, &sourceproto.ConsoleDiscard{Session: wire})
 		}
 	}
-	reg := h.reg
 	h.mu.Unlock()
-	h.sendAll(reg, sends)
 	// Console evaluations' results share the group: release it all.
 	h.releaseGroup(s, consoleGroup)
 }

@@ -133,17 +133,14 @@ func runtimeEnabled(s *Session) {
 		return
 	}
 	s.client.runtimeEnabled = true
-	var sends []pageSend
 	for _, id := range h.order {
 		if c := h.frames[id].ctx; c != nil {
-			sends = append(sends, h.addConsoleSessionLocked(c, wireSession(s))...)
+			h.addConsoleSessionLocked(c, wireSession(s))
 		}
 	}
 	r := h.snapshotLocked()
 	s.client.replay = r
-	reg := h.reg
 	h.mu.Unlock()
-	h.sendAll(reg, sends)
 	go h.pump(s, r)
 }
 

@@ -1,6 +1,7 @@
 package cdpserver
 
 import (
+	"container/list"
 	"fmt"
 	"strconv"
 	"strings"
@@ -20,30 +21,26 @@ import (
 // Consumer's Response. Returned handles become objectIds in the window's
 // object table, and the page is told with runtime.ack whether they were
 // kept. Every request is answered exactly once: by the page's result, by
-// the deadline (Options.ClientRuntimeTimeout, the page gets runtime.cancel),
-// by the page's close, or by a failed send.
+// the deadline (Options.ClientRuntimeTimeout, from the request's arrival;
+// a page that was sent the command gets runtime.cancel), by the page's
+// close, by a full backlog, or by a failed send.
 //
-// Commands are sent outside hub.mu (see the lock order at clientHub.mu).
-// Frames the hub must send from inside a Consumer callback (acks, a new
-// page's console.enable) go on their own goroutine (sendAsync): the
-// callback holds its source's lock, and a full outbox closes that source
-// inside Send.
-
-// maxAsyncSends bounds the worker → page frames in flight on their own
-// goroutines. Each is one small frame that Send queues without blocking, so
-// the bound is only reached by a page flooding results nobody asked for;
-// past it such acks are dropped (counted in the log): a page frees
-// unacknowledged handles with its session anyway.
-const maxAsyncSends = 256
+// Commands, acks and cancels reach the page through its flow
+// (clients_flow.go): a window of commands in flight, a bounded FIFO behind
+// it, and one sender goroutine per page that writes outside hub.mu (see
+// the lock order at clientHub.mu; Consumer callbacks hold their source's
+// lock, and a full outbox closes that source inside Send).
 
 // consoleGroup is the object group of console arguments, as V8 names it:
 // DevTools releases it when the Console is cleared.
 const consoleGroup = "console"
 
-// runtimeCall is one runtime.command in flight. Guarded by clientHub.mu.
+// runtimeCall is one runtime.command, from its registration until it is
+// answered or withdrawn. Guarded by clientHub.mu.
 type runtimeCall struct {
 	ref    sourceproto.SourceRef
-	page   string // the page's name, for messages
+	ctx    *clientContext // the page generation's context: its flow
+	page   string         // the page's name, for messages
 	realm  string
 	sess   *Session
 	wire   string         // the session's id on the wire
@@ -53,18 +50,23 @@ type runtimeCall struct {
 	ctxID  int
 	group  string // the object group returned handles join
 	timer  *time.Timer
+	cmd    *sourceproto.RuntimeCommand
+	size   int           // estimated bytes on the wire (pageWindowBytes, pageBacklogBytes)
+	elem   *list.Element // in ctx.flow.waiting while it waits; nil once sent
+	sent   bool          // in flight: handed to the page's sender, not answered nor withdrawn
+}
+
+// release reports whether the call frees objects in the page: the worker's
+// own releases and a window's Runtime.releaseObject. They are never refused
+// for a full backlog (pageReleaseBacklog): the window forgot the object
+// already, so a refused release would leave it in the page.
+func (c *runtimeCall) release() bool {
+	return c.method == sourceproto.MethodReleaseObject || c.method == sourceproto.MethodReleaseObjectGroup
 }
 
 // runtimeCalls are the commands in flight, by command id. Guarded by
 // clientHub.mu.
 type runtimeCalls map[uint64]*runtimeCall
-
-// callStart is a registered command still to be sent (outside hub.mu).
-type callStart struct {
-	reg *sourceproto.Registry
-	ref sourceproto.SourceRef
-	cmd *sourceproto.RuntimeCommand
-}
 
 // wireSession is a window's DevTools session id in the page protocol.
 func wireSession(s *Session) string { return "w" + strconv.FormatInt(s.id, 10) }
@@ -75,90 +77,66 @@ func (h *clientHub) runtimeRequest(s *Session, req request, r *realm.Realm) {
 	// too: the agent reads property paths without running page code
 	// (client/js/sideeffect.mjs) and refuses the rest with V8's EvalError.
 	h.mu.Lock()
-	start, answer, werr := h.startCallLocked(s, req, r)
-	held := false
-	if werr == nil && answer == nil {
-		held = h.holdUntilWelcomedLocked(r, start)
-	}
+	answer, werr := h.startCallLocked(s, req, r)
 	h.mu.Unlock()
 	switch {
 	case werr != nil:
 		s.refuse(req, werr)
 	case answer != nil:
 		s.enqueue(answer)
-	case !held:
-		h.sendCall(start)
 	}
 }
 
-// holdUntilWelcomedLocked keeps a command for a page that has not sent its
-// initial replace yet, and reports whether it did. Windows learn of a page's
-// context at its hello, before the carrier has sent the page its welcome, and
-// a page drops frames that come before its welcome: a window that evaluated
-// at once (a loaded machine made that likely) got the deadline error 10 s
-// later. Held commands keep their deadline; sendHeld sends them in order.
-func (h *clientHub) holdUntilWelcomedLocked(r *realm.Realm, cs callStart) bool {
-	c := h.contextOfLocked(r)
-	if c == nil || c.welcomed {
-		return false
-	}
-	c.held = append(c.held, cs)
-	return true
-}
-
-// sendHeld sends the commands held for a page until its welcome, in order,
-// on its own goroutine: the caller is a consumer callback that holds the
-// source's lock (a full outbox closes the source inside Send).
-func (h *clientHub) sendHeld(held []callStart) {
-	if len(held) == 0 {
-		return
-	}
-	go func() {
-		for _, cs := range held {
-			h.sendCall(cs)
-		}
-	}()
-}
-
-// startCallLocked turns req into a registered command. It returns a local
-// answer or an error instead when the page cannot take it.
-func (h *clientHub) startCallLocked(s *Session, req request, r *realm.Realm) (callStart, []byte, *wireError) {
+// startCallLocked turns req into a registered command queued for its
+// page. It returns a local answer or an error instead when the page cannot
+// take it. Commands for a page that has not sent its initial replace wait
+// in its flow: windows learn of a page's context at its hello, before the
+// carrier has sent the page its welcome, and a page drops frames that come
+// before its welcome (a window that evaluated at once got the deadline
+// error 10 s later).
+func (h *clientHub) startCallLocked(s *Session, req request, r *realm.Realm) ([]byte, *wireError) {
 	c := h.contextOfLocked(r)
 	if c == nil {
-		return callStart{}, nil, &wireError{codeServerError, fmt.Sprintf("the page %q is gone (it closed or reloaded); its objects went with it", r.Name)}
+		return nil, &wireError{codeServerError, fmt.Sprintf("the page %q is gone (it closed or reloaded); its objects went with it", r.Name)}
 	}
 	if !c.caps.Has(sourceproto.CapRuntime) || h.reg == nil {
 		if req.Method == "Runtime.globalLexicalScopeNames" {
-			return callStart{}, appendResult(nil, req.ID, []byte(`{"names":[]}`)), nil
+			return appendResult(nil, req.ID, []byte(`{"names":[]}`)), nil
 		}
-		return callStart{}, nil, &wireError{codeServerError, fmt.Sprintf(
+		return nil, &wireError{codeServerError, fmt.Sprintf(
 			"%s in the page %q is not available: the page's client agent did not offer the runtime capability "+
 				"(update client/js, or the page blocks evaluation)", req.Method, r.Name)}
 	}
 	res := handleResolver{t: s.objects, realm: r.ID, gen: c.ref.Gen, page: r.Name}
 	cmd, group, err := runtimeCommand(req.Method, req.Params, &res)
 	if err != nil {
-		return callStart{}, nil, &wireError{codeServerError, err.Error()}
+		return nil, &wireError{codeServerError, err.Error()}
 	}
 	if cmd.Method == sourceproto.MethodReleaseObject {
 		// Forgotten now: the window will not use it again, whatever the
 		// page answers.
 		s.objects.Release(res.lastObjectID)
 	}
-	call := &runtimeCall{ref: c.ref, page: r.Name, realm: r.ID, sess: s, wire: wireSession(s), reqID: req.ID,
-		method: cmd.Method, cdp: req.Method, ctxID: c.id, group: group}
-	return h.registerLocked(call, cmd), nil, nil
+	call := &runtimeCall{ref: c.ref, ctx: c, page: r.Name, realm: r.ID, sess: s, wire: wireSession(s), reqID: req.ID,
+		method: cmd.Method, cdp: req.Method, ctxID: c.id, group: group, size: len(req.Params) + commandOverhead}
+	h.registerLocked(call, cmd)
+	if werr := h.admitLocked(c, call); werr != nil {
+		h.forgetCallLocked(cmd.ID)
+		return nil, werr
+	}
+	return nil, nil
 }
 
-// registerLocked numbers cmd, records the call and arms its deadline, before
-// the command is sent, so an answer that comes back at once finds it.
-func (h *clientHub) registerLocked(call *runtimeCall, cmd *sourceproto.RuntimeCommand) callStart {
+// registerLocked numbers cmd, records the call and arms its deadline: the
+// deadline runs from the request's arrival, whether the command waits
+// behind the page's window or not.
+func (h *clientHub) registerLocked(call *runtimeCall, cmd *sourceproto.RuntimeCommand) {
 	h.nextCall++
 	id := h.nextCall
 	cmd.ID, cmd.Session = id, call.wire
+	call.cmd = cmd
 	call.timer = time.AfterFunc(h.srv.opts.ClientRuntimeTimeout, func() { h.runtimeDeadline(id) })
 	h.calls[id] = call
-	return callStart{reg: h.reg, ref: call.ref, cmd: cmd}
 }
 
 // contextOfLocked is the live context of a client realm.
@@ -170,76 +148,101 @@ func (h *clientHub) contextOfLocked(r *realm.Realm) *clientContext {
 	return f.ctx
 }
 
-// sendCall sends a registered command; it runs without hub.mu. When the
-// send fails the page's close may already have answered the call (a full
-// outbox ends the connection right here), so failCallLocked is a no-op then.
-func (h *clientHub) sendCall(cs callStart) {
-	err := cs.reg.Send(cs.ref, cs.cmd)
-	if err == nil {
-		return
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.failCallLocked(cs.cmd.ID, "cannot send the command to the page: "+err.Error())
-}
-
-// failCallLocked answers a call with an error and forgets it.
-func (h *clientHub) failCallLocked(id uint64, why string) *runtimeCall {
-	call := h.calls[id]
+// forgetCallLocked ends a call: out of the table, its deadline stopped, out
+// of its page's flow. It returns the call (nil if it had ended already) and
+// whether the page had been sent the command.
+func (h *clientHub) forgetCallLocked(id uint64) (call *runtimeCall, wasSent bool) {
+	call = h.calls[id]
 	if call == nil {
-		return nil
+		return nil, false
 	}
 	delete(h.calls, id)
 	call.timer.Stop()
-	if call.reqID != nil {
+	return call, h.unlinkLocked(call)
+}
+
+// failCallLocked answers a call with an error and forgets it. It is a
+// no-op for a call already answered (a failed send after the page's close
+// answered it).
+func (h *clientHub) failCallLocked(id uint64, why string) *runtimeCall {
+	call, _ := h.forgetCallLocked(id)
+	if call != nil && call.reqID != nil {
 		call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError, call.cdp + ": " + why}))
 	}
 	return call
 }
 
-// runtimeDeadline answers a call the page did not answer in time and
-// withdraws it from the page.
+// runtimeDeadline answers a call the page did not answer in time. A
+// command the page was sent is withdrawn (runtime.cancel, which also frees
+// the handles of an answer still on its way); one still waiting behind the
+// window never reaches the page.
 func (h *clientHub) runtimeDeadline(id uint64) {
 	h.mu.Lock()
-	reg := h.reg
-	d := h.srv.opts.ClientRuntimeTimeout
-	var call *runtimeCall
-	if c := h.calls[id]; c != nil {
-		call = h.failCallLocked(id, fmt.Sprintf("the page %q did not answer within %v "+
-			"(the client Runtime deadline, cdpserver.Options.ClientRuntimeTimeout); the command was cancelled in the page", c.page, d))
+	defer h.mu.Unlock()
+	call := h.calls[id]
+	if call == nil {
+		return
 	}
-	h.mu.Unlock()
-	if call != nil && reg != nil {
-		_ = reg.Send(call.ref, &sourceproto.RuntimeCancel{Session: call.wire, ID: id, Method: call.method})
+	d := h.srv.opts.ClientRuntimeTimeout
+	why := fmt.Sprintf("the page %q did not answer within %v (the client Runtime deadline, "+
+		"cdpserver.Options.ClientRuntimeTimeout); the command was cancelled in the page", call.page, d)
+	if !call.sent {
+		why = fmt.Sprintf("the page %q did not answer within %v (the client Runtime deadline, "+
+			"cdpserver.Options.ClientRuntimeTimeout); the command never reached the page: it waited behind "+
+			"%d commands in flight to it (at most %d run at once)", call.page, d, call.ctx.flow.inFlight, pageWindow)
+	}
+	if _, wasSent := h.forgetCallLocked(id); wasSent {
+		h.controlLocked(call.ctx, &sourceproto.RuntimeCancel{Session: call.wire, ID: id, Method: call.method})
+	}
+	if call.reqID != nil {
+		call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError, call.cdp + ": " + why}))
 	}
 }
 
-// runtimeResultLocked settles the call a runtime.result answers and returns
-// the ack to send. A result nobody waits for (late, cancelled, its window
-// gone) is not accepted: the page frees its handles.
-func (h *clientHub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourceproto.RuntimeResult) *sourceproto.RuntimeAck {
-	ack := &sourceproto.RuntimeAck{Session: res.Session, ID: res.ID, Method: res.Method}
+// runtimeResultLocked settles the call a runtime.result answers and
+// returns the ack to queue, or nil. A result nobody waits for (late,
+// cancelled, its window gone) gets no ack: the command was withdrawn with
+// runtime.cancel, which frees that answer's handles in the page whether it
+// arrives before or after the answer.
+func (h *clientHub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourceproto.RuntimeResult) (*clientContext, *sourceproto.RuntimeAck) {
 	call := h.calls[res.ID]
-	if call == nil || call.ref != ref || call.wire != res.Session || call.method != res.Method {
-		return ack
+	if call == nil || !call.sent || call.ref != ref || call.wire != res.Session || call.method != res.Method {
+		return nil, nil
 	}
-	delete(h.calls, res.ID)
-	call.timer.Stop()
-	ack.Accepted = true
+	h.forgetCallLocked(res.ID)
+	ack := &sourceproto.RuntimeAck{Session: res.Session, ID: res.ID, Method: res.Method, Accepted: true}
+	if res.Rejected != nil {
+		// The worker refused the answer (over a limit, invalid): the
+		// window hears why now, and the page frees what it made for it.
+		ack.Accepted = false
+		if call.reqID != nil {
+			call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError, fmt.Sprintf(
+				"%s: the page %q answered, but the worker refused the answer (%s): %s", call.cdp, call.page, res.Rejected.Code, res.Rejected.Reason)}))
+		}
+		return call.ctx, ack
+	}
 	if call.reqID == nil {
-		return ack // the worker's own release
+		return call.ctx, ack // the worker's own release
 	}
 	if res.Error != nil {
 		call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError,
 			fmt.Sprintf("%s: the page %q answered %s: %s", call.cdp, call.page, res.Error.Code, res.Error.Message)}))
-		return ack
+		return call.ctx, ack
 	}
+	ack.Accepted = h.deliverResultLocked(ref, call, res)
+	return call.ctx, ack
+}
+
+// deliverResultLocked maps a successful result's handles into the window's
+// table and answers the window. It reports whether the handles were kept.
+func (h *clientHub) deliverResultLocked(ref sourceproto.SourceRef, call *runtimeCall, res *sourceproto.RuntimeResult) bool {
 	m := &objectMapper{t: call.sess.objects, realm: call.realm, gen: call.ref.Gen, group: call.group,
 		ctxID: call.ctxID, scriptID: h.scriptIDLocked(ref)}
+	kept := true
 	var body []byte
 	var err error
 	if call.cdp == "Runtime.compileScript" {
-		m.noHandles, ack.Accepted = true, false // a syntax check keeps no object
+		m.noHandles, kept = true, false // a syntax check keeps no object
 		body, err = compileScriptAnswer(res, m)
 	} else {
 		body, err = projectRuntimeResult(res, m)
@@ -249,12 +252,11 @@ func (h *clientHub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourcepr
 	}
 	if err != nil {
 		m.rollback()
-		ack.Accepted = false
 		call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError, call.cdp + ": " + err.Error()}))
-		return ack
+		return false
 	}
 	call.sess.enqueue(appendResult(nil, call.reqID, body))
-	return ack
+	return kept
 }
 
 // scriptIDLocked maps a page script URL to its "c<n>" id for stack traces.
@@ -274,37 +276,5 @@ func (h *clientHub) failCallsLocked(ref sourceproto.SourceRef, page string) {
 		if call.ref == ref {
 			h.failCallLocked(id, fmt.Sprintf("the page %q closed before it answered", page))
 		}
-	}
-}
-
-// sendAsync sends one frame on its own goroutine, for callers inside a
-// Consumer callback (see the top of this file).
-func (h *clientHub) sendAsync(reg *sourceproto.Registry, ref sourceproto.SourceRef, b sourceproto.Body) {
-	if reg == nil {
-		return
-	}
-	if h.asyncSends.Add(1) > maxAsyncSends {
-		h.asyncSends.Add(-1)
-		h.srv.logf("client %s: dropped a %s to the page: %d sends in flight already", ref.ID, b.FrameType(), maxAsyncSends)
-		return
-	}
-	go func() {
-		defer h.asyncSends.Add(-1)
-		_ = reg.Send(ref, b)
-	}()
-}
-
-// pageSend is one frame for a page, collected under hub.mu and sent after.
-type pageSend struct {
-	ref  sourceproto.SourceRef
-	body sourceproto.Body
-}
-
-func (h *clientHub) sendAll(reg *sourceproto.Registry, sends []pageSend) {
-	if reg == nil {
-		return
-	}
-	for _, ps := range sends {
-		_ = reg.Send(ps.ref, ps.body)
 	}
 }

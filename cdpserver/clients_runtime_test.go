@@ -2,6 +2,7 @@ package cdpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -376,7 +377,8 @@ func TestClientRuntimeCyclesLeaveNothing(t *testing.T) {
 
 // A page that never answers gets its window an error at the deadline and a
 // runtime.cancel; meanwhile another page and the host answer. A result
-// that comes after the deadline is not accepted.
+// that comes after the deadline gets no ack: the cancel already freed its
+// handles in the page.
 func TestClientRuntimeDeadline(t *testing.T) {
 	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: 500 * time.Millisecond})
 	hung := openAgent(t, reg, token, "page-hung", "Hung")
@@ -392,6 +394,11 @@ func TestClientRuntimeDeadline(t *testing.T) {
 
 	id := a.Send("Runtime.evaluate", map[string]any{"expression": "obj", "uniqueContextId": hungCtx.Context.UniqueID})
 	cmd, _ := hung.waitFrame("the evaluate", 0, isCommand(sourceproto.MethodEvaluate, nil))
+	c := cmd.Body.(*sourceproto.RuntimeCommand)
+	// The page answers, but its answer is on its way past the deadline.
+	hung.mu.Lock()
+	late := hung.answerLocked(c)
+	hung.mu.Unlock()
 	if got := evalIn(t, a, okCtx, "42", ""); string(got.Result.Value) != "42" {
 		t.Fatalf("the other page: %+v", got)
 	}
@@ -403,22 +410,25 @@ func TestClientRuntimeDeadline(t *testing.T) {
 	if m.Error == nil || !strings.Contains(m.Error.Message, "did not answer within 500ms") || !strings.Contains(m.Error.Message, "ClientRuntimeTimeout") {
 		t.Fatalf("hung page: %s", m.Raw)
 	}
-	c := cmd.Body.(*sourceproto.RuntimeCommand)
 	hung.waitFrame("runtime.cancel", 0, func(f sourceproto.Frame) bool {
 		x, ok := f.Body.(*sourceproto.RuntimeCancel)
 		return ok && x.ID == c.ID && x.Session == wire
 	})
-	// The late result is refused, so the page frees its handles.
-	hung.mu.Lock()
-	late := hung.answerLocked(c)
-	hung.mu.Unlock()
-	from := hung.count()
+	hung.waitLive(wire, 0) // the cancel freed the answer's handle
 	hung.pg.ingest(hung.pg.p.Frame(t, late))
-	hung.waitFrame("ack{accepted:false}", from, func(f sourceproto.Frame) bool {
-		x, ok := f.Body.(*sourceproto.RuntimeAck)
-		return ok && x.ID == c.ID && !x.Accepted
-	})
-	hung.waitLive(wire, 0)
+	// Acks and commands reach a page in order: the next command shows
+	// that no ack for the late answer was queued before it.
+	hung.setSilent(false)
+	from := hung.count()
+	evalIn(t, a, hungCtx, "42", "")
+	_, next := hung.waitFrame("the next evaluate", from, isCommand(sourceproto.MethodEvaluate, nil))
+	hung.mu.Lock()
+	for _, f := range hung.frames[from:next] {
+		if x, ok := f.Body.(*sourceproto.RuntimeAck); ok && x.ID == c.ID {
+			t.Errorf("the late answer was acknowledged: %+v", x)
+		}
+	}
+	hung.mu.Unlock()
 	if answersTo(a, m.ID) != 1 {
 		t.Fatal("the hung evaluate was answered more than once")
 	}
@@ -512,7 +522,7 @@ func consoleItem(ev *sourceproto.ConsoleEvent) sourceproto.Item {
 }
 
 // A page whose outbox is full when a window evaluates in it: sending the
-// runtime.command ends the page's connection on the window's goroutine
+// runtime.command ends the page's connection on the page's sender goroutine
 // (the close comes back as SourceClosed, which takes the hub's lock). The
 // evaluate is answered once, with an error, and the worker keeps serving.
 func TestClientRuntimePageOutboxFull(t *testing.T) {
@@ -565,4 +575,57 @@ func TestClientRuntimeSideEffectFreeEvaluateReachesPage(t *testing.T) {
 		c, ok := f.Body.(*sourceproto.RuntimeCommand)
 		return ok && c.Evaluate != nil && c.Evaluate.ThrowOnSideEffect && c.Evaluate.Expression == "globalThis"
 	})
+}
+
+// A page answer the worker refuses (over a limit, or invalid) is answered to
+// the window at once, naming why, instead of after the deadline; the page
+// gets ack{accepted:false} and frees what it made for the answer.
+func TestClientRuntimeRejectedResultAnsweredAtOnce(t *testing.T) {
+	const deadline = 30 * time.Second
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: deadline})
+	ag := openAgent(t, reg, token, "page-1", "Shop")
+	ag.setSilent(true)
+	a := w.dial("A")
+	ctx, wire := windowOn(t, a, ag, "Shop")
+	chunk := `"` + strings.Repeat("x", 60<<10) + `"`
+	for _, tc := range []struct {
+		name, member, want string
+	}{
+		// Refused when the body is checked (MaxValueBytes, 256 KiB).
+		{"a value over MaxValueBytes", `"evaluate":{"result":{"type":"object","value":[` + strings.Repeat(chunk+",", 4) + chunk + `]}}`, "MaxValueBytes"},
+		// Refused by the envelope scan, before any body is decoded.
+		{"a string over MaxStringBytes", `"evaluate":{"result":{"type":"string","value":"` + strings.Repeat("y", 100<<10) + `"}}`, "MaxStringBytes"},
+		{"two union members", `"evaluate":{"result":{"type":"undefined"}},"error":{"code":"internal","message":"x"}`, "exactly the member"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			from := ag.count()
+			id := a.Send("Runtime.evaluate", map[string]any{"expression": "obj", "uniqueContextId": ctx.Context.UniqueID})
+			f, _ := ag.waitFrame("the evaluate", from, isCommand(sourceproto.MethodEvaluate, nil))
+			c := f.Body.(*sourceproto.RuntimeCommand)
+			ref := ag.pg.src.Ref()
+			frame := fmt.Sprintf(`{"v":1,"type":"runtime.result","source":%q,"gen":%d,"body":{"session":%q,"id":%d,"method":"evaluate",%s}}`,
+				ref.ID, ref.Gen, c.Session, c.ID, tc.member)
+			start := time.Now()
+			if res := ag.pg.src.Ingest([]byte(frame)); res.Err == nil || !strings.Contains(res.Err.Error(), tc.want) {
+				t.Fatalf("the worker took the answer (%v), want a refusal naming %s", res.Err, tc.want)
+			}
+			m := a.ExpectResponse(id)
+			took := time.Since(start)
+			t.Logf("answered in %v (deadline %v): %s", took.Round(time.Millisecond), deadline, m.Raw)
+			if m.Error == nil || !strings.Contains(m.Error.Message, "refused the answer") || !strings.Contains(m.Error.Message, tc.want) {
+				t.Fatalf("the window got %s", m.Raw)
+			}
+			// Far below the deadline: the old code answered at the deadline.
+			if took > deadline/6 {
+				t.Fatalf("answered after %v; the deadline is %v", took, deadline)
+			}
+			ag.waitFrame("ack{accepted:false}", from, func(f sourceproto.Frame) bool {
+				x, ok := f.Body.(*sourceproto.RuntimeAck)
+				return ok && x.ID == c.ID && x.Session == wire && !x.Accepted
+			})
+			if answersTo(a, &id) != 1 {
+				t.Fatal("answered more than once")
+			}
+		})
+	}
 }

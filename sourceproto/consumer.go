@@ -56,7 +56,10 @@ type Consumer interface {
 	Gap(ref SourceRef, g Gap)
 	// Response delivers a correlated answer: *RuntimeResult, *ScriptMeta,
 	// *ScriptChunk, *ScriptEnd or *QueryResult. Correlation with the
-	// worker's own requests (ids, sessions) is the consumer's.
+	// worker's own requests (ids, sessions) is the consumer's. A
+	// runtime.result the registry refused arrives too when its session, id
+	// and method could be read, as a *RuntimeResult with Rejected set, so
+	// the command it answers can fail at once.
 	Response(ref SourceRef, b Body)
 }
 

@@ -42,6 +42,9 @@ func (s *Source) ingest(frame []byte) Result {
 	}
 	raw, rerr := scanEnvelope(frame)
 	if rerr != nil {
+		if session, id, method, ok := peekResult(frame); ok {
+			s.rejectedResult(session, id, method, rerr)
+		}
 		return s.refuse(rerr, raw, false)
 	}
 	ref := s.info.Ref
@@ -174,10 +177,25 @@ func (s *Source) handleClose(raw rawEnvelope) Result {
 func (s *Source) handleResponse(raw rawEnvelope) Result {
 	b := newBody(raw.typ)
 	if rerr := decodeBody(raw.body, b, 0); rerr != nil {
+		if raw.typ == FrameRuntimeResult {
+			if session, id, method, ok := peekResultBody(raw.body); ok {
+				s.rejectedResult(session, id, method, rerr)
+			}
+		}
 		return s.refuse(rerr, raw, false)
 	}
 	s.reg.consumer.Response(s.info.Ref, b)
 	return Result{}
+}
+
+// rejectedResult tells the consumer that a runtime.result it may wait for
+// was refused, and why (RuntimeResult.Rejected; peek.go). A source that
+// did not declare the runtime capability was sent no command to answer.
+func (s *Source) rejectedResult(session string, id uint64, method RuntimeMethod, rerr *RejectError) {
+	if !s.info.Capabilities.Has(CapRuntime) {
+		return
+	}
+	s.reg.consumer.Response(s.info.Ref, &RuntimeResult{Session: session, ID: id, Method: method, Rejected: rerr})
 }
 
 // FlushAck returns the ack held back for this source's appends (coalesced

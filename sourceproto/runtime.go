@@ -116,6 +116,13 @@ type RuntimeResult struct {
 	ReleaseObjectGroup      *ReleaseObjectGroupResult      `json:"releaseObjectGroup,omitempty"`
 	GlobalLexicalScopeNames *GlobalLexicalScopeNamesResult `json:"globalLexicalScopeNames,omitempty"`
 	Error                   *TransportError                `json:"error,omitempty"`
+
+	// Rejected is never on the wire. Ingest sets it, with Session, ID and
+	// Method and nothing else, on a runtime.result it refused (over a
+	// limit, or invalid) whose correlation it could still read: the
+	// consumer answers that command at once, with why, instead of letting
+	// it wait for its deadline; the producer gets the reject as usual.
+	Rejected *RejectError `json:"-"`
 }
 
 // EvaluateResult: a thrown exception is a success with ExceptionDetails.

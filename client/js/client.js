@@ -2235,7 +2235,12 @@ var IWRuntime = (function () {
 // another's, and a handle passed by another session is refused. Handles made
 // for a command's answer are provisional until the worker's runtime.ack
 // (accepted:false, a runtime.cancel, or a new generation frees them), so a
-// deadline or a late answer never leaves unreachable objects behind.
+// deadline or a late answer never leaves unreachable objects behind. An
+// answer waiting for its ack is never freed otherwise: the worker may have
+// given its handles to a window already. What bounds the answers waiting is
+// the worker's window of commands in flight to a page (64,
+// cdpserver/clients_flow.go) and, whatever a worker does, the per-session
+// handle bound below.
 //
 // What the page cannot do: stop its own JavaScript. A command that loops
 // forever blocks the page; the worker's deadline answers DevTools, and if
@@ -2255,8 +2260,6 @@ const MAX_HANDLES_PER_SESSION = 65536;
 const MAX_PROPERTIES = 4096;
 /** sourceproto.MaxCallArguments. */
 const MAX_CALL_ARGUMENTS = 64;
-/** Answers whose handles wait for runtime.ack; beyond it the oldest are freed (the worker must ack promptly). */
-const MAX_AWAITING_ACK = 4096;
 /** What V8 throws for throwOnSideEffect; DevTools' eager evaluation shows nothing for it. */
 const SIDE_EFFECT_TEXT = 'EvalError: Possible side-effect in debug-evaluate';
 /** V8's eval origin in a stack line: "eval at NAME (URL:L:C), <anonymous>:L:C". */
@@ -2586,13 +2589,7 @@ class Realm {
     this.answered++;
     if (ctx.method === 'releaseObject' || ctx.method === 'releaseObjectGroup') return;
     if (!ctx.made.length) return;
-    const key = ctx.session + '\n' + ctx.id;
-    this.awaiting.set(key, ctx);
-    while (this.awaiting.size > MAX_AWAITING_ACK) {
-      const [k, old] = this.awaiting.entries().next().value;
-      this.awaiting.delete(k);
-      this.freeMade(old);
-    }
+    this.awaiting.set(ctx.session + '\n' + ctx.id, ctx);
   }
 
   /** @param {Ctx} ctx @param {any} result */
@@ -3148,7 +3145,7 @@ function anyNeedsHandles(args) {
   return false;
 }
 
-return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_PROPERTIES, MAX_CALL_ARGUMENTS: MAX_CALL_ARGUMENTS, MAX_AWAITING_ACK: MAX_AWAITING_ACK, SIDE_EFFECT_TEXT: SIDE_EFFECT_TEXT, CONSOLE_GROUP: CONSOLE_GROUP, Realm: Realm, anyNeedsHandles: anyNeedsHandles };
+return { MAX_HANDLES_PER_SESSION: MAX_HANDLES_PER_SESSION, MAX_PROPERTIES: MAX_PROPERTIES, MAX_CALL_ARGUMENTS: MAX_CALL_ARGUMENTS, SIDE_EFFECT_TEXT: SIDE_EFFECT_TEXT, CONSOLE_GROUP: CONSOLE_GROUP, Realm: Realm, anyNeedsHandles: anyNeedsHandles };
 })();
 // ---- END runtime.mjs ----
 

@@ -379,6 +379,26 @@ test('10,000 evaluate + ack + releaseObject cycles and 10,000 grouped ones leave
   assert.equal(r.sessions.size, 0);
 });
 
+test('an answer waiting for its ack is never freed by the page, however many wait: 10,000 answers, acked late, all stay usable', async () => {
+  // The worker may have mapped an answer's handles for a window before its
+  // ack reaches the page; freeing the oldest unacked answers (the page did,
+  // past 4,096) killed objects the window held. The worker's window of
+  // commands in flight bounds how many wait; the page frees none.
+  const { r, results } = setup();
+  const n = 10000;
+  for (let i = 1; i <= n; i++) r.handle('runtime.command', { session: 's1', id: i, method: 'evaluate', evaluate: { expression: '({ i: ' + i + ' })' } });
+  assert.equal(results.length, n);
+  assert.deepEqual([r.stats().provisional, r.stats().awaitingAck, r.stats().freedUnacked], [n, n, 0]);
+  for (let i = 1; i <= n; i++) r.handle('runtime.ack', { session: 's1', id: i, method: 'evaluate', accepted: true });
+  let dead = 0;
+  for (let i = 1; i <= n; i++) {
+    r.handle('runtime.command', { session: 's1', id: n + i, method: 'getProperties', getProperties: { handle: results[i - 1].evaluate.result.handle, ownProperties: true } });
+    if (results[results.length - 1].error) dead++;
+  }
+  assert.equal(dead, 0, dead + ' of ' + n + ' answers were freed before their ack');
+  assert.deepEqual([r.stats().awaitingAck, r.stats().freedUnacked], [n, 0], 'getProperties answers wait for their own acks');
+});
+
 test('handles per session are bounded: beyond the bound values are described without a handle', async () => {
   const { evaluate, r } = setup({ maxHandles: 3 });
   const got = [];
