@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/inspector-worker/inspector-worker/object"
 	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -245,7 +244,7 @@ func (h *clientHub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourcepr
 		body, err = projectRuntimeResult(res, m)
 	}
 	if err == nil && m.full {
-		err = fmt.Errorf("the window holds %d objects already (object.MaxObjects); release some (clear the Console) and retry", object.MaxObjects)
+		err = h.objectsFullLocked(call.sess, call.realm, call.page)
 	}
 	if err != nil {
 		m.rollback()
