@@ -60,7 +60,7 @@ type wsPage struct {
 	t *testing.T
 	c *websocket.Conn
 
-	wmu sync.Mutex               // serializes p and writes
+	wmu sync.Mutex                // serializes p and writes
 	p   *sourceprototest.Producer // Guarded by wmu.
 
 	answer func(*sourceproto.RuntimeCommand) *sourceproto.RuntimeResult
