@@ -226,44 +226,54 @@ func TestClientPageItemFloodWindowPausedStaysOpen(t *testing.T) {
 	win.untilAnswer(1)
 	pg := sw.dialPage(t, "titles", "titles", sourceproto.CapScripts, nil)
 
+	// The page floods for floodFor; the window reads nothing for the first
+	// pause of it, then reads on.
 	const floodFor, pause = 3 * time.Second, 2 * time.Second
-	done := make(chan struct {
+	type flood struct {
 		items, dropped int
 		last           uint64
-	}, 1)
+	}
+	done := make(chan flood, 1)
 	go func() {
-		items, dropped := 0, 0
-		var last uint64
+		var f flood
 		batch := make([]sourceproto.Item, sourceproto.MaxBatchItems)
 		for start := time.Now(); time.Since(start) < floodFor; {
 			for k := range batch {
-				title := "title " + strconv.Itoa(items+k)
+				title := "title " + strconv.Itoa(f.items+k)
 				batch[k] = sourceproto.Item{Topic: sourceproto.TopicPage, Page: &sourceproto.PageInfo{URL: "http://127.0.0.1:1/titles#" + title, Title: title}}
 			}
-			if items%(8*len(batch)) == 0 {
+			if f.items%(8*len(batch)) == 0 {
 				pg.dropNext(1) // a loss report with the batch
-				dropped++
+				f.dropped++
 			}
-			last = pg.send(batch...)
-			items += len(batch)
+			pg.send(batch...)
+			f.items += len(batch)
 		}
-		last = pg.send(sourceproto.Item{Topic: sourceproto.TopicPage, Page: &sourceproto.PageInfo{URL: "http://127.0.0.1:1/final", Title: "final"}})
-		done <- struct {
-			items, dropped int
-			last           uint64
-		}{items + 1, dropped, last}
+		f.last = pg.send(sourceproto.Item{Topic: sourceproto.TopicPage, Page: &sourceproto.PageInfo{URL: "http://127.0.0.1:1/final", Title: "final"}})
+		f.items++
+		done <- f
 	}()
 	time.Sleep(pause) // the window reads nothing
-	f := <-done
-	pg.waitAcked(f.last)
 
+	var f *flood
 	navigated, final, lost := 0, false, 0
 	lostRx := regexp.MustCompile(`\] (\d+) observations from [^"]* were lost`)
-	for !final || lost < f.dropped {
+	for f == nil || !final || lost < f.dropped {
+		select {
+		case fl := <-done:
+			f = &fl
+			continue
+		default:
+		}
+		if final && f == nil { // the last item is sent: the flood is over
+			fl := <-done
+			f = &fl
+			continue
+		}
 		msg, err := win.read(10 * time.Second)
 		if err != nil {
-			t.Fatalf("the window paused for %v during a flood of %d page items is gone: %v (it got %d frameNavigated, final title: %v, %d of %d losses announced)",
-				pause, f.items, err, navigated, final, lost, f.dropped)
+			t.Fatalf("the window paused for %v during a page-item flood is gone: %v (it got %d frameNavigated, final title: %v, %d losses announced; flood: %+v)",
+				pause, err, navigated, final, lost, f)
 		}
 		s := string(msg)
 		switch {
@@ -277,6 +287,7 @@ func TestClientPageItemFloodWindowPausedStaysOpen(t *testing.T) {
 			}
 		}
 	}
+	pg.waitAcked(f.last)
 	t.Logf("a window paused for %v during %d page items (%d loss reports) got %d frameNavigated, the final title, and %d losses announced",
 		pause, f.items, f.dropped, navigated, lost)
 	if lost != f.dropped {
