@@ -124,11 +124,15 @@ func TestClientScriptFloodIsBounded(t *testing.T) {
 	flooded := make(chan flood, 1)
 	var evals atomic.Int32
 	start := time.Now()
+	stop := make(chan struct{})
+	stopped := make(chan struct{})
+	t.Cleanup(func() { close(stop); <-stopped }) // before the page's close
 	go func() {
+		defer close(stopped)
 		var f flood
 		for sent := 0; sent < floodScripts || evals.Load() < minEvals; sent += sourceproto.MaxBatchItems {
 			f.last = hostile.send(scriptBatch("flood", sent, sourceproto.MaxBatchItems)...)
-			if time.Since(start) > floodCap {
+			if time.Since(start) > floodCap || isClosed(stop) {
 				break
 			}
 		}
@@ -216,28 +220,45 @@ func TestClientScriptFloodIsBounded(t *testing.T) {
 // (title changes, and loss reports with them) stays open, as it does
 // through a console flood, and gets the page's final state after.
 //
-// The window's queue is bounded at 10,000 messages here, so that the
-// flood outgrows it within the pause under -race too (~20,000 page items
-// a second then, ~150,000 without); the policy is the same at any bound.
+// The window's queue is bounded at queueBound messages here, so that the
+// flood outgrows it within the pause under -race too; the policy is the
+// same at any bound.
+const queueBound = 10_000
+
 func TestClientPageItemFloodWindowPausedStaysOpen(t *testing.T) {
-	sw := startSocketWorker(t, Options{MaxQueuedMessages: 10_000, Logf: func(string, ...any) {}})
+	sw := startSocketWorker(t, Options{MaxQueuedMessages: queueBound, Logf: func(string, ...any) {}})
 	win := dialSlowWindow(t, sw.srv.PageWebSocketURL())
 	win.send(`{"id":1,"method":"Page.enable"}`)
 	win.untilAnswer(1)
 	pg := sw.dialPage(t, "titles", "titles", sourceproto.CapScripts, nil)
 
-	// The page floods for floodFor; the window reads nothing for the first
-	// pause of it, then reads on.
-	const floodFor, pause = 3 * time.Second, 2 * time.Second
+	// The window reads nothing for pause, and until the worker has taken
+	// three queues' worth of page items (under -race the worker takes
+	// ~20,000 a second, 150,000 without); the page floods until a second
+	// after that (at most floodCap, a hang bound), so the window then reads
+	// during the flood.
+	const pause, after, floodCap = 2 * time.Second, time.Second, time.Minute
 	type flood struct {
 		items, dropped int
 		last           uint64
 	}
 	done := make(chan flood, 1)
+	stop := make(chan struct{})
+	reading := make(chan struct{})
+	stopped := make(chan struct{})
+	t.Cleanup(func() { close(stop); <-stopped }) // before the page's close
 	go func() {
+		defer close(stopped)
 		var f flood
+		var readFrom time.Time
 		batch := make([]sourceproto.Item, sourceproto.MaxBatchItems)
-		for start := time.Now(); time.Since(start) < floodFor; {
+		for start := time.Now(); time.Since(start) < floodCap && !isClosed(stop); {
+			if readFrom.IsZero() && isClosed(reading) {
+				readFrom = time.Now()
+			}
+			if !readFrom.IsZero() && time.Since(readFrom) > after {
+				break
+			}
 			for k := range batch {
 				title := "title " + strconv.Itoa(f.items+k)
 				batch[k] = sourceproto.Item{Topic: sourceproto.TopicPage, Page: &sourceproto.PageInfo{URL: "http://127.0.0.1:1/titles#" + title, Title: title}}
@@ -253,7 +274,13 @@ func TestClientPageItemFloodWindowPausedStaysOpen(t *testing.T) {
 		f.items++
 		done <- f
 	}()
+	paused := time.Now()
 	time.Sleep(pause) // the window reads nothing
+	for pg.ackedSeq() < 3*queueBound && time.Since(paused) < floodCap {
+		time.Sleep(10 * time.Millisecond)
+	}
+	pausedFor, taken := time.Since(paused), pg.ackedSeq()
+	close(reading)
 
 	var f *flood
 	navigated, final, lost := 0, false, 0
@@ -272,8 +299,8 @@ func TestClientPageItemFloodWindowPausedStaysOpen(t *testing.T) {
 		}
 		msg, err := win.read(10 * time.Second)
 		if err != nil {
-			t.Fatalf("the window paused for %v during a page-item flood is gone: %v (it got %d frameNavigated, final title: %v, %d losses announced; flood: %+v)",
-				pause, err, navigated, final, lost, f)
+			t.Fatalf("the window paused for %v (the worker took %d page items meanwhile) is gone: %v (it got %d frameNavigated, final title: %v, %d losses announced; flood: %+v)",
+				pausedFor.Round(time.Millisecond), taken, err, navigated, final, lost, f)
 		}
 		s := string(msg)
 		switch {
@@ -288,8 +315,8 @@ func TestClientPageItemFloodWindowPausedStaysOpen(t *testing.T) {
 		}
 	}
 	pg.waitAcked(f.last)
-	t.Logf("a window paused for %v during %d page items (%d loss reports) got %d frameNavigated, the final title, and %d losses announced",
-		pause, f.items, f.dropped, navigated, lost)
+	t.Logf("a window paused for %v (the worker took %d page items meanwhile) during %d page items (%d loss reports) got %d frameNavigated, the final title, and %d losses announced",
+		pausedFor.Round(time.Millisecond), taken, f.items, f.dropped, navigated, lost)
 	if lost != f.dropped {
 		t.Errorf("%d losses announced, the page reported %d", lost, f.dropped)
 	}
@@ -413,5 +440,14 @@ func TestFairShares(t *testing.T) {
 	}
 	if got := scriptsLeftOut("p", 1000, 1000, 5); !strings.Contains(got, "Sources lists 1000 scripts of the page p; 1005 are left out: 5 past") || !strings.Contains(got, "1000 past this window's share") {
 		t.Errorf("scriptsLeftOut = %q", got)
+	}
+}
+
+func isClosed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,6 +65,8 @@ type wsPage struct {
 	p   *sourceprototest.Producer // Guarded by wmu.
 
 	answer func(*sourceproto.RuntimeCommand) *sourceproto.RuntimeResult
+	// closing: the test is ending the connection; writes may fail then.
+	closing atomic.Bool
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -105,12 +108,12 @@ func (sw *socketWorker) dialPage(t *testing.T, id, title string, caps sourceprot
 	pg.wmu.Unlock()
 	pg.write(initial)
 	go pg.readLoop()
-	t.Cleanup(func() { c.CloseNow(); <-pg.done })
+	t.Cleanup(func() { pg.closing.Store(true); c.CloseNow(); <-pg.done })
 	return pg
 }
 
 func (pg *wsPage) write(frame []byte) {
-	if err := pg.c.Write(context.Background(), websocket.MessageText, frame); err != nil {
+	if err := pg.c.Write(context.Background(), websocket.MessageText, frame); err != nil && !pg.closing.Load() {
 		pg.t.Errorf("page %s: write: %v", pg.p.ID, err)
 	}
 }
@@ -203,6 +206,13 @@ func (pg *wsPage) awaitAcked(seq uint64, limit time.Duration) error {
 		pg.cond.Wait()
 	}
 	return nil
+}
+
+// ackedSeq is the highest sequence number the worker acked so far.
+func (pg *wsPage) ackedSeq() uint64 {
+	pg.mu.Lock()
+	defer pg.mu.Unlock()
+	return pg.acked
 }
 
 // waitSession waits for the console session of the n-th window (from 1).
