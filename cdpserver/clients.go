@@ -105,9 +105,9 @@ type clientContext struct {
 	realm    *realm.Realm
 	id       int
 	uniqueID string
-	console  replayBuffer // Runtime.consoleAPICalled messages, shared with every window
-	msgSize  int          // the length of the last one, to size the next
-	scripts  []*clientScript
+	console  replayBuffer           // Runtime.consoleAPICalled messages, shared with every window
+	msgSize  int                    // the length of the last one, to size the next
+	scripts  pageScripts            // the page's scripts, bounded and indexed (clients_scriptstore.go)
 	caps     sourceproto.Capability // what the page's hello offered
 	// consoleSessions are the windows (wire session ids) the page was told
 	// to serialize console calls for (console.enable), in that order. The
@@ -283,13 +283,14 @@ func (h *clientHub) destroyLocked(c *clientContext, why string) {
 	if c.frame.ctx == c {
 		c.frame.ctx = nil
 	}
-	for _, s := range c.scripts {
+	for _, s := range c.scripts.list {
 		delete(h.scripts, s.id)
 	}
 	h.reads.failRef(c.ref, why)
 	h.failCallsLocked(c.ref, c.frame.displayName())
 	for _, s := range h.sessionsLocked() {
 		s.objects.DropRealm(c.realm.ID, c.ref.Gen)
+		delete(s.client.fullTold, c.uniqueID)
 	}
 	h.srv.registry.UnbindContext(c.id, c.uniqueID)
 	h.srv.registry.Remove(c.realm.ID)
@@ -363,21 +364,38 @@ func (h *clientHub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
 		return
 	}
 	h.navigatedLocked(c, items)
+	// Page items are state: of a run of them only the last one counts, and
+	// windows are owed it (clients_owed.go).
+	changed := false
 	for i := range items {
-		switch it := &items[i]; {
+		it := &items[i]
+		if it.Page != nil {
+			c.frame.url, c.frame.title = it.Page.URL, it.Page.Title
+			changed = true
+			continue
+		}
+		if changed {
+			h.pageChangedLocked(c.frame)
+			changed = false
+		}
+		switch {
 		case it.Console != nil:
 			h.consoleLocked(c, it.Console)
 		case it.Script != nil:
 			h.scriptLocked(c, it.Script)
-		case it.Page != nil:
-			c.frame.url, c.frame.title = it.Page.URL, it.Page.Title
-			f := c.frame
-			h.broadcastLocked(func(ss *sessionState) [][]byte {
-				if !ss.pageEnabled {
-					return nil
-				}
-				return [][]byte{h.frameNavigated(f, c)}
-			})
+		}
+	}
+	if changed {
+		h.pageChangedLocked(c.frame)
+	}
+}
+
+// pageChangedLocked owes every window with Page enabled the frame's new
+// state.
+func (h *clientHub) pageChangedLocked(f *clientFrame) {
+	for _, s := range h.sessionsLocked() {
+		if s.client.pageEnabled {
+			h.owePageLocked(s, f)
 		}
 	}
 }
@@ -387,20 +405,18 @@ func (h *clientHub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
 func (h *clientHub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	from := "the host"
+	source := ""
 	if ref.Role == sourceproto.RoleClient {
-		c := h.byRef[ref]
-		if c == nil {
+		if h.byRef[ref] == nil {
 			return
 		}
-		from = c.frame.displayName()
+		source = ref.ID
 	}
-	text := fmt.Sprintf("[inspector-worker] %d observations from %s were lost", g.Count, from)
-	if g.Explained == g.Count {
-		text += " (the page's queue overflowed)"
+	// Owed, not queued at once: a page can report a loss with every
+	// batch, and a window behind it must not be closed for that.
+	for _, s := range h.sessionsLocked() {
+		h.oweGapLocked(s, source, g.Count, g.Explained)
 	}
-	msg := logEntry("warning", text, time.Now())
-	h.broadcastLocked(func(*sessionState) [][]byte { return [][]byte{msg} })
 }
 
 func (h *clientHub) Response(ref sourceproto.SourceRef, b sourceproto.Body) {

@@ -19,8 +19,10 @@ type sessionState struct {
 	pageEnabled     bool
 	runtimeEnabled  bool
 	debuggerEnabled bool
-	dropped         int           // client observations dropped because the window fell behind
-	replay          *windowReplay // the window's replay in progress, nil when none (clients_replay.go)
+	dropped         int             // client observations dropped because the window fell behind
+	replay          *windowReplay   // the window's replay in progress, nil when none (clients_replay.go)
+	owed            owedState       // page state, scripts and loss reports not queued yet (clients_owed.go)
+	fullTold        map[string]bool // page loads (context unique ids) told their console objects are refused
 }
 
 // broadcastLocked enqueues what build returns for each session.
@@ -105,9 +107,12 @@ func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent
 		if s == nil || !s.client.runtimeEnabled {
 			return // closed or disabled meanwhile: the page frees the handles (console.disable)
 		}
-		ids := consoleObjectIDs(s, c, ev)
+		ids, refused := consoleObjectIDs(s, c, ev)
 		if ids != nil {
 			msg = appendConsoleMessage(make([]byte, 0, len(msg)+16*len(ids)), c, ev, ids)
+		}
+		if refused && !s.client.fullTold[c.uniqueID] {
+			h.tellFullLocked(s, c)
 		}
 		if !h.observeLocked(s, msg) {
 			// The window never sees these ids; the page frees the handles
@@ -126,10 +131,10 @@ func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent
 }
 
 // consoleObjectIDs maps an event's handles into the window's table; nil
-// when it has none. An argument the full table refuses is shown by its
-// preview alone.
-func consoleObjectIDs(s *Session, c *clientContext, ev *sourceproto.ConsoleEvent) []string {
-	var ids []string
+// when it has none. An argument the table refuses (the page holds its
+// share of it, or it is full) is shown by its preview alone; refused says
+// whether one was.
+func consoleObjectIDs(s *Session, c *clientContext, ev *sourceproto.ConsoleEvent) (ids []string, refused bool) {
 	for i := range ev.Args {
 		hd := ev.Args[i].Handle
 		if hd == "" {
@@ -138,9 +143,26 @@ func consoleObjectIDs(s *Session, c *clientContext, ev *sourceproto.ConsoleEvent
 		if ids == nil {
 			ids = make([]string, len(ev.Args))
 		}
-		ids[i], _ = s.objects.Add(object.Handle{Realm: c.realm.ID, Generation: c.ref.Gen, ID: hd}, consoleGroup)
+		var ok bool
+		ids[i], ok = s.objects.Add(object.Handle{Realm: c.realm.ID, Generation: c.ref.Gen, ID: hd}, consoleGroup)
+		refused = refused || !ok
 	}
-	return ids
+	return ids, refused
+}
+
+// tellFullLocked tells a window, once per page load, that the page's
+// console objects no longer get objectIds in it.
+func (h *clientHub) tellFullLocked(s *Session, c *clientContext) {
+	if s.client.fullTold == nil {
+		s.client.fullTold = map[string]bool{}
+	}
+	s.client.fullTold[c.uniqueID] = true
+	why := "its share of this window's objects"
+	if fe := s.objects.Full(c.realm.ID); fe != nil && !fe.Share {
+		why = "the window's object table is full"
+	}
+	h.observeLocked(s, logEntry("warning", fmt.Sprintf("[inspector-worker] the page %s holds %d objects in this window (%s): "+
+		"its console messages show previews without objectIds until the Console is cleared", c.frame.displayName(), s.objects.Held(c.realm.ID), why), time.Now()))
 }
 
 // sessionByWireLocked finds the window of a wire session id.
@@ -178,6 +200,7 @@ func (h *clientHub) observeLocked(s *Session, msg []byte) bool {
 	if r := s.client.replay; r != nil {
 		return r.holdLocked(s, msg)
 	}
+	h.settleLocked(s)
 	if s.client.dropped > 0 {
 		if !s.out.pushLossy(droppedWarning(s.client.dropped)) {
 			s.client.dropped++
@@ -187,15 +210,15 @@ func (h *clientHub) observeLocked(s *Session, msg []byte) bool {
 	}
 	if !s.out.pushLossy(msg) {
 		s.client.dropped++
-		if h.lossTimer == nil {
-			h.lossTimer = time.AfterFunc(lossReportDelay, h.reportLosses)
-		}
+		h.armLossTimerLocked()
 		return false
 	}
 	return true
 }
 
-// reportLosses tells every window that still has unannounced drops how many.
+// reportLosses tells every window that still has unannounced drops how many,
+// and queues what windows are owed where they have room (settleLocked arms
+// the timer again for the rest).
 // The warning goes ahead of the window's backlog (pushFront): the window is
 // behind by definition, and up to half a queue of older messages would
 // otherwise keep the news from it for seconds. It is one small message
@@ -209,6 +232,7 @@ func (h *clientHub) reportLosses() {
 		if s.client.dropped > 0 && s.client.replay == nil && s.out.pushFront(droppedWarning(s.client.dropped)) == nil {
 			s.client.dropped = 0
 		}
+		h.settleLocked(s)
 	}
 }
 
@@ -318,44 +342,6 @@ func appendConsoleMessage(b []byte, c *clientContext, ev *sourceproto.ConsoleEve
 	return append(b, '}')
 }
 
-func (c *clientContext) scriptIDFor(u string) string {
-	for _, s := range c.scripts {
-		if s.url == u {
-			return s.id
-		}
-	}
-	return ""
-}
-
-// scriptLocked registers a page script and announces it to windows with the
-// Debugger enabled, so console source links and Sources can open it.
-func (h *clientHub) scriptLocked(c *clientContext, si *sourceproto.ScriptInfo) {
-	if c.scriptIDFor(si.URL) != "" || si.URL == "" {
-		return
-	}
-	h.nextScript++
-	s := &clientScript{id: fmt.Sprintf("c%d", h.nextScript), url: si.URL, ctx: c}
-	c.scripts = append(c.scripts, s)
-	h.scripts[s.id] = s
-	msg := h.scriptParsed(s)
-	h.broadcastLocked(func(ss *sessionState) [][]byte {
-		if !ss.debuggerEnabled {
-			return nil
-		}
-		return [][]byte{msg}
-	})
-}
-
-func (h *clientHub) scriptParsed(s *clientScript) []byte {
-	b, _ := json.Marshal(map[string]any{"method": "Debugger.scriptParsed", "params": map[string]any{
-		"scriptId": s.id, "url": s.url, "startLine": 0, "startColumn": 0, "endLine": 0, "endColumn": 0,
-		"executionContextId": s.ctx.id, "hash": s.id, "isLiveEdit": false, "sourceMapURL": "",
-		"hasSourceURL": false, "isModule": false, "length": 0,
-		"executionContextAuxData": map[string]any{"isDefault": true, "frameId": s.ctx.frame.id},
-	}})
-	return b
-}
-
 // logEntry renders a Log.entryAdded the worker itself says.
 func logEntry(level, text string, at time.Time) []byte {
 	return logEntryAt(level, text, float64(at.UnixNano())/1e6)
@@ -369,23 +355,6 @@ func logEntryAt(level, text string, ms float64) []byte {
 	return b
 }
 
-// debuggerEnabling announces the client scripts before Debugger.enable's answer.
-func (h *clientHub) debuggerEnabling(s *Session) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if s.client.debuggerEnabled {
-		return
-	}
-	s.client.debuggerEnabled = true
-	for _, id := range h.order {
-		if c := h.frames[id].ctx; c != nil {
-			for _, sc := range c.scripts {
-				s.enqueue(h.scriptParsed(sc))
-			}
-		}
-	}
-}
-
 func (h *clientHub) setFlag(s *Session, method string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -394,8 +363,10 @@ func (h *clientHub) setFlag(s *Session, method string) {
 		s.client.runtimeEnabled = false
 	case "Debugger.disable":
 		s.client.debuggerEnabled = false
+		s.client.owed.scripts = nil
 	case "Page.disable":
 		s.client.pageEnabled = false
+		s.client.owed.frames = nil
 	}
 }
 

@@ -2,6 +2,7 @@ package cdpserver
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -189,4 +190,30 @@ func (h *clientHub) objectCounts(s *Session) (objects, calls int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return s.objects.Len(), len(h.calls)
+}
+
+// objectsFullLocked is the error of a page result whose objects the
+// window's table refused (object.Table.Add): it names the page that holds
+// the objects and what releases them. A page's share of a window's table
+// is bounded (object.MaxRealmObjects), so a page that floods a window with
+// handles fills its own share, and other pages' results keep working.
+func (h *clientHub) objectsFullLocked(s *Session, realm, page string) error {
+	fe := s.objects.Full(realm)
+	switch {
+	case fe == nil: // released meanwhile
+		return fmt.Errorf("the window's object table was full when the page %q answered; retry", page)
+	case fe.Share:
+		return fmt.Errorf("the page %q holds %d objects in this window, its share (object.MaxRealmObjects); "+
+			"release them (clear the Console, or reload the page) and retry", page, fe.Held)
+	}
+	return fmt.Errorf("this window holds %d page objects (object.MaxObjects), the most (%d) from the page %q; "+
+		"clear the Console, or reload that page, and retry", fe.Total, fe.TopHeld, h.realmNameLocked(fe.Top))
+}
+
+// realmNameLocked is the name of a client realm's page, for messages.
+func (h *clientHub) realmNameLocked(realmID string) string {
+	if f := h.frames[strings.TrimPrefix(realmID, "client:")]; f != nil {
+		return f.displayName()
+	}
+	return realmID
 }

@@ -32,9 +32,12 @@ import (
 // messages). Held observations (console, app) are bounded by
 // maxHeldObservations; past it they are dropped and counted, and the count
 // is announced after the replay, as for a window that falls behind
-// (observeLocked). Held structural events (frames, contexts, scripts, gap
-// notices) are never dropped: they are bounded by the pages' lifecycle, not
-// their output, and the window's picture would be wrong without them.
+// (observeLocked). Held structural events (frames attached and detached,
+// contexts) are never dropped: they are bounded by the pages' lifecycle,
+// not their output, and the window's picture would be wrong without them.
+// What follows a page's output but is state (its title and URL, its
+// scripts, loss reports) is owed instead and queued after the replay
+// (clients_owed.go).
 //
 // A replay overtaken by Runtime.disable (or the window's close) stops: on
 // Runtime.disable what it held is queued at once, ahead of the answer; a
@@ -233,6 +236,7 @@ func (h *clientHub) endReplayLocked(s *Session) {
 		s.enqueue(droppedWarning(s.client.dropped))
 		s.client.dropped = 0
 	}
+	h.settleLocked(s)
 }
 
 // queueLocked queues a message the hub builds for one window (not an

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/inspector-worker/inspector-worker/object"
 	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -248,7 +247,7 @@ func (h *clientHub) deliverResultLocked(ref sourceproto.SourceRef, call *runtime
 		body, err = projectRuntimeResult(res, m)
 	}
 	if err == nil && m.full {
-		err = fmt.Errorf("the window holds %d objects already (object.MaxObjects); release some (clear the Console) and retry", object.MaxObjects)
+		err = h.objectsFullLocked(call.sess, call.realm, call.page)
 	}
 	if err != nil {
 		m.rollback()

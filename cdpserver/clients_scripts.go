@@ -122,18 +122,6 @@ func (h *clientHub) scriptRequestLocked(s *Session, req request, p scriptParams)
 	return scriptAction{}
 }
 
-func (h *clientHub) clientScriptByURLLocked(u string) *clientScript {
-	if u == "" {
-		return nil
-	}
-	for _, sc := range h.scripts {
-		if sc.url == u {
-			return sc
-		}
-	}
-	return nil
-}
-
 type scriptParams struct {
 	scriptID string
 	url      string

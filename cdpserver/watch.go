@@ -197,18 +197,18 @@ func (h *clientHub) hostRestarted(s *Session, msgs [][]byte) {
 	for _, m := range msgs {
 		h.queueLocked(s, m)
 	}
-	for _, id := range h.order {
-		c := h.frames[id].ctx
-		if c == nil {
-			continue
-		}
-		if s.client.runtimeEnabled {
-			h.queueLocked(s, h.contextCreated(c))
-		}
-		if s.client.debuggerEnabled {
-			for _, sc := range c.scripts {
-				h.queueLocked(s, h.scriptParsed(sc))
+	if s.client.runtimeEnabled {
+		for _, id := range h.order {
+			if c := h.frames[id].ctx; c != nil {
+				h.queueLocked(s, h.contextCreated(c))
 			}
+		}
+	}
+	if s.client.debuggerEnabled {
+		// The list covers the scripts still owed to the window.
+		s.client.owed.scripts = nil
+		for _, m := range h.scriptsOnEnableLocked() {
+			h.queueLocked(s, m)
 		}
 	}
 }

@@ -46,8 +46,8 @@ func TestTableGroupsAndRealms(t *testing.T) {
 	if got := tb.ReleaseGroup("completion"); len(got) != 3 {
 		t.Fatalf("ReleaseGroup returned %d handles, want 3", len(got))
 	}
-	if tb.Len() != 3 {
-		t.Fatalf("Len = %d after group release, want 3", tb.Len())
+	if tb.Len() != 3 || tb.Held("client:a") != 3 {
+		t.Fatalf("Len = %d, Held = %d after group release, want 3", tb.Len(), tb.Held("client:a"))
 	}
 	// Generation 1 holds ids 0 and 2 (1 was in the released group).
 	if n := tb.DropRealm("client:a", 1); n != 2 {
@@ -66,13 +66,52 @@ func TestTableGroupsAndRealms(t *testing.T) {
 
 func TestTableBound(t *testing.T) {
 	tb := NewTable()
-	for i := range MaxObjects {
-		if _, ok := tb.Add(Handle{Realm: "r", ID: fmt.Sprint(i)}, ""); !ok {
-			t.Fatalf("Add %d refused before the bound", i)
+	add := func(realm string, n int) {
+		t.Helper()
+		for i := range n {
+			if _, ok := tb.Add(Handle{Realm: realm, ID: fmt.Sprint(i)}, ""); !ok {
+				t.Fatalf("Add %d of %s refused before its bound (table %d, realm %d)", i, realm, tb.Len(), tb.Held(realm))
+			}
 		}
 	}
-	if _, ok := tb.Add(Handle{Realm: "r", ID: "x"}, ""); ok {
-		t.Fatal("Add past MaxObjects succeeded")
+	// One realm fills its share, no more; the others are not affected.
+	add("a", MaxRealmObjects)
+	if _, ok := tb.Add(Handle{Realm: "a", ID: "x"}, ""); ok {
+		t.Fatal("Add past MaxRealmObjects succeeded")
+	}
+	if fe := tb.Full("a"); fe == nil || !fe.Share || fe.Held != MaxRealmObjects {
+		t.Fatalf("Full(a) = %+v, want its share", fe)
+	}
+	if fe := tb.Full("b"); fe != nil {
+		t.Fatalf("Full(b) = %v with the table a quarter full", fe)
+	}
+	// Four realms at their share fill the table; a fifth still gets its
+	// reserve, then is refused with the table full.
+	add("b", MaxRealmObjects)
+	add("c", MaxRealmObjects)
+	add("d", MaxRealmObjects)
+	if tb.Len() != MaxObjects {
+		t.Fatalf("Len = %d, want %d", tb.Len(), MaxObjects)
+	}
+	add("e", RealmReserve)
+	if _, ok := tb.Add(Handle{Realm: "e", ID: "x"}, ""); ok {
+		t.Fatal("Add past the reserve of a full table succeeded")
+	}
+	fe := tb.Full("e")
+	if fe == nil || fe.Share || fe.Held != RealmReserve || fe.Total != MaxObjects+RealmReserve || fe.Top != "a" || fe.TopHeld != MaxRealmObjects {
+		t.Fatalf("Full(e) = %+v", fe)
+	}
+	// Releasing gives the share back; Drain forgets every count.
+	for _, r := range []string{"a", "b", "c", "d", "e"} {
+		tb.DropRealm(r, 0)
+	}
+	if tb.Held("a") != 0 || tb.Len() != 0 {
+		t.Fatalf("after releasing everything: Held(a) = %d, Len = %d", tb.Held("a"), tb.Len())
+	}
+	add("a", 3)
+	tb.Drain()
+	if tb.Held("a") != 0 {
+		t.Fatalf("Held(a) = %d after Drain", tb.Held("a"))
 	}
 }
 
