@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -17,6 +16,7 @@ import (
 
 	clientjs "github.com/inspector-worker/inspector-worker/client/js"
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
 	"github.com/inspector-worker/inspector-worker/object"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 	"github.com/inspector-worker/inspector-worker/sourceproto/carrier"
@@ -32,21 +32,8 @@ import (
 // evaluations).
 const flowBurst = 10_000
 
-// chromiumBinary returns Debian's chromium, or skips (Fatal in CI) without it.
-func chromiumBinary(t testing.TB) string {
-	t.Helper()
-	p := os.Getenv("E2E_CHROMIUM")
-	if p == "" {
-		p = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no chromium at %s: CI must install it (scripts/test.sh does)", p)
-		}
-		t.Skipf("SKIPPED: no chromium at %s; install Debian's chromium (apt-get install -y chromium) to run this test", p)
-	}
-	return p
-}
+// chromiumBinary is proctest.Chromium (one copy for every package).
+func chromiumBinary(t testing.TB) string { t.Helper(); return proctest.Chromium(t) }
 
 // flowPage serves a page with the shipped client.js on a real carrier for
 // reg, opens it in headless Chromium, and returns the carrier's log (every

@@ -23,21 +23,8 @@ import (
 	"github.com/inspector-worker/inspector-worker/sourceproto/carrier"
 )
 
-// chromium returns Debian's chromium, or skips (Fatal in CI) without it.
-func chromium(t testing.TB) string {
-	t.Helper()
-	p := os.Getenv("E2E_CHROMIUM")
-	if p == "" {
-		p = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no chromium at %s: CI must install it (scripts/test.sh does)", p)
-		}
-		t.Skipf("SKIPPED: no chromium at %s; install Debian's chromium (apt-get install -y chromium) to run this test", p)
-	}
-	return p
-}
+// chromium is proctest.Chromium (one copy for every package).
+func chromium(t testing.TB) string { t.Helper(); return proctest.Chromium(t) }
 
 // openChromium starts headless chromium on url; its whole process group
 // is killed at test end.

@@ -16,21 +16,8 @@ import (
 	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
-// chromiumPath is Debian's chromium, which scripts/test.sh installs.
-func chromiumPath(t testing.TB) string {
-	t.Helper()
-	p := os.Getenv("E2E_CHROMIUM")
-	if p == "" {
-		p = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no chromium at %s: CI must install it (scripts/test.sh does)", p)
-		}
-		t.Skipf("SKIPPED: no chromium at %s; install Debian's chromium (apt-get install -y chromium) to run this test", p)
-	}
-	return p
-}
+// chromiumPath is proctest.Chromium (one copy for every package).
+func chromiumPath(t testing.TB) string { t.Helper(); return proctest.Chromium(t) }
 
 // openPage starts headless chromium on url; it is killed (whole process
 // group) at test end.

@@ -141,3 +141,21 @@ func Watchdog(t *testing.T, d time.Duration) context.Context {
 	}()
 	return ctx
 }
+
+// Chromium returns Debian's chromium ($E2E_CHROMIUM, default
+// /usr/bin/chromium). Without it the test fails under CI=true (CI must
+// install it; scripts/test.sh does) and skips with a visible line elsewhere.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv("E2E_CHROMIUM")
+	if p == "" {
+		p = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no chromium at %s: CI must install it (scripts/test.sh does)", p)
+		}
+		t.Skipf("SKIPPED: no chromium at %s; install Debian's chromium (apt-get install -y chromium) to run this test", p)
+	}
+	return p
+}
