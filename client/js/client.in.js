@@ -32,8 +32,10 @@
  * ours runs afterwards inside try/catch, and a socket is only ever written
  * when it is OPEN (never an InvalidStateError).
  *
- * The protocol core between the BEGIN/END markers is generated from
- * core.mjs by build.mjs; edit core.mjs, not the copy.
+ * client.js is generated, whole, by build.mjs: its own code is written in
+ * client.in.js, the modules it carries (core.mjs …) are inlined between
+ * BEGIN/END comments. Edit those, never client.js, then run
+ * `node client/js/build.mjs` (or `go generate ./client/js/`).
  */
 (function () {
   'use strict';

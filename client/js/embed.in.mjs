@@ -31,8 +31,10 @@
  * never keeps the app alive, and it is killed when the app exits or
  * close() is called.
  *
- * The protocol core between the BEGIN/END markers is generated from
- * core.mjs by build.mjs; edit core.mjs, not the copy.
+ * embed.mjs is generated, whole, by build.mjs: its own code is written in
+ * embed.in.mjs, the modules it carries (core.mjs …) are inlined between
+ * BEGIN/END comments. Edit those, never embed.mjs, then run
+ * `node client/js/build.mjs` (or `go generate ./client/js/`).
  */
 
 import { spawn } from 'node:child_process';

@@ -32,8 +32,10 @@
  * never keeps the app alive, and it is killed when the app exits or
  * close() is called.
  *
- * The protocol core between the BEGIN/END markers is generated from
- * core.mjs by build.mjs; edit core.mjs, not the copy.
+ * embed.mjs is generated, whole, by build.mjs: its own code is written in
+ * embed.in.mjs, the modules it carries (core.mjs …) are inlined between
+ * BEGIN/END comments. Edit those, never embed.mjs, then run
+ * `node client/js/build.mjs` (or `go generate ./client/js/`).
  */
 
 import { spawn } from 'node:child_process';
@@ -3220,7 +3222,7 @@ var IWNodeCapture = (function () {
 // nodecapture.mjs — the host's outgoing node:http / node:https requests,
 // seen through Node's diagnostics_channel (what axios, got and most SDKs
 // use; fetch is undici, which never goes through node:http, so nothing is
-// reported twice). Inlined by build.mjs into preload.cjs as IWNodeCapture.
+// reported twice). Inlined by build.mjs into preload.cjs and embed.mjs as IWNodeCapture.
 //
 // Channels, by Node version (feature-detected; verified here on v20.20):
 //   http.client.request.start     ({request}) — Node ≥ 19, backported to

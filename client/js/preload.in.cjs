@@ -34,8 +34,10 @@
  * (default 1 MiB) bytes. What the application gets from fetch never
  * changes: see capture.mjs.
  *
- * The protocol core between the BEGIN/END markers is generated from
- * core.mjs by build.mjs; edit core.mjs, not the copy.
+ * preload.cjs is generated, whole, by build.mjs: its own code is written in
+ * preload.in.cjs, the modules it carries (core.mjs …) are inlined between
+ * BEGIN/END comments. Edit those, never preload.cjs, then run
+ * `node client/js/build.mjs` (or `go generate ./client/js/`).
  */
 
 // build.mjs inlines core.mjs here
