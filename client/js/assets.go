@@ -7,19 +7,27 @@
 //     one self-contained classic script (it also works as a module script);
 //   - preload.cjs: the Node host preload, loaded by `inspector-worker run`
 //     with `node --require <path>`; it speaks the host pipe on the fd named
-//     by INSPECTOR_WORKER_FD;
-//   - embed.mjs: startInspectorWorker(), for an app that starts the worker
-//     itself (`serve --host-inspector`, host pipe on the child's fd 3).
+//     by INSPECTOR_WORKER_FD.
 //
-// Each file is self-contained: build.mjs inlines the shared protocol core
-// (core.mjs, which is not shipped) into all three, and `node --test
-// client/js/` checks the copies are current. The package has no behaviour
-// of its own: it only hands out the bytes, a fresh copy per call.
+// The folder also holds embed.mjs, startInspectorWorker() for an app that
+// starts the worker itself (`serve --host-channel-fd`, host pipe on the
+// child's fd 3): the app imports it from this folder, the binary never
+// serves it, so it is not embedded.
+//
+// The three files are generated, whole, by build.mjs from hand-written
+// sources in this folder: a frame per file (client.in.js, preload.in.cjs,
+// embed.in.mjs) and the modules each frame inlines (core.mjs, runtime.mjs,
+// capture.mjs …; what the tests import). Edit those, then run
+// `go generate ./client/js/` (or `node client/js/build.mjs`); `node --test
+// client/js/` fails on a stale file. The package has no behaviour of its
+// own: it only hands out the bytes, a fresh copy per call.
 package clientjs
 
 import "embed"
 
-//go:embed client.js preload.cjs embed.mjs
+//go:generate node build.mjs
+
+//go:embed client.js preload.cjs
 var files embed.FS
 
 // ClientJS returns client.js, the browser client (serve it as
@@ -29,10 +37,6 @@ func ClientJS() []byte { return read("client.js") }
 // PreloadCJS returns preload.cjs, the Node host preload (write it to a file
 // and pass it to node with --require).
 func PreloadCJS() []byte { return read("preload.cjs") }
-
-// EmbedMJS returns embed.mjs, the module an app imports to start the worker
-// itself.
-func EmbedMJS() []byte { return read("embed.mjs") }
 
 func read(name string) []byte {
 	b, err := files.ReadFile(name)

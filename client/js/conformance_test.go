@@ -24,7 +24,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inspector-worker/inspector-worker/client/js"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -605,19 +604,5 @@ func runtimeRoundTrips(t *testing.T, reg *sourceproto.Registry, lw *lineWorker, 
 	}
 	if handles != 5 || ev.Args[0].Handle != "" || ev.Args[6].Handle != "" {
 		t.Fatalf("console handles: %d in %+v", handles, ev.Args)
-	}
-}
-
-func TestAssets(t *testing.T) {
-	for name, b := range map[string][]byte{"client.js": clientjs.ClientJS(), "preload.cjs": clientjs.PreloadCJS(), "embed.mjs": clientjs.EmbedMJS()} {
-		disk, err := os.ReadFile(name)
-		if err != nil || !bytes.Equal(b, disk) {
-			t.Errorf("%s: embedded copy differs from the file (%v)", name, err)
-		}
-	}
-	a := clientjs.ClientJS()
-	a[0] = 'X'
-	if clientjs.ClientJS()[0] == 'X' {
-		t.Error("ClientJS shares its bytes with callers")
 	}
 }

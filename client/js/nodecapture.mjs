@@ -1,7 +1,7 @@
 // nodecapture.mjs — the host's outgoing node:http / node:https requests,
 // seen through Node's diagnostics_channel (what axios, got and most SDKs
 // use; fetch is undici, which never goes through node:http, so nothing is
-// reported twice). Inlined by build.mjs into preload.cjs as IWNodeCapture.
+// reported twice). Inlined by build.mjs into preload.cjs and embed.mjs as IWNodeCapture.
 //
 // Channels, by Node version (feature-detected; verified here on v20.20):
 //   http.client.request.start     ({request}) — Node ≥ 19, backported to

@@ -1,0 +1,211 @@
+'use strict';
+/*
+ * inspector-worker host preload — the Node host's producer of the internal
+ * observation protocol (docs/protocol.md), loaded by `inspector-worker run`
+ * as `node --require <path>/preload.cjs app.js`.
+ *
+ * When env INSPECTOR_WORKER_FD names an open socket (normally "3": one end
+ * of an AF_UNIX socketpair whose other end is the worker's host pipe), it
+ * speaks the protocol on it, one JSON frame per line: hello {role:"host"},
+ * the initial replace, then appends — EXACTLY ONE sequenced frame in
+ * flight, the next one written only after the worker's ack (or reject) of
+ * the previous. Observations wait in a bounded queue (10,000 items or
+ * 16 MiB; the oldest are dropped and reported in the next append's
+ * `dropped`), so the app is never blocked and never kept alive: the socket
+ * is unref'd, and nothing here throws into the app. Without the variable,
+ * or with a fd that is not a socket or breaks later, it is a no-op.
+ *
+ * The variable is removed from process.env once read, so child processes
+ * (cluster.fork re-runs --require!) do not write into whatever their own
+ * fd 3 is; a fd that is Node's IPC channel (NODE_CHANNEL_FD) is never used.
+ *
+ * API, on globalThis.inspectorWorker and module.exports:
+ *   observe(name, data)  queue an `app` item {name, timestamp, data}; false if not queued
+ *   bootstrapSnippet()   the <script> tag that loads the browser client from
+ *                        this run's worker (INSPECTOR_WORKER_ENDPOINT,
+ *                        INSPECTOR_WORKER_TOKEN), or '' outside a run
+ *   stats()              {queued, dropped, sent, acked}
+ *
+ * Capture (on whenever the host channel is open; env
+ * INSPECTOR_WORKER_CAPTURE=0 installs nothing at all): globalThis.fetch is
+ * wrapped (capture.mjs) and node:http/https requests are observed through
+ * diagnostics_channel (nodecapture.mjs); both queue `fetch` items on the
+ * same producer. Each body keeps at most INSPECTOR_WORKER_CAPTURE_BODY_BYTES
+ * (default 1 MiB) bytes. What the application gets from fetch never
+ * changes: see capture.mjs.
+ *
+ * preload.cjs is generated, whole, by build.mjs: its own code is written in
+ * preload.in.cjs, the modules it carries (core.mjs …) are inlined between
+ * BEGIN/END comments. Edit those, never preload.cjs, then run
+ * `node client/js/build.mjs` (or `go generate ./client/js/`).
+ */
+
+// build.mjs inlines core.mjs here
+
+// build.mjs inlines bodytap.mjs here
+
+// build.mjs inlines capture.mjs here
+
+// build.mjs inlines nodecapture.mjs here
+
+const fs = require('node:fs');
+const net = require('node:net');
+
+const FD_ENV = 'INSPECTOR_WORKER_FD';
+
+// The host's children must not inherit the worker's --inspect-wait (or
+// --inspect-brk) through process.execArgv: a child started with fork(),
+// cluster or process.execPath + execArgv would wait forever for a debugger
+// nobody attaches, and the host with it. Children therefore run free (not
+// debugged through this worker; see README).
+(function stripInspectFlags() {
+  const inspectFlag = /^--(inspect|inspect-brk|inspect-wait|inspect-port|inspect-publish-uid|debug-port)(=.*)?$/;
+  const takesValue = new Set(['inspect-port', 'inspect-publish-uid', 'debug-port']);
+  const argv = process.execArgv;
+  for (let i = argv.length - 1; i >= 0; i--) {
+    const m = inspectFlag.exec(argv[i]);
+    if (m === null) continue;
+    const pair = m[2] === undefined && takesValue.has(m[1]) && i + 1 < argv.length;
+    argv.splice(i, pair ? 2 : 1);
+  }
+})();
+const HOST_SOURCE = 'host';
+
+/** @type {InstanceType<typeof IWCore.Producer> | null} */
+let producer = null;
+let active = false;
+// Read once: bootstrapSnippet must not depend on later env edits, and the
+// token is never logged nor kept anywhere observable but the snippet.
+const endpoint = process.env.INSPECTOR_WORKER_ENDPOINT || '';
+const token = process.env.INSPECTOR_WORKER_TOKEN || '';
+// The app's own child processes must not inherit the page token.
+delete process.env.INSPECTOR_WORKER_TOKEN;
+
+/** A producer for the host pipe: role host, one frame in flight. */
+function createHostProducer() {
+  return new IWCore.Producer({
+    role: 'host',
+    source: HOST_SOURCE,
+    capabilities: [],
+    topics: ['app', 'fetch'],
+    agent: { name: 'inspector-worker-preload', version: IWCore.AGENT_VERSION },
+    maxInFlight: 1,
+    // Fetch items wait up to 5 ms for company: capture queues 3–4 items per
+    // call, and a frame (write + ack) per call costs the app more than the
+    // capture itself. observe() items still go at once.
+    batchWindow: 5,
+  });
+}
+
+(function start() {
+  const raw = process.env[FD_ENV];
+  if (raw === undefined || raw === '') return;
+  delete process.env[FD_ENV];
+  const fd = Number(raw);
+  if (!Number.isInteger(fd) || fd < 3) return; // never stdio
+  if (process.env.NODE_CHANNEL_FD === String(fd)) return;
+  try {
+    if (!fs.fstatSync(fd).isSocket()) return;
+    const sock = new net.Socket({ fd, readable: true, writable: true });
+    sock.unref(); // the worker never keeps the app alive
+    producer = createHostProducer();
+    active = true;
+    IWCore.attachLineStream(producer, sock, () => { active = false; });
+  } catch (e) {
+    active = false;
+  }
+})();
+
+// Capture, read once at start: a later env edit does not turn it on or off.
+const CAPTURE_ENV = 'INSPECTOR_WORKER_CAPTURE';
+const BODY_BYTES_ENV = 'INSPECTOR_WORKER_CAPTURE_BODY_BYTES';
+(function installCapture() {
+  if (!active || !producer || process.env[CAPTURE_ENV] === '0') return;
+  const p = producer;
+  // Frames of this file (the wrappers) are dropped from the caller's stack.
+  const isOwn = (/** @type {{url: string}} */ f) => f.url === __filename;
+  const sink = {
+    producer: p,
+    isOwn,
+    budget: IWCapture.bodyBudget(process.env[BODY_BYTES_ENV]),
+    // The channel gone (worker ended): the wrappers pass straight through.
+    enabled: () => active,
+  };
+  try { IWCapture.wrapFetch(globalThis, sink); } catch (e) { /* no capture */ }
+  try { IWNodeCapture.captureHTTP(require('node:diagnostics_channel'), require('node:events'), sink); } catch (e) { /* no capture */ }
+})();
+
+// The exit report: `run` passes a pipe as INSPECTOR_WORKER_EXIT_FD and reads
+// "exit N" from it. Node sometimes hangs in its inspector teardown after
+// process.exit() (seen after an exit inside a DevTools evaluation); the
+// worker then ends the process and still exits with the code the app asked
+// for. Written synchronously: nothing asynchronous runs after 'exit'. A
+// later 'exit' listener that changes process.exitCode is not seen (this one
+// is registered first); the worker uses the report only for a host it had
+// to end.
+const EXIT_FD_ENV = 'INSPECTOR_WORKER_EXIT_FD';
+(function reportExit() {
+  const raw = process.env[EXIT_FD_ENV];
+  if (raw === undefined || raw === '') return;
+  delete process.env[EXIT_FD_ENV];
+  const fd = Number(raw);
+  if (!Number.isInteger(fd) || fd < 3) return; // never stdio
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFIFO() && !st.isSocket()) return; // never a file the app opened
+  } catch (e) {
+    return;
+  }
+  process.on('exit', (code) => {
+    try {
+      fs.writeSync(fd, 'exit ' + (Number.isInteger(code) ? code : 0) + '\n');
+    } catch (e) { /* the worker is gone */ }
+  });
+})();
+
+/**
+ * Queues an application-defined observation (topic "app").
+ * @param {string} name an identifier; other characters become "_"
+ * @param {unknown} [data] any JSON value (bigints become strings, cycles "[Circular]"); too large → {truncated:true, bytes}
+ * @returns {boolean} whether it was queued
+ */
+function observe(name, data) {
+  if (!active || !producer) return false;
+  try {
+    return producer.enqueueJSON('app', IWCore.appItemJSON(name, data, producer.limits));
+  } catch (e) {
+    return false;
+  }
+}
+
+/** @param {string} s */
+function escapeAttr(s) {
+  return s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * The tag that loads the browser client from this run's worker:
+ * <script src="http://HOST:PORT/client.js" data-endpoint="ws://HOST:PORT/client" data-token="…"></script>
+ * '' when the app does not run under inspector-worker.
+ */
+function bootstrapSnippet() {
+  const host = endpoint.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/\/.*$/, '');
+  if (!host || !token) return '';
+  return '<script src="http://' + escapeAttr(host) + '/client.js" data-endpoint="ws://' + escapeAttr(host) +
+    '/client" data-token="' + escapeAttr(token) + '"></script>';
+}
+
+/** @returns {{queued:number, dropped:number, sent:number, acked:number}} */
+function stats() {
+  if (!producer) return { queued: 0, dropped: 0, sent: 0, acked: 0 };
+  const s = producer.stats();
+  return { queued: s.queued, dropped: s.dropped, sent: s.sent, acked: s.acked };
+}
+
+const api = Object.freeze({ observe, bootstrapSnippet, stats });
+try {
+  if (!(/** @type {any} */ (globalThis)).inspectorWorker) {
+    Object.defineProperty(globalThis, 'inspectorWorker', { value: api, configurable: true, writable: true, enumerable: false });
+  }
+} catch (e) { /* a frozen global */ }
+module.exports = api;
