@@ -8,16 +8,15 @@ import (
 )
 
 // realmBackend serves the routed requests (methods.go, answerRouted) of
-// every realm of one kind, slot by slot (realm.Slot). The dispatcher never
-// asks "is this the host?": it asks the registry which realm owns the
-// request's id and hands the request to that realm kind's backend, after the
-// realm's own Check has refused what its slots do not offer (a client
-// script's Debugger methods come back from the client realm's Debugger
-// slot).
+// every realm of one kind, by the realm's column of the method table. The
+// dispatcher never asks "is this the host?": it asks the registry which
+// realm owns the request's id and hands the request to that realm kind's
+// backend, after refusing what the column refuses (a client script's
+// Debugger methods are refused by the pages' column, clientScriptRequest).
 //
 // The interface lives here rather than in package realm because a backend
 // answers on a Session (sockets are cdpserver's); realm keeps the
-// descriptions, the slots and the routing tables.
+// descriptions and the routing tables.
 type realmBackend interface {
 	// serve answers req, addressed to realm r, exactly once.
 	serve(sess *Session, req request, msg []byte, e methodEntry, r *realm.Realm)
@@ -51,13 +50,14 @@ func (hostBackend) serve(sess *Session, req request, msg []byte, e methodEntry, 
 }
 
 // clientBackend is every browser page: its Runtime slot is the page agent
-// over sourceproto (clients_runtime.go), its Sources slot the script reads
-// (clients_scripts.go, reached before routing by script id), and its
-// Debugger slot is refused by the realm (realm.NewClientRealm).
+// over sourceproto (clients_runtime.go, the table's pageAgent entries), its
+// script reads are reached before routing by script id
+// (clients_scripts.go), and debugging is refused by the table's pages'
+// column.
 type clientBackend struct{ hub *clientHub }
 
-func (b clientBackend) serve(sess *Session, req request, _ []byte, _ methodEntry, r *realm.Realm) {
-	if slot, _ := realm.SlotOf(req.Method); slot == realm.SlotRuntime {
+func (b clientBackend) serve(sess *Session, req request, _ []byte, e methodEntry, r *realm.Realm) {
+	if e.page.answer == pageAgent {
 		b.hub.runtimeRequest(sess, req, r)
 		return
 	}

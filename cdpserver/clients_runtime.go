@@ -45,7 +45,8 @@ type runtimeCall struct {
 	wire   string         // the session's id on the wire
 	reqID  jsontext.Value // nil: the worker's own command (a release)
 	method sourceproto.RuntimeMethod
-	cdp    string // the CDP method, for messages
+	cdp    string       // the CDP method, for messages
+	rt     *pageRuntime // its handler (renders the answer); nil for the worker's own commands
 	ctxID  int
 	group  string // the object group returned handles join
 	timer  *time.Timer
@@ -98,9 +99,10 @@ func (h *clientHub) startCallLocked(s *Session, req request, r *realm.Realm) ([]
 	if c == nil {
 		return nil, &wireError{codeServerError, fmt.Sprintf("the page %q is gone (it closed or reloaded); its objects went with it", r.Name)}
 	}
+	rt := pageRuleOf(req.Method).runtime
 	if !c.caps.Has(sourceproto.CapRuntime) || h.reg == nil {
-		if req.Method == "Runtime.globalLexicalScopeNames" {
-			return appendResult(nil, req.ID, []byte(`{"names":[]}`)), nil
+		if rt != nil && rt.withoutAgent != "" {
+			return appendResult(nil, req.ID, []byte(rt.withoutAgent)), nil
 		}
 		return nil, &wireError{codeServerError, fmt.Sprintf(
 			"%s in the page %q is not available: the page's client agent did not offer the runtime capability "+
@@ -117,7 +119,7 @@ func (h *clientHub) startCallLocked(s *Session, req request, r *realm.Realm) ([]
 		s.objects.Release(res.lastObjectID)
 	}
 	call := &runtimeCall{ref: c.ref, ctx: c, page: r.Name, realm: r.ID, sess: s, wire: wireSession(s), reqID: req.ID,
-		method: cmd.Method, cdp: req.Method, ctxID: c.id, group: group, size: len(req.Params) + commandOverhead}
+		method: cmd.Method, cdp: req.Method, rt: rt, ctxID: c.id, group: group, size: len(req.Params) + commandOverhead}
 	h.registerLocked(call, cmd)
 	if werr := h.admitLocked(c, call); werr != nil {
 		h.forgetCallLocked(cmd.ID)
@@ -240,9 +242,11 @@ func (h *clientHub) deliverResultLocked(ref sourceproto.SourceRef, call *runtime
 	kept := true
 	var body []byte
 	var err error
-	if call.cdp == "Runtime.compileScript" {
-		m.noHandles, kept = true, false // a syntax check keeps no object
-		body, err = compileScriptAnswer(res, m)
+	if call.rt != nil && call.rt.keepsNoObjects {
+		m.noHandles, kept = true, false
+	}
+	if call.rt != nil {
+		body, err = call.rt.render(res, m)
 	} else {
 		body, err = projectRuntimeResult(res, m)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -41,10 +42,10 @@ type scriptReads map[uint64]*scriptRead
 // script.read can end the page's connection on this goroutine, and the
 // SourceClosed that follows takes hub.mu (see the lock order at
 // clientHub.mu).
-func (h *clientHub) clientScriptRequest(s *Session, req request) bool {
+func (h *clientHub) clientScriptRequest(s *Session, req request, rule pageRule) bool {
 	p := scanScriptParams(req.Params)
 	h.mu.Lock()
-	act := h.scriptRequestLocked(s, req, p)
+	act := h.scriptRequestLocked(s, req, p, rule)
 	h.mu.Unlock()
 	switch {
 	case act.read != nil:
@@ -81,13 +82,15 @@ type readStart struct {
 	url string
 }
 
-func (h *clientHub) scriptRequestLocked(s *Session, req request, p scriptParams) scriptAction {
+// scriptRequestLocked acts on the method's pages' column (rule) when the
+// request names a client script.
+func (h *clientHub) scriptRequestLocked(s *Session, req request, p scriptParams, rule pageRule) scriptAction {
 	sc := h.scripts[p.scriptID]
 	if sc == nil && strings.HasPrefix(p.scriptID, "c") {
 		return scriptAction{handled: true, answer: appendError(nil, req.ID, "", &wireError{codeServerError, "No script for id: " + p.scriptID})}
 	}
-	switch req.Method {
-	case "Debugger.getScriptSource":
+	switch rule.answer {
+	case pageScriptRead:
 		if sc == nil {
 			return scriptAction{}
 		}
@@ -95,29 +98,21 @@ func (h *clientHub) scriptRequestLocked(s *Session, req request, p scriptParams)
 			return scriptAction{handled: true, refusal: &wireError{codeServerError, "client script reads are not connected in this worker"}}
 		}
 		return scriptAction{handled: true, read: h.startReadLocked(s, req, sc)}
-	case "Debugger.getPossibleBreakpoints":
+	case pageLiteral:
 		if sc == nil {
 			return scriptAction{}
 		}
-		return scriptAction{handled: true, answer: appendResult(nil, req.ID, []byte(`{"locations":[]}`))}
-	case "Debugger.setBlackboxedRanges":
-		if sc == nil {
-			return scriptAction{}
-		}
-		return scriptAction{handled: true, answer: appendResult(nil, req.ID, []byte(`{}`))}
-	case "Debugger.setBreakpoint", "Debugger.setBreakpointByUrl", "Debugger.continueToLocation", "Debugger.searchInContent":
+		return scriptAction{handled: true, answer: appendResult(nil, req.ID, []byte(rule.result))}
+	case pageRefusal:
 		if sc == nil {
 			sc = h.clientScriptByURLLocked(p.url)
 		}
 		if sc == nil {
 			return scriptAction{}
 		}
-		// The refusal is the client realm's own (its Debugger slot).
-		why := "client scripts are read-only in inspector-worker: a page cannot pause its own JavaScript and still answer the worker"
-		if err := sc.ctx.realm.Check(req.Method); err != nil {
-			why = err.Error()
-		}
-		return scriptAction{handled: true, tell: true, refusal: &wireError{codeServerError, why + "; set breakpoints in host (Node) scripts"}}
+		// The refusal is the client realm's own, in its words.
+		why := (&realm.UnsupportedError{Realm: sc.ctx.realm.ID, Method: req.Method, Reason: rule.reason}).Error()
+		return scriptAction{handled: true, tell: rule.tell, refusal: &wireError{codeServerError, why + "; set breakpoints in host (Node) scripts"}}
 	}
 	return scriptAction{}
 }

@@ -130,20 +130,6 @@ func mergeItems(nodeList json.RawMessage, add []protocolItem) json.RawMessage {
 	return b
 }
 
-// describe says in /json/protocol how the worker answers a method.
-func (e methodEntry) describe() string {
-	switch e.kind {
-	case answerLocal:
-		return "answered by inspector-worker"
-	case answerNoop:
-		return "accepted by inspector-worker; no effect on this target"
-	case answerRefusal:
-		return "refused by inspector-worker: " + e.reason
-	default:
-		return "routed by inspector-worker to the realm that owns it"
-	}
-}
-
 // workerDomains lists the method table and workerEvents by domain, each
 // list sorted by name.
 func workerDomains() map[string]*protocolDomain {

@@ -1,14 +1,13 @@
 // Package realm is the registry of JavaScript realms a DevTools connection can see.
 //
-// Every realm exposes the same capability slots — Runtime, Console, Sources,
-// Debugger — and says explicitly which members it does not support, with a
-// reason the DevTools user can read. The Host realm (a Node process) supports
-// its slots natively through a Node inspector session; client realms (browser
-// pages, see docs/protocol.md) arrive with the observation protocol.
+// A realm is the Node host or a browser page (a client realm, see
+// docs/protocol.md). The registry says which realm owns an execution context
+// id or unique context id; what each realm kind answers is its column of the
+// worker's method table (cdpserver/methods.go), which refuses in the realm's
+// words (UnsupportedError).
 //
-// The registry routes Runtime requests by executionContextId and by
-// uniqueContextId. It never touches sockets: cdpserver owns those, and so
-// the backend that serves each realm kind (cdpserver/backend.go: the host's
-// relay, the pages' agent) lives there; a realm here says what its slots
-// offer and refuses the rest (Check).
+// Host (host.go) is the host realm's own connection to Node: a watcher
+// inspector session that learns when the script has finished and releases
+// the host's worker threads. It dials Node; the registry itself never
+// touches a socket.
 package realm
