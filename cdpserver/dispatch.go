@@ -62,7 +62,7 @@ func (sess *Session) route(req request, msg []byte, e methodEntry) {
 	if e.before != nil {
 		e.before(sess, req)
 	}
-	if e.keys&keyScriptID != 0 && sess.srv.clients.clientScriptRequest(sess, req, e.page) {
+	if e.keys&keyScriptID != 0 && sess.srv.clients.ScriptRequest(sess.page, toPage(req), e.page) {
 		return
 	}
 	r, err := sess.realmFor(req, e.keys)
@@ -70,8 +70,8 @@ func (sess *Session) route(req request, msg []byte, e methodEntry) {
 		sess.refuse(req, &wireError{codeServerError, err.Error()})
 		return
 	}
-	if r.Kind == realm.KindClient && e.page.answer == pageRefusal {
-		err := &realm.UnsupportedError{Realm: r.ID, Method: req.Method, Reason: e.page.reason}
+	if r.Kind == realm.KindClient && e.page.Answer == pageRefusal {
+		err := &realm.UnsupportedError{Realm: r.ID, Method: req.Method, Reason: e.page.Reason}
 		sess.refuse(req, &wireError{codeServerError, err.Error()})
 		return
 	}

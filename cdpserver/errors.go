@@ -2,6 +2,7 @@ package cdpserver
 
 import (
 	"errors"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -48,3 +49,6 @@ func appendError(b []byte, id jsontext.Value, sessionID string, e *wireError) []
 func appendResult(b []byte, id jsontext.Value, result []byte) []byte {
 	return cdpwire.AppendResult(b, id, result)
 }
+
+// logEntry renders a Log.entryAdded the worker itself says.
+func logEntry(level, text string, at time.Time) []byte { return cdpwire.LogEntry(level, text, at) }

@@ -3,6 +3,8 @@ package cdpserver
 import (
 	"sort"
 	"strings"
+
+	"github.com/inspector-worker/inspector-worker/pagerealm"
 )
 
 // This file is the ONE place that says how the worker answers each method it
@@ -21,7 +23,7 @@ type answerKind uint8
 
 const (
 	// answerLocal: the worker answers from its own state (the page-target
-	// scaffold, page.go and clients_session.go).
+	// scaffold, page.go, and package pagerealm through backend.go).
 	answerLocal answerKind = iota + 1
 	// answerNoop: a named no-op. The frontend sends it on attach or on a UI
 	// action and needs a well-formed answer; the answer is a fixed literal.
@@ -64,38 +66,19 @@ const (
 // byContext are the keys of the Runtime domain.
 const byContext = keyContextID | keyUniqueContextID | keyObjectID
 
-// pageAnswer says what a page realm does with a routed method addressed to
-// it (by the entry's realm key).
-type pageAnswer uint8
+// pageRule is a method's column for page realms; the page backend
+// defines it (pagerealm.Rule) and holds the handlers it names.
+type pageRule = pagerealm.Rule
 
+// The answers of the pages' column (pagerealm.Answer).
 const (
-	// pageAbsent: the entry says nothing; the domain's rule applies
-	// (nodeDomains).
-	pageAbsent pageAnswer = iota
-	// pageHost: the method never reaches a page; the host answers it
-	// (Debugger methods that name no client script).
-	pageHost
-	// pageAgent: a runtime.command to the page's agent; pageRule.runtime
-	// builds the command and renders the answer (clients_runtime_wire.go).
-	pageAgent
-	// pageScriptRead: the script's source, read from the page
-	// (clients_scripts.go).
-	pageScriptRead
-	// pageLiteral: a fixed answer (pageRule.result).
-	pageLiteral
-	// pageRefusal: -32000 with pageRule.reason, in the realm's words
-	// (realm.UnsupportedError).
-	pageRefusal
+	pageAbsent     = pagerealm.AnswerAbsent     // the domain's rule applies
+	pageHost       = pagerealm.AnswerHost       // never reaches a page: the host answers
+	pageAgent      = pagerealm.AnswerAgent      // the page agent, by the entry's Runtime handler
+	pageScriptRead = pagerealm.AnswerScriptRead // the script's source, read from the page
+	pageLiteral    = pagerealm.AnswerLiteral    // a fixed answer
+	pageRefusal    = pagerealm.AnswerRefusal    // -32000 with the reason, in the realm's words
 )
-
-// pageRule is one method's column for page realms.
-type pageRule struct {
-	answer  pageAnswer
-	result  string       // pageLiteral
-	reason  string       // pageRefusal
-	tell    bool         // pageRefusal: the reason also goes to the window's Console
-	runtime *pageRuntime // pageAgent
-}
 
 // watchRule says whether `run --watch` records a method in the window's
 // Node session and replays it into the next host (watch_state.go).
@@ -125,10 +108,10 @@ type domainRule struct {
 var nodeDomains = map[string]domainRule{
 	// A Runtime method the page's agent has no handler for is refused by
 	// runtimeCommand, naming those it has.
-	"Runtime": {keys: byContext, page: pageRule{answer: pageAgent}},
+	"Runtime": {keys: byContext, page: pageRule{Answer: pageAgent}},
 	// Client scripts are read, never debugged; a method that names none
 	// goes to the host.
-	"Debugger":     {keys: keyScriptID | keyCallFrameID, page: pageRule{answer: pageHost}},
+	"Debugger":     {keys: keyScriptID | keyCallFrameID, page: pageRule{Answer: pageHost}},
 	"Profiler":     {},
 	"HeapProfiler": {},
 	"Console":      {},
@@ -189,10 +172,14 @@ func local(f func(*Session, request)) methodEntry { return methodEntry{kind: ans
 func routed(e methodEntry) methodEntry { e.kind = answerRouted; return e }
 
 // inPage is a page column answered by the page's agent.
-func inPage(rt *pageRuntime) pageRule { return pageRule{answer: pageAgent, runtime: rt} }
+func inPage(rt *pagerealm.Runtime) pageRule { return pageRule{Answer: pageAgent, Runtime: rt} }
+
+// pageReads is a page column answered from a client script's source, read
+// from the page.
+func pageReads(s *pagerealm.Script) pageRule { return pageRule{Answer: pageScriptRead, Script: s} }
 
 // pageRefuses is a page column that refuses with reason.
-func pageRefuses(reason string) pageRule { return pageRule{answer: pageRefusal, reason: reason} }
+func pageRefuses(reason string) pageRule { return pageRule{Answer: pageRefusal, Reason: reason} }
 
 // lookupMethod returns how method is answered. ok is false for -32601.
 func lookupMethod(method string) (e methodEntry, ok bool) {
@@ -205,7 +192,7 @@ func lookupMethod(method string) (e methodEntry, ok bool) {
 		if e.keys == 0 {
 			e.keys = d.keys
 		}
-		if e.page.answer == pageAbsent {
+		if e.page.Answer == pageAbsent {
 			e.page = d.page
 		}
 	case !ok && nodeServes:
@@ -219,7 +206,7 @@ func lookupMethod(method string) (e methodEntry, ok bool) {
 func pageRuleOf(method string) pageRule {
 	e, ok := lookupMethod(method)
 	if !ok || e.kind != answerRouted {
-		return pageRule{answer: pageHost}
+		return pageRule{Answer: pageHost}
 	}
 	return e.page
 }
@@ -229,7 +216,7 @@ func pageRuleOf(method string) pageRule {
 func pageAgentMethods() []string {
 	var served []string
 	for _, m := range sortedMethods() {
-		if e := methods[m]; e.kind == answerRouted && e.page.answer == pageAgent && e.page.runtime != nil {
+		if e := methods[m]; e.kind == answerRouted && e.page.Answer == pageAgent && e.page.Runtime != nil {
 			served = append(served, m)
 		}
 	}
@@ -263,7 +250,7 @@ func sortedMethods() []string {
 
 // readOnly refuses a debugging method on a client script, in the Console
 // too: an error alone makes the gutter marker vanish without a word.
-var readOnly = pageRule{answer: pageRefusal, reason: clientReadOnly, tell: true}
+var readOnly = pageRule{Answer: pageRefusal, Reason: clientReadOnly, Tell: true}
 
 // methods is the table. A Go map literal refuses duplicate keys, so each
 // method has exactly one entry.
@@ -274,7 +261,7 @@ var methods = map[string]methodEntry{
 	"Page.disable":         local(pageDisable),
 	"Page.getResourceTree": local(pageResourceTree),
 	"Page.getFrameTree":    local(pageFrameTree),
-	// A page's document, read from the page (clients_document.go).
+	// A page's document, read from the page (pagerealm/document.go).
 	"Page.getResourceContent": local(pageGetResourceContent),
 	"Target.getTargetInfo":    local(targetGetInfo),
 
@@ -291,14 +278,14 @@ var methods = map[string]methodEntry{
 	"Runtime.releaseObjectGroup": routed(methodEntry{before: releaseClientGroup,
 		note: "the window's page objects of the group are released in their pages first"}),
 	"Runtime.setAsyncCallStackDepth": routed(methodEntry{watch: watchSetting, watchOrder: 6}),
-	// The page agent's Runtime (clients_runtime_wire.go).
-	"Runtime.evaluate":                routed(methodEntry{page: inPage(pageEvaluate)}),
-	"Runtime.getProperties":           routed(methodEntry{page: inPage(pageGetProperties)}),
-	"Runtime.callFunctionOn":          routed(methodEntry{page: inPage(pageCallFunctionOn)}),
-	"Runtime.awaitPromise":            routed(methodEntry{page: inPage(pageAwaitPromise)}),
-	"Runtime.releaseObject":           routed(methodEntry{page: inPage(pageReleaseObject)}),
-	"Runtime.globalLexicalScopeNames": routed(methodEntry{page: inPage(pageGlobalLexicalScopeNames)}),
-	"Runtime.compileScript":           routed(methodEntry{page: inPage(pageCompileScript)}),
+	// The page agent's Runtime (pagerealm/runtime_wire.go).
+	"Runtime.evaluate":                routed(methodEntry{page: inPage(pagerealm.Evaluate)}),
+	"Runtime.getProperties":           routed(methodEntry{page: inPage(pagerealm.GetProperties)}),
+	"Runtime.callFunctionOn":          routed(methodEntry{page: inPage(pagerealm.CallFunctionOn)}),
+	"Runtime.awaitPromise":            routed(methodEntry{page: inPage(pagerealm.AwaitPromise)}),
+	"Runtime.releaseObject":           routed(methodEntry{page: inPage(pagerealm.ReleaseObject)}),
+	"Runtime.globalLexicalScopeNames": routed(methodEntry{page: inPage(pagerealm.GlobalLexicalScopeNames)}),
+	"Runtime.compileScript":           routed(methodEntry{page: inPage(pagerealm.CompileScript)}),
 	"Runtime.runScript": routed(methodEntry{page: pageRefuses("the client agent evaluates source text directly: " +
 		"compiled scripts are not kept (Runtime.compileScript checks syntax only)")}),
 
@@ -316,10 +303,10 @@ var methods = map[string]methodEntry{
 	"Debugger.searchInContent":     routed(methodEntry{page: readOnly}),
 	"Debugger.evaluateOnCallFrame": routed(methodEntry{page: pageRefuses(clientReadOnly)}),
 	"Debugger.setScriptSource":     routed(methodEntry{page: pageRefuses(clientReadOnly)}),
-	// Client scripts are read from their page (clients_scripts.go).
-	"Debugger.getScriptSource":        routed(methodEntry{page: pageRule{answer: pageScriptRead}}),
-	"Debugger.getPossibleBreakpoints": routed(methodEntry{page: pageRule{answer: pageLiteral, result: `{"locations":[]}`}}),
-	"Debugger.setBlackboxedRanges":    routed(methodEntry{page: pageRule{answer: pageLiteral, result: `{}`}}),
+	// Client scripts are read from their page (pagerealm/scripts.go).
+	"Debugger.getScriptSource":        routed(methodEntry{page: pageReads(pagerealm.GetScriptSource)}),
+	"Debugger.getPossibleBreakpoints": routed(methodEntry{page: pageRule{Answer: pageLiteral, Result: `{"locations":[]}`}}),
+	"Debugger.setBlackboxedRanges":    routed(methodEntry{page: pageRule{Answer: pageLiteral, Result: `{}`}}),
 	// Settings --watch replays, in watchOrder, after the enables.
 	"Debugger.setPauseOnExceptions":   routed(methodEntry{watch: watchSetting, watchOrder: 1}),
 	"Debugger.setAsyncCallStackDepth": routed(methodEntry{watch: watchSetting, watchOrder: 2}),

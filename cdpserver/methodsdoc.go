@@ -40,18 +40,18 @@ func (e methodEntry) pageColumn() string {
 	if e.keys&(byContext|keyScriptID) == 0 {
 		return "the host answers: the method names no page"
 	}
-	switch e.page.answer {
+	switch e.page.Answer {
 	case pageAgent:
-		if e.page.runtime == nil {
+		if e.page.Runtime == nil {
 			return "refused: not offered in client pages"
 		}
 		return "answered by the page's agent (runtime.command)"
 	case pageScriptRead:
-		return "read from the page (script.read)"
+		return "answered from the script's source, read from the page (script.read)"
 	case pageLiteral:
-		return "answers `" + e.page.result + "`"
+		return "answers `" + e.page.Result + "`"
 	case pageRefusal:
-		return "refused: " + e.page.reason
+		return "refused: " + e.page.Reason
 	}
 	return "the host answers: a page is never named (pages never pause)"
 }

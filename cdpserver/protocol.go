@@ -20,9 +20,9 @@ import (
 // (Runtime.executionContextCreated, Debugger.scriptParsed … which the worker
 // also sends for client realms).
 var workerEvents = map[string][]string{
-	// clients_cdp.go: one child frame per client page.
+	// pagerealm/cdp.go: one child frame per client page.
 	"Page": {"frameAttached", "frameNavigated", "documentOpened", "frameDetached"},
-	// clients_cdp.go (logEntry): the worker's own warnings.
+	// cdpwire.LogEntry: the worker's own warnings.
 	"Log": {"entryAdded"},
 	// The Network panel's events, sent by package network from the fetch
 	// journal (Node 20 lists four of them itself).

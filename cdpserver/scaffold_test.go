@@ -121,9 +121,10 @@ func TestMethodTableShape(t *testing.T) {
 		case e.kind != answerRouted && (e.hook != nil || e.after != nil || e.before != nil || e.hostParams != nil ||
 			e.page != pageRule{} || e.watch != watchNo || e.keys != 0):
 			t.Errorf("%s: hooks, a pages' column or a realm key on an entry that is not routed are never used", method)
-		case e.page.runtime != nil && (e.page.answer != pageAgent || domain != "Runtime"),
-			e.page.answer == pageRefusal && e.page.reason == "",
-			e.page.answer == pageLiteral && json.Unmarshal([]byte(e.page.result), &obj) != nil:
+		case e.page.Runtime != nil && (e.page.Answer != pageAgent || domain != "Runtime"),
+			(e.page.Script != nil) != (e.page.Answer == pageScriptRead),
+			e.page.Answer == pageRefusal && e.page.Reason == "",
+			e.page.Answer == pageLiteral && json.Unmarshal([]byte(e.page.Result), &obj) != nil:
 			t.Errorf("%s: the pages' column %+v is not well formed", method, e.page)
 		case e.kind == answerRouted:
 			if _, ok := nodeDomains[domain]; !ok {

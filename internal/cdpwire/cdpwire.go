@@ -5,7 +5,9 @@
 package cdpwire
 
 import (
+	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -81,4 +83,17 @@ type FrameResource struct {
 	URL      string `json:"url"`
 	Type     string `json:"type"`
 	MimeType string `json:"mimeType"`
+}
+
+// LogEntry renders a Log.entryAdded the worker itself says.
+func LogEntry(level, text string, at time.Time) []byte {
+	return LogEntryAt(level, text, float64(at.UnixNano())/1e6)
+}
+
+// LogEntryAt is LogEntry with a CDP timestamp (ms since the epoch), kept
+// exact when it comes from a producer.
+func LogEntryAt(level, text string, ms float64) []byte {
+	b, _ := json.Marshal(map[string]any{"method": "Log.entryAdded", "params": map[string]any{"entry": map[string]any{
+		"source": "other", "level": level, "text": text, "timestamp": ms}}})
+	return b
 }

@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"encoding/json"
@@ -84,10 +84,10 @@ func (r *handleResolver) handle(objectID string) (string, object.Entry, error) {
 	return e.Handle.ID, e, nil
 }
 
-// pageRuntime is a page realm's handler for one CDP Runtime method (the
-// method table's pageAgent entries): how the request becomes a
+// Runtime is a page realm's handler for one CDP Runtime method (the
+// method table's AnswerAgent entries): how the request becomes a
 // runtime.command, and how the page's result becomes the CDP answer.
-type pageRuntime struct {
+type Runtime struct {
 	// command builds the runtime.command and the object group its result's
 	// handles join (CDP: the request's objectGroup, else the group of the
 	// object it names).
@@ -104,7 +104,7 @@ type pageRuntime struct {
 }
 
 // render is the CDP answer to the page's successful result.
-func (rt *pageRuntime) render(res *sourceproto.RuntimeResult, m *objectMapper) ([]byte, error) {
+func (rt *Runtime) render(res *sourceproto.RuntimeResult, m *objectMapper) ([]byte, error) {
 	if rt.answer != nil {
 		return rt.answer(res, m)
 	}
@@ -112,32 +112,34 @@ func (rt *pageRuntime) render(res *sourceproto.RuntimeResult, m *objectMapper) (
 }
 
 // runtimeCommand builds the runtime.command for a CDP Runtime request by
-// the method's handler in the method table (pageAgent), and the object
-// group its result's handles join.
-func runtimeCommand(method string, params []byte, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
+// the method's handler rt in the method table, and the object group its
+// result's handles join. Without a handler the method is refused, naming
+// the served ones.
+func runtimeCommand(rt *Runtime, method string, params []byte, r *handleResolver, served []string) (*sourceproto.RuntimeCommand, string, error) {
 	var p cdpRuntimeParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, "", fmt.Errorf("invalid params: %v", err)
 		}
 	}
-	if rt := pageRuleOf(method).runtime; rt != nil {
+	if rt != nil {
 		return rt.command(&p, r)
 	}
 	return nil, "", fmt.Errorf("%s is not offered in client pages: the page agent serves %s",
-		method, strings.Join(pageAgentMethods(), ", "))
+		method, strings.Join(served, ", "))
 }
 
-// The page agent's Runtime methods (the method table's pageAgent entries).
+// The page agent's Runtime methods: the handlers the method table's pages'
+// column names (AnswerAgent).
 var (
-	pageEvaluate = &pageRuntime{command: func(p *cdpRuntimeParams, _ *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
+	Evaluate = &Runtime{command: func(p *cdpRuntimeParams, _ *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 		return &sourceproto.RuntimeCommand{Method: sourceproto.MethodEvaluate, Evaluate: &sourceproto.EvaluateParams{
 			Expression: p.Expression, ObjectGroup: p.ObjectGroup, IncludeCommandLineAPI: p.IncludeCommandLineAPI,
 			Silent: p.Silent, ReturnByValue: p.ReturnByValue, GeneratePreview: p.GeneratePreview, UserGesture: p.UserGesture,
 			AwaitPromise: p.AwaitPromise, ThrowOnSideEffect: p.ThrowOnSideEffect, ReplMode: p.ReplMode, Timeout: int64(p.Timeout),
 		}}, p.ObjectGroup, nil
 	}}
-	pageGetProperties = &pageRuntime{command: func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
+	GetProperties = &Runtime{command: func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 		h, e, err := r.handle(p.ObjectID)
 		if err != nil {
 			return nil, "", err
@@ -147,8 +149,8 @@ var (
 			GeneratePreview: p.GeneratePreview, NonIndexedPropertiesOnly: p.NonIndexedPropertiesOnly,
 		}}, e.Group, nil
 	}}
-	pageCallFunctionOn = &pageRuntime{command: callFunctionOnCommand}
-	pageAwaitPromise   = &pageRuntime{command: func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
+	CallFunctionOn = &Runtime{command: callFunctionOnCommand}
+	AwaitPromise   = &Runtime{command: func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 		h, e, err := r.handle(p.PromiseObjectID)
 		if err != nil {
 			return nil, "", err
@@ -157,7 +159,7 @@ var (
 			Handle: h, ReturnByValue: p.ReturnByValue, GeneratePreview: p.GeneratePreview,
 		}}, e.Group, nil
 	}}
-	pageReleaseObject = &pageRuntime{command: func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
+	ReleaseObject = &Runtime{command: func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 		h, _, err := r.handle(p.ObjectID)
 		if err != nil {
 			return nil, "", err
@@ -166,12 +168,12 @@ var (
 			ReleaseObject: &sourceproto.ReleaseObjectParams{Handle: h}}, "", nil
 	}}
 	// A page without the runtime capability has no names to complete.
-	pageGlobalLexicalScopeNames = &pageRuntime{withoutAgent: `{"names":[]}`,
+	GlobalLexicalScopeNames = &Runtime{withoutAgent: `{"names":[]}`,
 		command: func(*cdpRuntimeParams, *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 			return &sourceproto.RuntimeCommand{Method: sourceproto.MethodGlobalLexicalScopeNames,
 				GlobalLexicalScopeNames: &sourceproto.GlobalLexicalScopeNamesParams{}}, "", nil
 		}}
-	pageCompileScript = &pageRuntime{answer: compileScriptAnswer, keepsNoObjects: true,
+	CompileScript = &Runtime{answer: compileScriptAnswer, keepsNoObjects: true,
 		command: func(p *cdpRuntimeParams, _ *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 			return compileScriptCommand(p)
 		}}
