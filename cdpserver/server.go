@@ -13,14 +13,15 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/network"
 	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/realm"
 )
 
-// Host is what the server needs of the host realm's backend (*realm.Host).
+// Host is what the server needs of the host realm's backend (*hostnode.Host).
 type Host interface {
-	Info() realm.HostInfo
+	Info() hostnode.HostInfo
 	OpenSession(ctx context.Context) (*websocket.Conn, error)
 	Done() <-chan struct{}
 	Reason() string
@@ -98,10 +99,10 @@ const (
 // (readLoop, hostLoop, sendLoop); one hostWatch that closes every session
 // when the host is gone.
 type Server struct {
-	targetID string          // Static after construction.
-	hostInfo realm.HostInfo  // Static after construction: the first host's (a restart runs the same script).
-	registry *realm.Registry // Static after construction.
-	clients  *pagerealm.Hub  // Static after construction: the page realms' backend.
+	targetID string            // Static after construction.
+	hostInfo hostnode.HostInfo // Static after construction: the first host's (a restart runs the same script).
+	registry *realm.Registry   // Static after construction.
+	clients  *pagerealm.Hub    // Static after construction: the page realms' backend.
 	// hostScripts: the host's script URLs → scriptIds, for the Network
 	// domain's initiator links (its own leaf lock; emptied when the host
 	// is replaced: a new process reuses V8's script ids).

@@ -4,10 +4,8 @@
 // docs/protocol.md). The registry says which realm owns an execution context
 // id or unique context id; what each realm kind answers is its column of the
 // worker's method table (cdpserver/methods.go), which refuses in the realm's
-// words (UnsupportedError).
-//
-// Host (host.go) is the host realm's own connection to Node: a watcher
-// inspector session that learns when the script has finished and releases
-// the host's worker threads. It dials Node; the registry itself never
-// touches a socket.
+// words (UnsupportedError). The backends that serve the realms are
+// elsewhere: the host's relay in cdpserver (its Node connection in
+// hostnode), the pages' in pagerealm. This package holds descriptions and
+// routing tables only; it never touches a socket.
 package realm
