@@ -64,9 +64,9 @@ func (e methodEntry) keyColumn() string {
 		return "—"
 	}
 	var out []string
-	for i, name := range keyNames {
-		if e.keys&(1<<i) != 0 {
-			out = append(out, name)
+	for k, i := keyContextID, 0; k <= keySessionID; k, i = k<<1, i+1 {
+		if e.keys&k != 0 {
+			out = append(out, keyNames[i])
 		}
 	}
 	if len(out) == 0 {
