@@ -300,7 +300,7 @@ var methods = map[string]methodEntry{
 	"Debugger.setBreakpoint":       routed(methodEntry{watch: watchBreakpoint, page: readOnly}),
 	"Debugger.removeBreakpoint":    routed(methodEntry{watch: watchBreakpoint}),
 	"Debugger.continueToLocation":  routed(methodEntry{page: readOnly}),
-	"Debugger.searchInContent":     routed(methodEntry{page: readOnly}),
+	"Debugger.searchInContent":     routed(methodEntry{page: pageReads(pagerealm.SearchInContent)}),
 	"Debugger.evaluateOnCallFrame": routed(methodEntry{page: pageRefuses(clientReadOnly)}),
 	"Debugger.setScriptSource":     routed(methodEntry{page: pageRefuses(clientReadOnly)}),
 	// Client scripts are read from their page (pagerealm/scripts.go).

@@ -30,7 +30,6 @@ func TestMethodTablePageColumn(t *testing.T) {
 		"Debugger.setBreakpoint":       "read-only",
 		"Debugger.setBreakpointByUrl":  "read-only",
 		"Debugger.continueToLocation":  "read-only",
-		"Debugger.searchInContent":     "read-only",
 		"Debugger.evaluateOnCallFrame": "read-only",
 		"Debugger.setScriptSource":     "read-only",
 		"Runtime.runScript":            "not kept",
