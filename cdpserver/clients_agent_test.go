@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -99,9 +100,9 @@ func (a *fakeAgent) handle(f sourceproto.Frame) *sourceproto.RuntimeResult {
 		}
 		delete(a.provisional, b.ID)
 	case *sourceproto.ConsoleDisable:
-		a.releaseGroupLocked(b.Session, consoleGroup)
+		a.releaseGroupLocked(b.Session, pagerealm.ConsoleGroup)
 	case *sourceproto.ConsoleDiscard:
-		a.releaseGroupLocked(b.Session, consoleGroup)
+		a.releaseGroupLocked(b.Session, pagerealm.ConsoleGroup)
 	}
 	return nil
 }

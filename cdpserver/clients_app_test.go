@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -37,14 +38,14 @@ func isObservation(m cdptest.Msg) bool {
 }
 
 // Host observations (topic "app") show in the Console as info lines, live in
-// an open window, replayed (the last maxReplayPerContext, with the count of
+// an open window, replayed (the last pagerealm.MaxReplayPerContext, with the count of
 // older ones) to a window that enables Runtime later, and forgotten when a
 // window clears the console.
 func TestHostObservationsInConsole(t *testing.T) {
 	w, _, _ := clientWorker(t)
 	live := w.dial("live")
 	live.MustCall("Runtime.enable", nil)
-	const n = maxReplayPerContext + 5
+	const n = pagerealm.MaxReplayPerContext + 5
 	w.srv.clients.Appended(hostRef, 1, &sourceproto.Append{Items: appItems(0, n)})
 	for i := range n {
 		level, text := logText(t, live.ExpectEvent("Log.entryAdded", isObservation))

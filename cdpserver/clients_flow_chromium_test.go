@@ -217,7 +217,7 @@ func TestClientPageBurstObjectsStayUsable(t *testing.T) {
 	var objsLeft, calls int
 	var st pageRuntimeStats
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		objsLeft, calls = w.srv.clients.objectCounts(sess)
+		objsLeft, calls = w.srv.clients.ObjectCounts(sess.page)
 		st = readPageStats(t, watch, ctx)
 		if objsLeft == 0 && calls == 0 && st.Handles == 0 && st.AwaitingAck == 0 {
 			break

@@ -8,6 +8,7 @@ import (
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 	"github.com/inspector-worker/inspector-worker/object"
+	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -15,12 +16,9 @@ import (
 // fake page agent.
 
 // contextOf is the live context of a page source.
-func (w *worker) contextOf(t *testing.T, ref sourceproto.SourceRef) *clientContext {
+func (w *worker) contextOf(t *testing.T, ref sourceproto.SourceRef) *pagerealm.Context {
 	t.Helper()
-	h := w.srv.clients
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	c := h.byRef[ref]
+	c := w.srv.clients.ContextOf(ref)
 	if c == nil {
 		t.Fatalf("no context for %+v", ref)
 	}
@@ -69,7 +67,7 @@ func (a *fakeAgent) waitCount(what string, n int, match func(sourceproto.Frame) 
 	}
 }
 
-// A page gets at most pageWindow commands at a time; the rest wait in the
+// A page gets at most pagerealm.PageWindow commands at a time; the rest wait in the
 // worker and go as answers come back, each answered once, every ack sent.
 func TestClientRuntimePageWindow(t *testing.T) {
 	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
@@ -77,17 +75,17 @@ func TestClientRuntimePageWindow(t *testing.T) {
 	ag.setSilent(true)
 	a := w.dial("A")
 	ctx, wire := windowOn(t, a, ag, "Shop")
-	const n = 3 * pageWindow
+	const n = 3 * pagerealm.PageWindow
 	ids := make([]int64, n)
 	for i := range ids {
 		ids[i] = a.Send("Runtime.evaluate", map[string]any{"expression": "obj", "uniqueContextId": ctx.Context.UniqueID})
 	}
 	a.MustCall("Runtime.evaluate", map[string]any{"expression": "1"}) // the host: every request above was dispatched
-	ag.waitCount("commands", pageWindow, isAnyCommand)
+	ag.waitCount("commands", pagerealm.PageWindow, isAnyCommand)
 	c := w.contextOf(t, ag.pg.src.Ref())
-	inFlight, waiting, _ := w.srv.clients.flowCounts(c)
-	if got := ag.commandsTo(); got != pageWindow || inFlight != pageWindow || waiting != n-pageWindow {
-		t.Fatalf("the page got %d commands, %d in flight, %d waiting; want %d, %d, %d", got, inFlight, waiting, pageWindow, pageWindow, n-pageWindow)
+	inFlight, waiting, _ := w.srv.clients.FlowCounts(c)
+	if got := ag.commandsTo(); got != pagerealm.PageWindow || inFlight != pagerealm.PageWindow || waiting != n-pagerealm.PageWindow {
+		t.Fatalf("the page got %d commands, %d in flight, %d waiting; want %d, %d, %d", got, inFlight, waiting, pagerealm.PageWindow, pagerealm.PageWindow, n-pagerealm.PageWindow)
 	}
 
 	// The page answers: the first window's answers, then everything else
@@ -115,7 +113,7 @@ func TestClientRuntimePageWindow(t *testing.T) {
 		x, ok := f.Body.(*sourceproto.RuntimeAck)
 		return ok && x.Accepted && x.Session == wire
 	})
-	if inFlight, waiting, control := w.srv.clients.flowCounts(c); inFlight != 0 || waiting != 0 || control != 0 {
+	if inFlight, waiting, control := w.srv.clients.FlowCounts(c); inFlight != 0 || waiting != 0 || control != 0 {
 		t.Fatalf("after every answer: %d in flight, %d waiting, %d control frames", inFlight, waiting, control)
 	}
 }
@@ -131,7 +129,7 @@ func TestClientRuntimePageBacklogFull(t *testing.T) {
 	a.SetTimeout(5 * time.Minute)
 	ctx, wire := windowOn(t, a, ag, "Shop")
 	const over = 3
-	ids := make([]int64, pageWindow+pageBacklog+over)
+	ids := make([]int64, pagerealm.PageWindow+pagerealm.PageBacklog+over)
 	for i := range ids {
 		ids[i] = a.Send("Runtime.evaluate", map[string]any{"expression": "obj", "uniqueContextId": ctx.Context.UniqueID})
 	}
@@ -142,18 +140,18 @@ func TestClientRuntimePageBacklogFull(t *testing.T) {
 		}
 	}
 	c := w.contextOf(t, ag.pg.src.Ref())
-	if inFlight, waiting, _ := w.srv.clients.flowCounts(c); inFlight != pageWindow || waiting != pageBacklog {
-		t.Fatalf("%d in flight, %d waiting; want %d and %d", inFlight, waiting, pageWindow, pageBacklog)
+	if inFlight, waiting, _ := w.srv.clients.FlowCounts(c); inFlight != pagerealm.PageWindow || waiting != pagerealm.PageBacklog {
+		t.Fatalf("%d in flight, %d waiting; want %d and %d", inFlight, waiting, pagerealm.PageWindow, pagerealm.PageBacklog)
 	}
 	sess := firstSession(w)
 	a.Conn().CloseNow()
-	ag.waitCount("cancels (one per command sent)", pageWindow, func(f sourceproto.Frame) bool {
+	ag.waitCount("cancels (one per command sent)", pagerealm.PageWindow, func(f sourceproto.Frame) bool {
 		x, ok := f.Body.(*sourceproto.RuntimeCancel)
 		return ok && x.Session == wire
 	})
 	for deadline := time.Now().Add(cdptest.Timeout); ; time.Sleep(5 * time.Millisecond) {
-		_, calls := w.srv.clients.objectCounts(sess)
-		inFlight, waiting, _ := w.srv.clients.flowCounts(c)
+		_, calls := w.srv.clients.ObjectCounts(sess.page)
+		inFlight, waiting, _ := w.srv.clients.FlowCounts(c)
 		if calls == 0 && inFlight == 0 && waiting == 0 {
 			break
 		}
@@ -161,8 +159,8 @@ func TestClientRuntimePageBacklogFull(t *testing.T) {
 			t.Fatalf("after the window closed: %d calls, %d in flight, %d waiting", calls, inFlight, waiting)
 		}
 	}
-	if got := ag.commandsTo(); got != pageWindow {
-		t.Fatalf("the page got %d commands, want the window's %d", got, pageWindow)
+	if got := ag.commandsTo(); got != pagerealm.PageWindow {
+		t.Fatalf("the page got %d commands, want the window's %d", got, pagerealm.PageWindow)
 	}
 }
 

@@ -1,7 +1,6 @@
 package cdpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,53 +10,10 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 	"github.com/inspector-worker/inspector-worker/sourceproto/sourceprototest"
 )
-
-// A replay buffer keeps the newest messages within both bounds, counts what
-// it evicted, and never changes what an earlier snapshot of it holds (the
-// bytes and the array are shared with replays in progress).
-func TestReplayBufferBounds(t *testing.T) {
-	var b replayBuffer
-	small := []byte("0123456789")
-	for range maxReplayPerContext + 7 {
-		b.keep(small)
-	}
-	if len(b.msgs) != maxReplayPerContext || b.dropped != 7 || b.bytes != maxReplayPerContext*len(small) {
-		t.Fatalf("count bound: %d kept, %d dropped, %d bytes", len(b.msgs), b.dropped, b.bytes)
-	}
-
-	b = replayBuffer{}
-	big := bytes.Repeat([]byte("x"), 100<<10)
-	snapshot := []byte(nil)
-	var shared [][]byte
-	for i := range 50 {
-		msg := append(bytes.Repeat([]byte("x"), 100<<10), byte('a'+i%26))
-		b.keep(msg)
-		if i == 5 {
-			shared = b.msgs // a replay starting now
-			snapshot = bytes.Join(shared, nil)
-		}
-	}
-	if b.bytes > maxReplayBytes || len(b.msgs) != maxReplayBytes/(len(big)+1) {
-		t.Fatalf("byte bound: %d kept, %d bytes (bound %d)", len(b.msgs), b.bytes, maxReplayBytes)
-	}
-	if b.dropped != 50-len(b.msgs) {
-		t.Fatalf("dropped %d, want %d", b.dropped, 50-len(b.msgs))
-	}
-	if !bytes.Equal(bytes.Join(shared, nil), snapshot) {
-		t.Fatal("keeping more messages changed what an earlier replay holds")
-	}
-
-	// One message over the byte bound is still kept: the newest is never
-	// dropped.
-	b = replayBuffer{}
-	b.keep(make([]byte, maxReplayBytes+1))
-	if len(b.msgs) != 1 {
-		t.Fatalf("an oversized message: %d kept", len(b.msgs))
-	}
-}
 
 // stalledPages × ~1 MiB kept (maxReplayBytes) is more than loopback socket
 // buffers take from a window that does not read (~4 MiB here: tcp_wmem's
@@ -87,12 +43,7 @@ func stalledReplay(t *testing.T) (*worker, *websocket.Conn, []*clientPage, *sour
 		}
 		pgs = append(pgs, pg)
 	}
-	kept := 0
-	w.srv.clients.mu.Lock()
-	for _, f := range w.srv.clients.frames {
-		kept += len(f.ctx.console.msgs)
-	}
-	w.srv.clients.mu.Unlock()
+	kept := w.srv.clients.KeptConsole()
 
 	win, _, err := websocket.Dial(context.Background(), w.srv.PageWebSocketURL(), nil)
 	if err != nil {
@@ -101,7 +52,7 @@ func stalledReplay(t *testing.T) (*worker, *websocket.Conn, []*clientPage, *sour
 	win.SetReadLimit(16 << 20)
 	t.Cleanup(func() { win.CloseNow() })
 	rawSend(t, win, `{"id":1,"method":"Runtime.enable"}`)
-	waitReplay(t, w, func(r *windowReplay) bool { return r != nil })
+	waitReplay(t, w, func(r *pagerealm.Replay) bool { return r != nil })
 	return w, win, pgs, reg, token, kept
 }
 
@@ -112,24 +63,25 @@ func rawSend(t *testing.T, c *websocket.Conn, msg string) {
 	}
 }
 
-// currentReplay is the one window's replay in progress (nil when none).
-func currentReplay(w *worker) *windowReplay {
-	w.srv.clients.mu.Lock()
-	defer w.srv.clients.mu.Unlock()
-	return currentReplayLocked(w)
-}
-
-func currentReplayLocked(w *worker) *windowReplay {
-	for _, s := range w.srv.clients.sessionsLocked() {
-		return s.client.replay
+// currentReplay is the one window's replay in progress (nil when none) and
+// the live events it holds.
+func currentReplay(w *worker) (*pagerealm.Replay, int) {
+	w.srv.mu.Lock()
+	var page *pagerealm.Window
+	for s := range w.srv.sessions {
+		page = s.page
 	}
-	return nil
+	w.srv.mu.Unlock() // before the hub's lock: Hub.mu → Server.mu
+	if page == nil {
+		return nil, 0
+	}
+	return w.srv.clients.ReplayOf(page)
 }
 
-func waitReplay(t *testing.T, w *worker, ok func(*windowReplay) bool) *windowReplay {
+func waitReplay(t *testing.T, w *worker, ok func(*pagerealm.Replay) bool) *pagerealm.Replay {
 	t.Helper()
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if r := currentReplay(w); ok(r) {
+		if r, _ := currentReplay(w); ok(r) {
 			return r
 		}
 		if time.Now().After(deadline) {
@@ -206,12 +158,10 @@ func TestClientReplayHoldsLiveEvents(t *testing.T) {
 	late.ingest(late.p.Append(t, sourceprototest.Log("live 2")))
 	pgs[1].src.Close(sourceproto.CloseGoingAway)
 	pgs[2].ingest(pgs[2].p.Append(t, sourceprototest.Log("live 3")))
-	w.srv.clients.mu.Lock()
 	held := -1 // no replay in progress
-	if r := currentReplayLocked(w); r != nil {
-		held = len(r.held)
+	if r, n := currentReplay(w); r != nil {
+		held = n
 	}
-	w.srv.clients.mu.Unlock()
 	if held != 5 {
 		t.Fatalf("the replay holds %d live events, want 5 (-1: it ended before them)", held)
 	}
@@ -236,7 +186,7 @@ func TestClientReplayHoldsLiveEvents(t *testing.T) {
 	if live := strings.Join(rest[early:], ","); live != "live 1,context Late,live 2,destroyed,live 3" {
 		t.Fatalf("after the replay: %s", live)
 	}
-	if r := currentReplay(w); r != nil {
+	if r, _ := currentReplay(w); r != nil {
 		t.Fatal("the replay is still marked in progress after the window read it all")
 	}
 }
@@ -246,10 +196,10 @@ func TestClientReplayHoldsLiveEvents(t *testing.T) {
 // after its own answer.
 func TestClientReplayOvertaken(t *testing.T) {
 	w, win, _, _, _, kept := stalledReplay(t)
-	first := currentReplay(w)
+	first, _ := currentReplay(w)
 	rawSend(t, win, `{"id":2,"method":"Runtime.disable"}`)
 	rawSend(t, win, `{"id":3,"method":"Runtime.enable"}`)
-	waitReplay(t, w, func(r *windowReplay) bool { return r != nil && r != first })
+	waitReplay(t, w, func(r *pagerealm.Replay) bool { return r != nil && r != first })
 
 	got := readLabels(t, win, "answer 3")
 	segment := func(from, to string) (n int) {
@@ -296,5 +246,5 @@ func TestClientReplayOvertaken(t *testing.T) {
 	if contexts != stalledPages {
 		t.Fatalf("second replay: %d contexts, want %d", contexts, stalledPages)
 	}
-	waitReplay(t, w, func(r *windowReplay) bool { return r == nil })
+	waitReplay(t, w, func(r *pagerealm.Replay) bool { return r == nil })
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 	"github.com/inspector-worker/inspector-worker/object"
+	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -161,7 +162,7 @@ func TestClientRuntimeEvaluateAndExpand(t *testing.T) {
 	}
 	ag.waitFrame("the syntax check", from, func(f sourceproto.Frame) bool {
 		c, ok := f.Body.(*sourceproto.RuntimeCommand)
-		return ok && c.Evaluate != nil && c.Evaluate.Expression == syntaxCheck+`("1")`
+		return ok && c.Evaluate != nil && c.Evaluate.Expression == pagerealm.SyntaxCheck+`("1")`
 	})
 	ag.waitFrame("its refused ack", from, func(f sourceproto.Frame) bool {
 		ack, ok := f.Body.(*sourceproto.RuntimeAck)
@@ -189,7 +190,7 @@ func TestClientRuntimeEvaluateAndExpand(t *testing.T) {
 	// ends the call then: wait for both (seen once in CI: 1 call in flight).
 	deadline := time.Now().Add(cdptest.Timeout)
 	for {
-		objs, calls := w.srv.clients.objectCounts(w.session(t, wire))
+		objs, calls := w.srv.clients.ObjectCounts(w.session(t, wire).page)
 		if objs == 0 && calls == 0 {
 			break
 		}
@@ -206,7 +207,7 @@ func (w *worker) session(t *testing.T, wire string) *Session {
 	w.srv.mu.Lock()
 	defer w.srv.mu.Unlock()
 	for s := range w.srv.sessions {
-		if wireSession(s) == wire {
+		if pagerealm.WireSession(s.page) == wire {
 			return s
 		}
 	}
@@ -327,7 +328,7 @@ func TestClientRuntimeTwoWindows(t *testing.T) {
 	}))
 	ag.waitLive(wireA, 0)
 	propsOf(t, b, objB)
-	if _, calls := w.srv.clients.objectCounts(w.session(t, wireB)); calls != 0 {
+	if _, calls := w.srv.clients.ObjectCounts(w.session(t, wireB).page); calls != 0 {
 		t.Fatalf("%d calls in flight after every answer", calls)
 	}
 }
@@ -369,7 +370,7 @@ func TestClientRuntimeCyclesLeaveNothing(t *testing.T) {
 		}
 		a.Forget()
 	}
-	if objs, calls := w.srv.clients.objectCounts(sess); objs != 0 || calls != 0 {
+	if objs, calls := w.srv.clients.ObjectCounts(sess.page); objs != 0 || calls != 0 {
 		t.Fatalf("after %d cycles: %d objects in the window's table, %d calls in flight", cycles, objs, calls)
 	}
 	ag.waitLive(wire, 0)
@@ -485,7 +486,7 @@ func TestClientConsoleObjects(t *testing.T) {
 	_, wire := windowOn(t, a, ag, "Shop")
 
 	ag.mu.Lock()
-	arg := ag.object(wire, consoleGroup, 0, "Object")
+	arg := ag.object(wire, pagerealm.ConsoleGroup, 0, "Object")
 	ag.mu.Unlock()
 	arg.Preview = &sourceproto.ObjectPreview{Type: sourceproto.TypeObject, Properties: []sourceproto.PropertyPreview{{Name: "id", Type: "number", Value: "7"}}}
 	ev := &sourceproto.ConsoleEvent{Session: wire, Type: sourceproto.ConsoleLog, Timestamp: 1, Args: []sourceproto.RemoteObject{str("user"), arg}}
@@ -552,7 +553,7 @@ func TestClientRuntimePageOutboxFull(t *testing.T) {
 		sess = s
 	}
 	w.srv.mu.Unlock()
-	if objs, calls := w.srv.clients.objectCounts(sess); objs != 0 || calls != 0 {
+	if objs, calls := w.srv.clients.ObjectCounts(sess.page); objs != 0 || calls != 0 {
 		t.Fatalf("%d objects, %d calls left", objs, calls)
 	}
 }

@@ -195,7 +195,7 @@ func TestClientPageAppearsLive(t *testing.T) {
 
 // A window that opens later gets the page's context and console replayed
 // after its Runtime.enable answer (this test expected them before the answer
-// until the replay moved behind it, clients_replay.go: with 20 pages of
+// until the replay moved behind it, pagerealm/replay.go: with 20 pages of
 // history the answer waited seconds), and the page in the resource tree.
 func TestClientReplayAfterEnableAnswer(t *testing.T) {
 	w, reg, token := clientWorker(t)

@@ -56,20 +56,22 @@ func (sess *Session) handle(msg []byte) {
 	}
 }
 
-// route sends a request to the realm that owns it (methods.go, routeKind).
+// route sends a request to the realm that owns it (methods.go, realmKey),
+// refusing there what the realm's column of the table refuses.
 func (sess *Session) route(req request, msg []byte, e methodEntry) {
 	if e.before != nil {
 		e.before(sess, req)
 	}
-	if e.route == routeByScript && sess.srv.clients.clientScriptRequest(sess, req) {
+	if e.keys&keyScriptID != 0 && sess.srv.clients.ScriptRequest(sess.page, toPage(req), e.page) {
 		return
 	}
-	r, err := sess.realmFor(req, e.route)
+	r, err := sess.realmFor(req, e.keys)
 	if err != nil {
 		sess.refuse(req, &wireError{codeServerError, err.Error()})
 		return
 	}
-	if err := r.Check(req.Method); err != nil {
+	if r.Kind == realm.KindClient && e.page.Answer == pageRefusal {
+		err := &realm.UnsupportedError{Realm: r.ID, Method: req.Method, Reason: e.page.Reason}
 		sess.refuse(req, &wireError{codeServerError, err.Error()})
 		return
 	}
@@ -94,13 +96,13 @@ func (sess *Session) hostAnswered(method string, answer []byte) (after func(*Ses
 	return e.after
 }
 
-// realmFor finds the realm a request addresses. With routeByContext
-// (Runtime): by objectId (table ids belong to client realms; V8 ids to the
-// host), by uniqueContextId, or by executionContextId/contextId. Requests
-// naming none, and other routes, go to the host.
-func (sess *Session) realmFor(req request, route routeKind) (*realm.Realm, error) {
+// realmFor finds the realm a request addresses. With the Runtime keys
+// (byContext): by objectId (table ids belong to client realms; V8 ids to
+// the host), by uniqueContextId, or by executionContextId/contextId.
+// Requests naming none, and other keys, go to the host.
+func (sess *Session) realmFor(req request, keys realmKey) (*realm.Realm, error) {
 	reg := sess.srv.registry
-	if route != routeByContext || req.Params == nil {
+	if keys&byContext == 0 || req.Params == nil {
 		return reg.Host(), nil
 	}
 	p := scanRoutingParams(req.Params)

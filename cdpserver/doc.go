@@ -1,14 +1,19 @@
-// Package cdpserver is the worker's single Chrome DevTools Protocol endpoint.
+// Package cdpserver is the worker's single Chrome DevTools Protocol endpoint:
+// the transport and the dispatch.
 //
 // It owns HTTP discovery (/json/version, /json, /json/list, /json/protocol), the
 // Host/Origin checks that guard every request, the DevTools WebSocket route
 // /devtools/page/<id>, and one Session per DevTools connection. A Session
-// answers each request by its entry in the method table (methods.go): local
-// answers (the page-target scaffold in page.go and clients_session.go), named
-// no-ops, deliberate refusals, or routing through the realm registry to the
-// realm that owns the request's context, object or script id (the Node host,
-// reached through the session's own Node inspector connection, or a client
-// page). /json/protocol (protocol.go) is generated from the same table.
+// answers each request by its entry in the method table (methods.go), which
+// says per realm how the method is answered: local answers (the page-target
+// scaffold in page.go), named no-ops, deliberate refusals, or routing through
+// the realm registry to the realm that owns the request's context, object or
+// script id. The realm backends (backend.go) are the Node host, relayed over
+// the session's own Node inspector connection, and the browser pages,
+// package pagerealm, which this package drives through pagerealm.Hub and
+// sees each window as a pagerealm.Window. /json/protocol (protocol.go) and
+// docs/methods.md (methodsdoc.go, `go generate ./cdpserver`) are generated
+// from the same table.
 //
 // It never evaluates anything in the host on its own initiative and never
 // re-marshals a relayed message through typed structs: relayed bytes stay

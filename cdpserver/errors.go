@@ -2,22 +2,23 @@ package cdpserver
 
 import (
 	"errors"
-	"strconv"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 )
 
-// CDP error codes the worker answers with. The frontend logs "Request X failed"
-// in its own console for every code except codeServerError (-32000),
-// -32001, -32015 and -32016, so deliberate refusals use codeServerError.
+// CDP error codes the worker answers with (cdpwire: the page backend
+// answers with them too).
 const (
-	codeParseError     = -32700 // the message is not JSON or not an object
-	codeInvalidRequest = -32600 // id/method missing or of the wrong type
-	codeMethodNotFound = -32601 // nobody implements the method
-	codeInvalidParams  = -32602 // params of an intercepted method are malformed
-	codeInternal       = -32603 // the worker failed (a recovered panic)
-	codeServerError    = -32000 // deliberate refusal or host gone; quiet in the frontend
-	codeSessionUnknown = -32001 // a flattened child session id we never created
+	codeParseError     = cdpwire.CodeParseError
+	codeInvalidRequest = cdpwire.CodeInvalidRequest
+	codeMethodNotFound = cdpwire.CodeMethodNotFound
+	codeInvalidParams  = cdpwire.CodeInvalidParams
+	codeInternal       = cdpwire.CodeInternal
+	codeServerError    = cdpwire.CodeServerError
+	codeSessionUnknown = cdpwire.CodeSessionUnknown
 )
 
 // Sentinel errors of this package.
@@ -41,29 +42,13 @@ func notFound(method string) *wireError {
 // appendError renders {"id":ID,"error":{"code":C,"message":M}} (id omitted when
 // the request carried none, as Chrome does for unparseable input).
 func appendError(b []byte, id jsontext.Value, sessionID string, e *wireError) []byte {
-	b = append(b, '{')
-	if len(id) > 0 {
-		b = append(b, `"id":`...)
-		b = append(b, id...)
-		b = append(b, ',')
-	}
-	if sessionID != "" {
-		b = append(b, `"sessionId":`...)
-		b, _ = jsontext.AppendQuote(b, sessionID)
-		b = append(b, ',')
-	}
-	b = append(b, `"error":{"code":`...)
-	b = strconv.AppendInt(b, int64(e.Code), 10)
-	b = append(b, `,"message":`...)
-	b, _ = jsontext.AppendQuote(b, e.Message)
-	return append(b, "}}"...)
+	return cdpwire.AppendError(b, id, sessionID, e.Code, e.Message)
 }
 
 // appendResult renders {"id":ID,"result":RESULT}; result must be a JSON object.
 func appendResult(b []byte, id jsontext.Value, result []byte) []byte {
-	b = append(b, `{"id":`...)
-	b = append(b, id...)
-	b = append(b, `,"result":`...)
-	b = append(b, result...)
-	return append(b, '}')
+	return cdpwire.AppendResult(b, id, result)
 }
+
+// logEntry renders a Log.entryAdded the worker itself says.
+func logEntry(level, text string, at time.Time) []byte { return cdpwire.LogEntry(level, text, at) }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
-	"github.com/inspector-worker/inspector-worker/realm"
 )
 
 // worker is a real worker in front of a real node host, for one test.
@@ -22,7 +21,7 @@ type worker struct {
 	t      testing.TB
 	srv    *Server
 	proc   *hostnode.Process
-	host   *realm.Host
+	host   *hostnode.Host
 	script string // absolute path of the host script
 }
 
@@ -82,7 +81,7 @@ func startWorker(t testing.TB, script string, opts Options) *worker {
 		t.Fatalf("start node: %v", err)
 	}
 	t.Cleanup(func() { proc.Kill(); assertGone(t, proc.PID()) })
-	host, err := realm.AttachHost(ctx, proc.InspectorURL(), realm.HostOptions{
+	host, err := hostnode.AttachHost(ctx, proc.InspectorURL(), hostnode.HostOptions{
 		Exited: proc.Done(), ExitReason: func() string { return "the host exited" },
 	})
 	if err != nil {

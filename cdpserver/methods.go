@@ -1,6 +1,11 @@
 package cdpserver
 
-import "strings"
+import (
+	"sort"
+	"strings"
+
+	"github.com/inspector-worker/inspector-worker/pagerealm"
+)
 
 // This file is the ONE place that says how the worker answers each method it
 // knows (docs/agent-note.md "Relay rules": one method table).
@@ -18,7 +23,7 @@ type answerKind uint8
 
 const (
 	// answerLocal: the worker answers from its own state (the page-target
-	// scaffold, page.go and clients_session.go).
+	// scaffold, page.go, and package pagerealm through backend.go).
 	answerLocal answerKind = iota + 1
 	// answerNoop: a named no-op. The frontend sends it on attach or on a UI
 	// action and needs a well-formed answer; the answer is a fixed literal.
@@ -28,45 +33,103 @@ const (
 	// -32000, where -32601 would make it log "Request failed").
 	answerRefusal
 	// answerRouted: the realm that owns the request's context, object or
-	// script id answers it (see routeKind); the host
+	// script id answers it (see realmKey, pageRule); the host
 	// realm's answer is relayed from the window's Node session.
 	answerRouted
 )
 
-// routeKind says how a routed method finds its realm. It is a property of
-// the domain (nodeDomains), because the ids that name a realm are.
-type routeKind uint8
+// realmKey says how a routed method finds the realm that answers it: the
+// ids in its params that name a realm. A method naming none goes to the
+// host. It is a property of the domain (nodeDomains), because the ids that
+// name a realm are; an entry may narrow it.
+type realmKey uint8
 
 const (
-	// routeHost: always the Node host (Profiler, HeapProfiler, Console …).
-	routeHost routeKind = iota
-	// routeByContext: Runtime — by objectId, uniqueContextId or
-	// executionContextId/contextId (Session.realmFor); no id means the host.
-	routeByContext
-	// routeByScript: Debugger — a client script id ("c<n>") or a client
-	// script's URL is answered by the client hub (clientScriptRequest);
-	// anything else (V8 script ids, call-frame ids, breakpoint ids) belongs
-	// to the host, since client pages never pause.
-	routeByScript
+	// keyContextID: executionContextId / contextId (Runtime).
+	keyContextID realmKey = 1 << iota
+	// keyUniqueContextID: uniqueContextId (Runtime).
+	keyUniqueContextID
+	// keyObjectID: objectId / promiseObjectId — the window's object table
+	// says whose it is (Session.realmFor); V8 ids are the host's.
+	keyObjectID
+	// keyScriptID: a client script id ("c<n>"), or a client script's URL
+	// (Debugger): answered by the client hub (clientScriptRequest);
+	// anything else is the host's.
+	keyScriptID
+	// keyCallFrameID: call frames are the host's: client pages never pause.
+	keyCallFrameID
+	// keySessionID: reserved for flat child sessions (worker threads, child
+	// processes); a request with a sessionId is refused today (dispatch.go).
+	keySessionID
 )
+
+// byContext are the keys of the Runtime domain.
+const byContext = keyContextID | keyUniqueContextID | keyObjectID
+
+// pageRule is a method's column for page realms; the page backend
+// defines it (pagerealm.Rule) and holds the handlers it names.
+type pageRule = pagerealm.Rule
+
+// The answers of the pages' column (pagerealm.Answer).
+const (
+	pageAbsent     = pagerealm.AnswerAbsent     // the domain's rule applies
+	pageHost       = pagerealm.AnswerHost       // never reaches a page: the host answers
+	pageAgent      = pagerealm.AnswerAgent      // the page agent, by the entry's Runtime handler
+	pageScriptRead = pagerealm.AnswerScriptRead // the script's source, read from the page
+	pageLiteral    = pagerealm.AnswerLiteral    // a fixed answer
+	pageRefusal    = pagerealm.AnswerRefusal    // -32000 with the reason, in the realm's words
+)
+
+// watchRule says whether `run --watch` records a method in the window's
+// Node session and replays it into the next host (watch_state.go).
+type watchRule uint8
+
+const (
+	watchNo watchRule = iota
+	// watchEnable: an enable or disable; the replay enables what is on.
+	watchEnable
+	// watchSetting: a setting whose last params are replayed after the
+	// enables, in watchOrder.
+	watchSetting
+	// watchBreakpoint: a breakpoint set or removed; replayed by URL.
+	watchBreakpoint
+)
+
+// domainRule is how a domain Node serves is routed, and what a page does
+// with its methods that have no page rule of their own.
+type domainRule struct {
+	keys realmKey
+	page pageRule
+}
 
 // nodeDomains are the domains Node's inspector serves, with the way their
 // requests are routed. Node answers unknown methods in them with its own
 // -32601.
-var nodeDomains = map[string]routeKind{
-	"Runtime":      routeByContext,
-	"Debugger":     routeByScript,
-	"Profiler":     routeHost,
-	"HeapProfiler": routeHost,
-	"Console":      routeHost,
-	"Schema":       routeHost,
-	"NodeRuntime":  routeHost,
-	"NodeTracing":  routeHost,
-	"NodeWorker":   routeHost,
+var nodeDomains = map[string]domainRule{
+	// A Runtime method the page's agent has no handler for is refused by
+	// runtimeCommand, naming those it has.
+	"Runtime": {keys: byContext, page: pageRule{Answer: pageAgent}},
+	// Client scripts are read, never debugged; a method that names none
+	// goes to the host.
+	"Debugger":     {keys: keyScriptID | keyCallFrameID, page: pageRule{Answer: pageHost}},
+	"Profiler":     {},
+	"HeapProfiler": {},
+	"Console":      {},
+	"Schema":       {},
+	"NodeRuntime":  {},
+	"NodeTracing":  {},
+	"NodeWorker":   {},
 }
 
+// clientReadOnly is why client scripts cannot be debugged: page JavaScript
+// cannot pause its own realm and keep serving the worker's control messages.
+const clientReadOnly = "client scripts are read-only: a page cannot pause its own JavaScript and still answer the worker"
+
 // methodEntry is how one method is answered. Which fields mean something
-// depends on kind; the constructors below set exactly those.
+// depends on kind; the constructors below set exactly those. kind is the
+// host's column and, for every kind but answerRouted, the pages' too (the
+// page-target scaffold answers for all of them); page is the pages' column
+// of a routed method.
 type methodEntry struct {
 	kind answerKind
 
@@ -75,7 +138,15 @@ type methodEntry struct {
 	local  func(*Session, request) // answerLocal: answers req exactly once
 
 	// answerRouted only:
-	route routeKind // filled in by lookupMethod from nodeDomains
+	keys realmKey // filled in by lookupMethod from nodeDomains unless set
+	page pageRule // pages' column; pageAbsent takes the domain's
+	// watch says whether --watch replays it; watchOrder orders the
+	// replayed settings.
+	watch      watchRule
+	watchOrder int
+	// note says, for docs/methods.md, what the worker does beside the
+	// realm's answer (the hooks below).
+	note string
 	// before runs before the request is routed, for state the worker keeps
 	// beside the realm (the realm still answers).
 	before func(*Session, request)
@@ -96,22 +167,90 @@ func refusal(reason string) methodEntry { return methodEntry{kind: answerRefusal
 func local(f func(*Session, request)) methodEntry { return methodEntry{kind: answerLocal, local: f} }
 
 // routed is a Node-domain method the worker does more than relay: it names
-// the hooks; the routing comes from the domain.
+// the pages' column, the --watch rule and the hooks; the routing comes from
+// the domain.
 func routed(e methodEntry) methodEntry { e.kind = answerRouted; return e }
+
+// inPage is a page column answered by the page's agent.
+func inPage(rt *pagerealm.Runtime) pageRule { return pageRule{Answer: pageAgent, Runtime: rt} }
+
+// pageReads is a page column answered from a client script's source, read
+// from the page.
+func pageReads(s *pagerealm.Script) pageRule { return pageRule{Answer: pageScriptRead, Script: s} }
+
+// pageRefuses is a page column that refuses with reason.
+func pageRefuses(reason string) pageRule { return pageRule{Answer: pageRefusal, Reason: reason} }
 
 // lookupMethod returns how method is answered. ok is false for -32601.
 func lookupMethod(method string) (e methodEntry, ok bool) {
 	domain, _, _ := strings.Cut(method, ".")
-	route, nodeServes := nodeDomains[domain]
+	d, nodeServes := nodeDomains[domain]
 	e, ok = methods[method]
 	switch {
 	case ok && e.kind == answerRouted:
-		e.route = route // TestMethodTableShape: routed entries are all in nodeDomains
+		// TestMethodTableShape: routed entries are all in nodeDomains.
+		if e.keys == 0 {
+			e.keys = d.keys
+		}
+		if e.page.Answer == pageAbsent {
+			e.page = d.page
+		}
 	case !ok && nodeServes:
-		e, ok = methodEntry{kind: answerRouted, route: route}, true
+		e, ok = methodEntry{kind: answerRouted, keys: d.keys, page: d.page}, true
 	}
 	return e, ok
 }
+
+// pageRuleOf is the pages' column of method: what a page realm does with
+// it when the method's realm key names a page.
+func pageRuleOf(method string) pageRule {
+	e, ok := lookupMethod(method)
+	if !ok || e.kind != answerRouted {
+		return pageRule{Answer: pageHost}
+	}
+	return e.page
+}
+
+// pageAgentMethods lists the methods the page agent serves (pageAgent with
+// a handler), for the refusal of the others.
+func pageAgentMethods() []string {
+	var served []string
+	for _, m := range sortedMethods() {
+		if e := methods[m]; e.kind == answerRouted && e.page.Answer == pageAgent && e.page.Runtime != nil {
+			served = append(served, m)
+		}
+	}
+	return served
+}
+
+func init() {
+	for _, m := range sortedMethods() {
+		if e := methods[m]; e.watch == watchSetting {
+			watchedSettings = append(watchedSettings, m)
+		}
+	}
+	sort.SliceStable(watchedSettings, func(i, j int) bool {
+		return methods[watchedSettings[i]].watchOrder < methods[watchedSettings[j]].watchOrder
+	})
+}
+
+// watchedSettings are the table's watchSetting methods in watchOrder: the
+// order --watch replays them in.
+var watchedSettings []string
+
+// sortedMethods lists the table's methods in order.
+func sortedMethods() []string {
+	out := make([]string, 0, len(methods))
+	for m := range methods {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readOnly refuses a debugging method on a client script, in the Console
+// too: an error alone makes the gutter marker vanish without a word.
+var readOnly = pageRule{Answer: pageRefusal, Reason: clientReadOnly, Tell: true}
 
 // methods is the table. A Go map literal refuses duplicate keys, so each
 // method has exactly one entry.
@@ -122,30 +261,61 @@ var methods = map[string]methodEntry{
 	"Page.disable":         local(pageDisable),
 	"Page.getResourceTree": local(pageResourceTree),
 	"Page.getFrameTree":    local(pageFrameTree),
-	// A page's document, read from the page (clients_document.go).
+	// A page's document, read from the page (pagerealm/document.go).
 	"Page.getResourceContent": local(pageGetResourceContent),
 	"Target.getTargetInfo":    local(targetGetInfo),
 
-	// Node's domains, where the worker also acts. Every other method of
-	// nodeDomains is routed without extras.
-	"Runtime.enable":                routed(methodEntry{after: runtimeEnabled}),
-	"Runtime.disable":               routed(methodEntry{hook: clientFlagOff}),
-	"Runtime.discardConsoleEntries": routed(methodEntry{before: discardClientConsole}), // the host discards its own
+	// Node's domains, where the worker also acts or a page answers. Every
+	// other method of nodeDomains is routed by its domain's rule.
+	"Runtime.enable": routed(methodEntry{after: runtimeEnabled, watch: watchEnable,
+		note: "then the pages' contexts and console replay follow the answer"}),
+	"Runtime.disable": routed(methodEntry{hook: clientFlagOff, watch: watchEnable,
+		note: "the pages' console stops for the window"}),
+	"Runtime.discardConsoleEntries": routed(methodEntry{before: discardClientConsole, // the host discards its own
+		note: "the pages' console replay is forgotten first"}),
 	// Names no object, so it goes to the host; the window's page objects
 	// of that group are released in their pages first.
-	"Runtime.releaseObjectGroup": routed(methodEntry{before: releaseClientGroup}),
-	"Debugger.enable":            routed(methodEntry{hook: debuggerEnabled}),
-	"Debugger.disable":           routed(methodEntry{hook: clientFlagOff}),
+	"Runtime.releaseObjectGroup": routed(methodEntry{before: releaseClientGroup,
+		note: "the window's page objects of the group are released in their pages first"}),
+	"Runtime.setAsyncCallStackDepth": routed(methodEntry{watch: watchSetting, watchOrder: 6}),
+	// The page agent's Runtime (pagerealm/runtime_wire.go).
+	"Runtime.evaluate":                routed(methodEntry{page: inPage(pagerealm.Evaluate)}),
+	"Runtime.getProperties":           routed(methodEntry{page: inPage(pagerealm.GetProperties)}),
+	"Runtime.callFunctionOn":          routed(methodEntry{page: inPage(pagerealm.CallFunctionOn)}),
+	"Runtime.awaitPromise":            routed(methodEntry{page: inPage(pagerealm.AwaitPromise)}),
+	"Runtime.releaseObject":           routed(methodEntry{page: inPage(pagerealm.ReleaseObject)}),
+	"Runtime.globalLexicalScopeNames": routed(methodEntry{page: inPage(pagerealm.GlobalLexicalScopeNames)}),
+	"Runtime.compileScript":           routed(methodEntry{page: inPage(pagerealm.CompileScript)}),
+	"Runtime.runScript": routed(methodEntry{page: pageRefuses("the client agent evaluates source text directly: " +
+		"compiled scripts are not kept (Runtime.compileScript checks syntax only)")}),
+
+	"Debugger.enable": routed(methodEntry{hook: debuggerEnabled, watch: watchEnable,
+		note: "the pages' scripts are announced before the answer"}),
+	"Debugger.disable": routed(methodEntry{hook: clientFlagOff, watch: watchEnable,
+		note: "the pages' scripts stop for the window"}),
 	// Node names CommonJS scripts by path and ES modules by URL: a file://
 	// url becomes a urlRegex matching both (rewrite.go).
-	"Debugger.setBreakpointByUrl": routed(methodEntry{hostParams: mapBreakpointURL}),
-	// Answered by the client hub for client scripts (clientScriptRequest).
-	"Debugger.getScriptSource":        routed(methodEntry{}),
-	"Debugger.getPossibleBreakpoints": routed(methodEntry{}),
-	"Debugger.setBlackboxedRanges":    routed(methodEntry{}),
-	"Debugger.setBreakpoint":          routed(methodEntry{}),
-	"Debugger.continueToLocation":     routed(methodEntry{}),
-	"Debugger.searchInContent":        routed(methodEntry{}),
+	"Debugger.setBreakpointByUrl": routed(methodEntry{hostParams: mapBreakpointURL, watch: watchBreakpoint,
+		page: readOnly, note: "a file:// url matches the script by path and by URL"}),
+	"Debugger.setBreakpoint":       routed(methodEntry{watch: watchBreakpoint, page: readOnly}),
+	"Debugger.removeBreakpoint":    routed(methodEntry{watch: watchBreakpoint}),
+	"Debugger.continueToLocation":  routed(methodEntry{page: readOnly}),
+	"Debugger.searchInContent":     routed(methodEntry{page: pageReads(pagerealm.SearchInContent)}),
+	"Debugger.evaluateOnCallFrame": routed(methodEntry{page: pageRefuses(clientReadOnly)}),
+	"Debugger.setScriptSource":     routed(methodEntry{page: pageRefuses(clientReadOnly)}),
+	// Client scripts are read from their page (pagerealm/scripts.go).
+	"Debugger.getScriptSource":        routed(methodEntry{page: pageReads(pagerealm.GetScriptSource)}),
+	"Debugger.getPossibleBreakpoints": routed(methodEntry{page: pageRule{Answer: pageLiteral, Result: `{"locations":[]}`}}),
+	"Debugger.setBlackboxedRanges":    routed(methodEntry{page: pageRule{Answer: pageLiteral, Result: `{}`}}),
+	// Settings --watch replays, in watchOrder, after the enables.
+	"Debugger.setPauseOnExceptions":   routed(methodEntry{watch: watchSetting, watchOrder: 1}),
+	"Debugger.setAsyncCallStackDepth": routed(methodEntry{watch: watchSetting, watchOrder: 2}),
+	"Debugger.setBlackboxPatterns":    routed(methodEntry{watch: watchSetting, watchOrder: 3}),
+	"Debugger.setBreakpointsActive":   routed(methodEntry{watch: watchSetting, watchOrder: 4}),
+	"Debugger.setSkipAllPauses":       routed(methodEntry{watch: watchSetting, watchOrder: 5}),
+
+	"Profiler.enable":  routed(methodEntry{watch: watchEnable}),
+	"Profiler.disable": routed(methodEntry{watch: watchEnable}),
 
 	// Named no-ops. Page (the scaffold proper is local, above).
 	"Page.setAdBlockingEnabled":      noop(`{}`),

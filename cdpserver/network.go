@@ -28,33 +28,23 @@ func (s *Server) newNetwork() *network.Domain {
 // hub's "c<n>" ids, the host's by the V8 ids its scriptParsed events
 // carried (the same in every Node session of the isolate). It runs on a
 // network window's drain (network.Window.mu may be held) and takes the
-// hub's lock: the order network.Window.mu → clientHub.mu; nothing holding
+// hub's lock: the order network.Window.mu → pagerealm.Hub.mu; nothing holding
 // the hub's lock takes a window's.
 func (s *Server) fetchScriptID(r *fetchcapture.Request, u string) string {
 	if r.Origin.Role == sourceproto.RoleHost {
 		return s.hostScripts.id(u)
 	}
-	h := s.clients
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if c := h.byRef[r.Source]; c != nil {
-		return c.scriptIDFor(u)
-	}
-	return ""
+	return s.clients.ScriptIDFor(r.Source, u)
 }
 
 // describeSource runs under the source's lock and takes the hub's (the
-// order sourceproto.Source.mu → clientHub.mu allows), never the journal's.
+// order sourceproto.Source.mu → pagerealm.Hub.mu allows), never the journal's.
 func (s *Server) describeSource(info sourceproto.SourceInfo) fetchcapture.Origin {
 	main := s.mainFrame()
 	if info.Ref.Role == sourceproto.RoleHost {
 		return fetchcapture.Origin{FrameID: main.ID, LoaderID: main.LoaderID, DocumentURL: main.URL}
 	}
-	h := s.clients
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if c := h.byRef[info.Ref]; c != nil {
-		f := h.frameJSON(c.frame, c)
+	if f, ok := s.clients.FrameOf(info.Ref); ok {
 		return fetchcapture.Origin{FrameID: f.ID, LoaderID: f.LoaderID, DocumentURL: f.URL}
 	}
 	// A page the hub does not know (a registry built without it): a frame

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"net/url"
 	"path"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 )
 
 // The page-target scaffold: the worker is one "page" whose main frame is the
@@ -11,28 +13,12 @@ import (
 // execution context names it in auxData.frameId (rewrite.go), which is how
 // the frontend ties the Console's context to the frame.
 
-type frame struct {
-	ID             string `json:"id"`
-	ParentID       string `json:"parentId,omitempty"`
-	LoaderID       string `json:"loaderId"`
-	Name           string `json:"name,omitempty"`
-	URL            string `json:"url"`
-	SecurityOrigin string `json:"securityOrigin"`
-	MimeType       string `json:"mimeType"`
-}
-
-type frameTree struct {
-	Frame       frame           `json:"frame"`
-	Resources   []frameResource `json:"resources"`
-	ChildFrames []frameTree     `json:"childFrames,omitempty"`
-}
-
-// frameResource is a Page.FrameResource.
-type frameResource struct {
-	URL      string `json:"url"`
-	Type     string `json:"type"`
-	MimeType string `json:"mimeType"`
-}
+// The scaffold's frame shapes, shared with the page backend (cdpwire).
+type (
+	frame         = cdpwire.Frame
+	frameTree     = cdpwire.FrameTree
+	frameResource = cdpwire.FrameResource
+)
 
 // mainFrame describes the host as the page's main frame. Its URL is the host
 // script's directory, not the script itself: when frame and script share a

@@ -20,9 +20,9 @@ import (
 // (Runtime.executionContextCreated, Debugger.scriptParsed … which the worker
 // also sends for client realms).
 var workerEvents = map[string][]string{
-	// clients_cdp.go: one child frame per client page.
+	// pagerealm/cdp.go: one child frame per client page.
 	"Page": {"frameAttached", "frameNavigated", "documentOpened", "frameDetached"},
-	// clients_cdp.go (logEntry): the worker's own warnings.
+	// cdpwire.LogEntry: the worker's own warnings.
 	"Log": {"entryAdded"},
 	// The Network panel's events, sent by package network from the fetch
 	// journal (Node 20 lists four of them itself).
@@ -128,20 +128,6 @@ func mergeItems(nodeList json.RawMessage, add []protocolItem) json.RawMessage {
 	}
 	b, _ := json.Marshal(items)
 	return b
-}
-
-// describe says in /json/protocol how the worker answers a method.
-func (e methodEntry) describe() string {
-	switch e.kind {
-	case answerLocal:
-		return "answered by inspector-worker"
-	case answerNoop:
-		return "accepted by inspector-worker; no effect on this target"
-	case answerRefusal:
-		return "refused by inspector-worker: " + e.reason
-	default:
-		return "routed by inspector-worker to the realm that owns it"
-	}
 }
 
 // workerDomains lists the method table and workerEvents by domain, each

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 )
 
 // Limits of one DevTools connection's outgoing queue.
@@ -25,7 +27,7 @@ const (
 	// Only messages of over 1.3 KiB each reach this bound first.
 	maxQueuedBytes = 128 << 20
 	// maxQueuedMessages is ~3 s of Node's fastest console flood to one session.
-	maxQueuedMessages = 100_000
+	maxQueuedMessages = cdpwire.MaxQueuedMessages
 )
 
 var errQueueOverflow = errors.New("cdpserver: DevTools window is not reading its messages")

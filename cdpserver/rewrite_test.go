@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/inspector-worker/inspector-worker/realm"
+	"github.com/inspector-worker/inspector-worker/hostnode"
 )
 
 type rewriteCase struct {
@@ -469,7 +469,7 @@ func TestHostContextName(t *testing.T) {
 		"":                              "Host",
 		"node:internal/repl":            "Host",
 	} {
-		s := &Server{hostInfo: realm.HostInfo{URL: url, Title: "/usr/bin/node"}}
+		s := &Server{hostInfo: hostnode.HostInfo{URL: url, Title: "/usr/bin/node"}}
 		if got := s.hostContextName(); got != want {
 			t.Errorf("hostContextName() with host URL %q = %q, want %q", url, got, want)
 		}

@@ -118,8 +118,14 @@ func TestMethodTableShape(t *testing.T) {
 			e.kind == answerNoop && json.Unmarshal([]byte(e.result), &obj) != nil,
 			e.kind == answerRefusal && e.reason == "":
 			t.Errorf("%s: %v entry lacks its answer", method, e.kind)
-		case e.kind != answerRouted && (e.hook != nil || e.after != nil || e.before != nil || e.hostParams != nil):
-			t.Errorf("%s: hooks on an entry that is not routed never run", method)
+		case e.kind != answerRouted && (e.hook != nil || e.after != nil || e.before != nil || e.hostParams != nil ||
+			e.page != pageRule{} || e.watch != watchNo || e.keys != 0):
+			t.Errorf("%s: hooks, a pages' column or a realm key on an entry that is not routed are never used", method)
+		case e.page.Runtime != nil && (e.page.Answer != pageAgent || domain != "Runtime"),
+			(e.page.Script != nil) != (e.page.Answer == pageScriptRead),
+			e.page.Answer == pageRefusal && e.page.Reason == "",
+			e.page.Answer == pageLiteral && json.Unmarshal([]byte(e.page.Result), &obj) != nil:
+			t.Errorf("%s: the pages' column %+v is not well formed", method, e.page)
 		case e.kind == answerRouted:
 			if _, ok := nodeDomains[domain]; !ok {
 				t.Errorf("%s: routed, but Node does not serve %s", method, domain)

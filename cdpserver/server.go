@@ -13,13 +13,15 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/network"
+	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/realm"
 )
 
-// Host is what the server needs of the host realm's backend (*realm.Host).
+// Host is what the server needs of the host realm's backend (*hostnode.Host).
 type Host interface {
-	Info() realm.HostInfo
+	Info() hostnode.HostInfo
 	OpenSession(ctx context.Context) (*websocket.Conn, error)
 	Done() <-chan struct{}
 	Reason() string
@@ -97,10 +99,10 @@ const (
 // (readLoop, hostLoop, sendLoop); one hostWatch that closes every session
 // when the host is gone.
 type Server struct {
-	targetID string          // Static after construction.
-	hostInfo realm.HostInfo  // Static after construction: the first host's (a restart runs the same script).
-	registry *realm.Registry // Static after construction.
-	clients  *clientHub      // Static after construction.
+	targetID string            // Static after construction.
+	hostInfo hostnode.HostInfo // Static after construction: the first host's (a restart runs the same script).
+	registry *realm.Registry   // Static after construction.
+	clients  *pagerealm.Hub    // Static after construction: the page realms' backend.
 	// hostScripts: the host's script URLs → scriptIds, for the Network
 	// domain's initiator links (its own leaf lock; emptied when the host
 	// is replaced: a new process reuses V8's script ids).
@@ -115,7 +117,7 @@ type Server struct {
 	addr    string         // Static after construction: "127.0.0.1:PORT".
 	httpSrv *http.Server   // Static after construction.
 
-	mu       sync.Mutex            // Taken after clientHub.mu, never before: the lock order is written there.
+	mu       sync.Mutex            // Taken after pagerealm.Hub.mu, never before: the lock order is written there.
 	sessions map[*Session]struct{} // Guarded by mu.
 	opening  int                   // Guarded by mu: upgrades holding a window slot, not yet sessions.
 	nextConn int64                 // Guarded by mu.
@@ -167,7 +169,8 @@ func New(host Host, ln net.Listener, opts Options) *Server {
 		addr:     ln.Addr().String(),
 		sessions: map[*Session]struct{}{},
 	}
-	s.clients = newClientHub(s)
+	s.clients = pagerealm.New(pageServer{s}, pagerealm.Config{TargetID: s.targetID, Registry: s.registry,
+		RuntimeTimeout: opts.ClientRuntimeTimeout, Served: pageAgentMethods()})
 	s.network = s.newNetwork()
 	s.httpSrv.Handler = s.routes()
 	return s
@@ -359,7 +362,7 @@ func (s *Server) removeSession(sess *Session) {
 	delete(s.sessions, sess)
 	s.mu.Unlock()
 	// After Server.mu: the hub's lock comes first in the lock order.
-	s.clients.sessionClosed(sess)
+	s.clients.SessionClosed(sess.page)
 	sess.net.Close()
 	s.wg.Done()
 }

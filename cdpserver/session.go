@@ -17,6 +17,7 @@ import (
 	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/network"
 	"github.com/inspector-worker/inspector-worker/object"
+	"github.com/inspector-worker/inspector-worker/pagerealm"
 )
 
 // maxDevToolsMessage bounds one message read from a DevTools window. The
@@ -68,8 +69,8 @@ type Session struct {
 	sendDone chan struct{} // closed when sendLoop stops writing messages (stopSending)
 	stopOnce sync.Once
 
-	client   sessionState // Guarded by srv.clients.mu.
-	refusals refusalLog   // Has its own lock (debuglog.go).
+	page     *pagerealm.Window // Static after construction: the window as the page backend sees it.
+	refusals refusalLog        // Has its own lock (debuglog.go).
 
 	// The Node session. Written only by readLoop (relay), except while a
 	// watch-mode rebind replays the window's state into a new session that
@@ -170,6 +171,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 			watch:    newWatchState(s.opts.Watch),
 		}
 		sess.net = s.network.NewWindow(networkOutput{sess})
+		sess.page = pagerealm.NewWindow(id, sess.objects, pageSink{sess}, sess.sendDone)
 		return sess
 	})
 	unlockSwap()

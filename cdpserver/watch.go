@@ -175,7 +175,7 @@ func (sess *Session) hostLost(conn *websocket.Conn, reason string) {
 	for _, h := range unanswered {
 		h(nil) // a replay Node never answered: its waiter stops waiting
 	}
-	sess.srv.clients.hostRestarted(sess, msgs)
+	sess.srv.clients.HostRestarted(sess.page, msgs)
 	sess.hostMu.Lock()
 	sess.resetDone = true
 	notes := sess.lateNotes
@@ -183,33 +183,6 @@ func (sess *Session) hostLost(conn *websocket.Conn, reason string) {
 	sess.hostMu.Unlock()
 	for _, m := range notes {
 		sess.enqueue(m)
-	}
-}
-
-// hostRestarted queues msgs (the host's reset, watchState.hostGone) and then
-// announces the client pages' contexts and scripts again, which the reset
-// cleared from the frontend. Under the hub lock, as every projection of
-// client state: a page that opens meanwhile is announced exactly once. A
-// replay in progress goes first: the reset clears what it announced.
-func (h *clientHub) hostRestarted(s *Session, msgs [][]byte) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, m := range msgs {
-		h.queueLocked(s, m)
-	}
-	if s.client.runtimeEnabled {
-		for _, id := range h.order {
-			if c := h.frames[id].ctx; c != nil {
-				h.queueLocked(s, h.contextCreated(c))
-			}
-		}
-	}
-	if s.client.debuggerEnabled {
-		// The list covers the scripts still owed to the window.
-		s.client.owed.scripts = nil
-		for _, m := range h.scriptsOnEnableLocked() {
-			h.queueLocked(s, m)
-		}
 	}
 }
 

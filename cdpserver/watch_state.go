@@ -57,17 +57,6 @@ const (
 	firstReplayID = 1 << 30
 )
 
-// replayedSettings are the Debugger settings replayed, in this order, after
-// the enables.
-var replayedSettings = []string{
-	"Debugger.setPauseOnExceptions",
-	"Debugger.setAsyncCallStackDepth",
-	"Debugger.setBlackboxPatterns",
-	"Debugger.setBreakpointsActive",
-	"Debugger.setSkipAllPauses",
-	"Runtime.setAsyncCallStackDepth",
-}
-
 func newWatchState(watch bool) *watchState {
 	if !watch {
 		return nil
@@ -81,35 +70,23 @@ func newWatchState(watch bool) *watchState {
 
 // request notes a request about to be relayed and returns the message to
 // send (removeBreakpoint names the host's id of a replayed breakpoint).
+// Which methods are recorded is the method table's watch column.
 func (w *watchState) request(id int64, method string, msg []byte) []byte {
-	switch method {
-	case "Runtime.enable", "Runtime.disable", "Debugger.enable", "Debugger.disable",
-		"Profiler.enable", "Profiler.disable", "Debugger.setBreakpointByUrl":
-	case "Debugger.setBreakpoint":
+	switch {
+	case methods[method].watch == watchNo:
+		return msg
+	case method == "Debugger.setBreakpoint":
 		w.mu.Lock()
 		w.inflight[id] = trackedReq{method, w.byURLLocked(paramsOf(msg))}
 		w.mu.Unlock()
 		return msg
-	case "Debugger.removeBreakpoint":
+	case method == "Debugger.removeBreakpoint":
 		return w.removeBreakpoint(msg)
-	default:
-		if !isReplayedSetting(method) {
-			return msg
-		}
 	}
 	w.mu.Lock()
 	w.inflight[id] = trackedReq{method, paramsOf(msg)}
 	w.mu.Unlock()
 	return msg
-}
-
-func isReplayedSetting(method string) bool {
-	for _, m := range replayedSettings {
-		if m == method {
-			return true
-		}
-	}
-	return false
 }
 
 // paramsOf is the raw params of a request, or {}.
@@ -400,7 +377,7 @@ func (w *watchState) replay() []replayed {
 	}
 	if w.debugger {
 		add("Debugger.enable", w.debuggerParams, nil)
-		for _, m := range replayedSettings {
+		for _, m := range watchedSettings { // the table's order (methods.go)
 			if p, ok := w.settings[m]; ok && strings.HasPrefix(m, "Debugger.") {
 				add(m, p, nil)
 			}

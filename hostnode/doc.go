@@ -23,13 +23,18 @@
 // Start fails with ErrSpawn if /bin/sh cannot run.
 // Stop (run --watch) ends node with SIGTERM to its group and SIGKILL after a
 // grace, where Kill is SIGKILL at once.
+// AttachHost (host.go) is the host realm's own connection to Node: a
+// watcher inspector session, beside every window's, that learns when the
+// script has finished (NodeRuntime.waitingForDisconnect) and releases the
+// host's worker threads (Threads); it never enables Runtime.
 // Dial opens a WebSocket session to Node's inspector the way Node expects it:
 // Host: 127.0.0.1:PORT, no compression, no pings, single text frames, a read
 // limit raised deliberately (MaxHostMessage).
 //
-// It owns the node child process and the TCP connections it dials. It never
-// speaks CDP itself (callers do, over the *websocket.Conn that Dial returns),
-// never evaluates anything in the host, and never talks to a non-loopback
+// It owns the node child process and the TCP connections it dials. It
+// speaks CDP only on the watcher's session (the windows' sessions are the
+// callers', over the *websocket.Conn that Dial returns), never evaluates
+// anything in the host, and never talks to a non-loopback
 // address. Unix only (process groups); the parent-death signal, the group
 // kill when node exits on its own (it needs waitid's WNOWAIT) and
 // TCP_QUICKACK are Linux-only and quietly absent elsewhere.

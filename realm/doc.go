@@ -1,14 +1,11 @@
 // Package realm is the registry of JavaScript realms a DevTools connection can see.
 //
-// Every realm exposes the same capability slots — Runtime, Console, Sources,
-// Debugger — and says explicitly which members it does not support, with a
-// reason the DevTools user can read. The Host realm (a Node process) supports
-// its slots natively through a Node inspector session; client realms (browser
-// pages, see docs/protocol.md) arrive with the observation protocol.
-//
-// The registry routes Runtime requests by executionContextId and by
-// uniqueContextId. It never touches sockets: cdpserver owns those, and so
-// the backend that serves each realm kind (cdpserver/backend.go: the host's
-// relay, the pages' agent) lives there; a realm here says what its slots
-// offer and refuses the rest (Check).
+// A realm is the Node host or a browser page (a client realm, see
+// docs/protocol.md). The registry says which realm owns an execution context
+// id or unique context id; what each realm kind answers is its column of the
+// worker's method table (cdpserver/methods.go), which refuses in the realm's
+// words (UnsupportedError). The backends that serve the realms are
+// elsewhere: the host's relay in cdpserver (its Node connection in
+// hostnode), the pages' in pagerealm. This package holds descriptions and
+// routing tables only; it never touches a socket.
 package realm

@@ -12,7 +12,7 @@
 // answer waiting for its ack is never freed otherwise: the worker may have
 // given its handles to a window already. What bounds the answers waiting is
 // the worker's window of commands in flight to a page (64,
-// cdpserver/clients_flow.go) and, whatever a worker does, the per-session
+// pagerealm/flow.go) and, whatever a worker does, the per-session
 // handle bound below.
 //
 // What the page cannot do: stop its own JavaScript. A command that loops

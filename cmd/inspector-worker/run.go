@@ -14,7 +14,6 @@ import (
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
 	"github.com/inspector-worker/inspector-worker/hostnode"
-	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/trace"
 )
 
@@ -125,7 +124,7 @@ func runHost(r hostRun, stderr io.Writer) int {
 	}
 	defer proc.Kill()
 	exitReason := func() string { return fmt.Sprintf("the host exited with code %d", proc.ExitCode()) }
-	host, err := realm.AttachHost(ctx, proc.InspectorURL(), realm.HostOptions{
+	host, err := hostnode.AttachHost(ctx, proc.InspectorURL(), hostnode.HostOptions{
 		Exited: proc.Done(), ExitReason: exitReason, Release: opts.Wait,
 	})
 	if err != nil {
@@ -166,7 +165,7 @@ const stuckHostGrace = time.Second
 // superviseHost forwards signals, ends a host stuck after its script
 // finished, and on the host's exit closes everything and returns the exit
 // code.
-func superviseHost(proc *hostnode.Process, host *realm.Host, srv *cdpserver.Server, obs *observation,
+func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.Server, obs *observation,
 	sigs <-chan os.Signal, serveErr <-chan error, filter io.Closer, stderr io.Writer) int {
 	finished := host.ScriptFinished()
 	var stuck <-chan time.Time

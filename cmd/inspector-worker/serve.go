@@ -12,7 +12,6 @@ import (
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
 	"github.com/inspector-worker/inspector-worker/hostnode"
-	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/trace"
 )
 
@@ -49,7 +48,7 @@ func cmdServe(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
-	host, err := realm.AttachHost(ctx, wsURL, realm.HostOptions{})
+	host, err := hostnode.AttachHost(ctx, wsURL, hostnode.HostOptions{})
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)

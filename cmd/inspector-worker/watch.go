@@ -12,7 +12,6 @@ import (
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
 	"github.com/inspector-worker/inspector-worker/hostnode"
-	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/trace"
 )
 
@@ -82,14 +81,14 @@ type watchRun struct {
 	srv    *cdpserver.Server
 
 	proc     *hostnode.Process // nil while no host runs
-	host     *realm.Host       // the last attached host
+	host     *hostnode.Host    // the last attached host
 	lastCode int               // the last host's exit code: the worker's on Ctrl-C
 	restarts int
 }
 
 // startHost starts and attaches a host without releasing it: the windows'
 // state is replayed first (cdpserver.Server.HostUp).
-func (w *watchRun) startHost(ctx context.Context) (*hostnode.Process, *realm.Host, error) {
+func (w *watchRun) startHost(ctx context.Context) (*hostnode.Process, *hostnode.Host, error) {
 	proc, err := hostnode.Start(ctx, w.opts)
 	var se *hostnode.StartError
 	if errors.As(err, &se) && strings.Contains(se.Line, "--inspect-wait") {
@@ -100,7 +99,7 @@ func (w *watchRun) startHost(ctx context.Context) (*hostnode.Process, *realm.Hos
 	if err != nil {
 		return nil, nil, err
 	}
-	host, err := realm.AttachHost(ctx, proc.InspectorURL(), realm.HostOptions{
+	host, err := hostnode.AttachHost(ctx, proc.InspectorURL(), hostnode.HostOptions{
 		Exited: proc.Done(), ExitReason: func() string { return fmt.Sprintf("the host exited with code %d", proc.ExitCode()) },
 	})
 	if err != nil {
@@ -192,7 +191,7 @@ func (w *watchRun) supervise(ctx context.Context, fw *fileWatcher, sigs <-chan o
 		endedStuck     bool
 		stopping       bool
 		forwarded      int
-		finishedHost   *realm.Host // the host whose script-finished was handled
+		finishedHost   *hostnode.Host // the host whose script-finished was handled
 	)
 	for {
 		var procDone, finished <-chan struct{}

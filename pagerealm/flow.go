@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"container/list"
@@ -73,7 +73,7 @@ const (
 )
 
 // pageFlow is one page generation's worker → page traffic. Guarded by
-// clientHub.mu.
+// Hub.mu.
 type pageFlow struct {
 	control  []sourceproto.Body // acks, cancels, console frames, in order; before any further command
 	waiting  list.List          // *runtimeCall not yet sent, in arrival order
@@ -88,12 +88,12 @@ type pageFlow struct {
 
 // admitLocked queues a registered call for its page. It returns an error
 // (and the call is not queued) when the page's backlog is full.
-func (h *clientHub) admitLocked(c *clientContext, call *runtimeCall) *wireError {
+func (h *Hub) admitLocked(c *clientContext, call *runtimeCall) *wireError {
 	f := &c.flow
 	switch {
 	case call.release() && f.releases >= pageReleaseBacklog:
 		f.dropped++
-		h.srv.logf("client %s: %d releases wait for the page %q already (it does not answer them); dropped one (%d so far)",
+		h.host.Logf("client %s: %d releases wait for the page %q already (it does not answer them); dropped one (%d so far)",
 			c.ref.ID, f.releases, call.page, f.dropped)
 		return &wireError{codeServerError, fmt.Sprintf("the page %q has %d releases waiting already and does not answer them; "+
 			"it frees the object when it reloads or closes", call.page, f.releases)}
@@ -114,14 +114,14 @@ func (h *clientHub) admitLocked(c *clientContext, call *runtimeCall) *wireError 
 }
 
 // controlLocked queues a control frame for the page and starts its sender.
-func (h *clientHub) controlLocked(c *clientContext, b sourceproto.Body) {
+func (h *Hub) controlLocked(c *clientContext, b sourceproto.Body) {
 	c.flow.control = append(c.flow.control, b)
 	h.kickLocked(c)
 }
 
 // kickLocked starts the page's send loop unless it runs. Starting a
 // goroutine under hub.mu is fine: it takes the lock itself.
-func (h *clientHub) kickLocked(c *clientContext) {
+func (h *Hub) kickLocked(c *clientContext) {
 	if c.flow.sending || h.byRef[c.ref] != c {
 		return
 	}
@@ -132,7 +132,7 @@ func (h *clientHub) kickLocked(c *clientContext) {
 // unlinkLocked takes a call out of its page's flow: out of the FIFO if it
 // waits, out of the window if it was sent (a slot frees, so the sender is
 // started). It reports whether the page had been sent the command.
-func (h *clientHub) unlinkLocked(call *runtimeCall) (wasSent bool) {
+func (h *Hub) unlinkLocked(call *runtimeCall) (wasSent bool) {
 	c := call.ctx
 	if c == nil {
 		return false
@@ -163,7 +163,7 @@ func (h *clientHub) unlinkLocked(call *runtimeCall) (wasSent bool) {
 // frame, then the commands the window has room for (once the page has its
 // welcome), which count as in flight from here. A page that is gone gets
 // nothing more; its calls were answered by destroyLocked.
-func (h *clientHub) takeLocked(c *clientContext, frames []sourceproto.Body, calls []*runtimeCall) ([]sourceproto.Body, []*runtimeCall) {
+func (h *Hub) takeLocked(c *clientContext, frames []sourceproto.Body, calls []*runtimeCall) ([]sourceproto.Body, []*runtimeCall) {
 	f := &c.flow
 	if h.byRef[c.ref] != c {
 		return frames, calls
@@ -201,7 +201,7 @@ func (h *clientHub) takeLocked(c *clientContext, frames []sourceproto.Body, call
 // frames to that page, so they reach it in the order they were queued.
 // A failed Send means the page's connection ended (a full outbox ends it
 // inside Send, and SourceClosed answers every call of the page).
-func (h *clientHub) pageSendLoop(c *clientContext) {
+func (h *Hub) pageSendLoop(c *clientContext) {
 	var frames []sourceproto.Body
 	var calls []*runtimeCall
 	for {
@@ -231,7 +231,7 @@ func (h *clientHub) pageSendLoop(c *clientContext) {
 
 // flowCounts is a page's flow state, for tests: commands in flight, waiting
 // (DevTools and releases), control frames queued.
-func (h *clientHub) flowCounts(c *clientContext) (inFlight, waiting, control int) {
+func (h *Hub) flowCounts(c *clientContext) (inFlight, waiting, control int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return c.flow.inFlight, c.flow.waiting.Len(), len(c.flow.control)

@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ import (
 // not their output, and the window's picture would be wrong without them.
 // What follows a page's output but is state (its title and URL, its
 // scripts, loss reports) is owed instead and queued after the replay
-// (clients_owed.go).
+// (owed.go).
 //
 // A replay overtaken by Runtime.disable (or the window's close) stops: on
 // Runtime.disable what it held is queued at once, ahead of the answer; a
@@ -65,7 +65,7 @@ const (
 )
 
 // replayBuffer is the newest messages of one producer, oldest first.
-// Guarded by clientHub.mu. Its slice is shared with replays in progress
+// Guarded by Hub.mu. Its slice is shared with replays in progress
 // (windowReplay.parts): elements are never modified, only appended, and
 // the prefix of evicted ones is dropped by copying into a new array.
 type replayBuffer struct {
@@ -91,7 +91,7 @@ func (b *replayBuffer) keep(msg []byte) {
 	}
 }
 
-// windowReplay is one window's replay in progress. Guarded by clientHub.mu.
+// windowReplay is one window's replay in progress. Guarded by Hub.mu.
 type windowReplay struct {
 	parts   [][][]byte // what is left to queue, in order; shared, never modified
 	held    [][]byte   // live messages for the window, queued after the replay
@@ -128,8 +128,7 @@ func (r *windowReplay) next(n int) [][]byte {
 // per call per window), so a later window cannot expand a replayed object.
 // From its Runtime.enable on, the pages send it its own events, with
 // handles (console.enable).
-func runtimeEnabled(s *Session) {
-	h := s.srv.clients
+func (h *Hub) RuntimeEnabled(s *Window) {
 	h.mu.Lock()
 	if s.client.runtimeEnabled {
 		h.mu.Unlock()
@@ -148,7 +147,7 @@ func runtimeEnabled(s *Session) {
 }
 
 // snapshotLocked is the replay of the hub's current state.
-func (h *clientHub) snapshotLocked() *windowReplay {
+func (h *Hub) snapshotLocked() *windowReplay {
 	r := &windowReplay{}
 	var created [][]byte
 	for _, id := range h.order {
@@ -178,14 +177,14 @@ func (h *clientHub) snapshotLocked() *windowReplay {
 
 // pump queues r to s chunk by chunk until it is done, overtaken or the
 // window is gone.
-func (h *clientHub) pump(s *Session, r *windowReplay) {
+func (h *Hub) pump(s *Window, r *windowReplay) {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	target := int64(-1)
 	for {
 		poll, seen := replayPoll, int64(-1)
 		for target >= 0 {
-			written := s.out.writtenCount()
+			written := s.sink.Written()
 			if written >= target {
 				break
 			}
@@ -196,7 +195,7 @@ func (h *clientHub) pump(s *Session, r *windowReplay) {
 			}
 			timer.Reset(poll)
 			select {
-			case <-s.sendDone:
+			case <-s.done:
 				return
 			case <-timer.C:
 			}
@@ -208,7 +207,7 @@ func (h *clientHub) pump(s *Session, r *windowReplay) {
 		}
 		// Wait next for what is queued now, before this chunk: one chunk
 		// stays queued while the window writes the one before it.
-		target = s.out.pushedCount()
+		target = s.sink.Pushed()
 		for _, m := range r.next(replayChunk) {
 			s.enqueue(m)
 		}
@@ -223,7 +222,7 @@ func (h *clientHub) pump(s *Session, r *windowReplay) {
 
 // endReplayLocked ends the window's replay, if one runs: what it held is
 // queued, then the count of observations dropped meanwhile.
-func (h *clientHub) endReplayLocked(s *Session) {
+func (h *Hub) endReplayLocked(s *Window) {
 	r := s.client.replay
 	if r == nil {
 		return
@@ -241,7 +240,7 @@ func (h *clientHub) endReplayLocked(s *Session) {
 
 // queueLocked queues a message the hub builds for one window (not an
 // answer): behind the window's replay while one runs.
-func (h *clientHub) queueLocked(s *Session, msg []byte) {
+func (h *Hub) queueLocked(s *Window, msg []byte) {
 	if r := s.client.replay; r != nil {
 		r.held = append(r.held, msg)
 		return
@@ -251,7 +250,7 @@ func (h *clientHub) queueLocked(s *Session, msg []byte) {
 
 // holdLocked holds an observation behind the window's replay; it reports
 // false (the observation is dropped and counted) past maxHeldObservations.
-func (r *windowReplay) holdLocked(s *Session, msg []byte) bool {
+func (r *windowReplay) holdLocked(s *Window, msg []byte) bool {
 	if r.heldObs >= maxHeldObservations {
 		s.client.dropped++
 		return false

@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 //   - page state: only the latest counts, so a window is owed each frame
 //     at most once, and gets its state as it is when queued;
 //   - scripts: owed in order, each once; a page's scripts are bounded
-//     (clients_scriptstore.go), so what a window is owed is too;
+//     (scriptstore.go), so what a window is owed is too;
 //   - loss reports: counts, added up per producer.
 //
 // Owed state is queued before the window's next observation (so it is not
@@ -33,7 +33,7 @@ import (
 // pages' connections, not their output, and the window's picture is wrong
 // without them.
 
-// owedState is what a window is owed. Guarded by clientHub.mu.
+// owedState is what a window is owed. Guarded by Hub.mu.
 type owedState struct {
 	frames  []*clientFrame  // frames whose current state the window has not been sent
 	scripts []*clientScript // scripts not announced to the window yet, in order
@@ -51,7 +51,7 @@ func (o *owedState) empty() bool {
 }
 
 // owePageLocked owes s the current state of frame f.
-func (h *clientHub) owePageLocked(s *Session, f *clientFrame) {
+func (h *Hub) owePageLocked(s *Window, f *clientFrame) {
 	if o := &s.client.owed; !slices.Contains(o.frames, f) {
 		o.frames = append(o.frames, f)
 	}
@@ -59,13 +59,13 @@ func (h *clientHub) owePageLocked(s *Session, f *clientFrame) {
 }
 
 // oweScriptLocked owes s the announcement of sc.
-func (h *clientHub) oweScriptLocked(s *Session, sc *clientScript) {
+func (h *Hub) oweScriptLocked(s *Window, sc *clientScript) {
 	s.client.owed.scripts = append(s.client.owed.scripts, sc)
 	h.settleLocked(s)
 }
 
 // oweGapLocked owes s a loss report of a page (source) or the host ("").
-func (h *clientHub) oweGapLocked(s *Session, source string, count, explained uint64) {
+func (h *Hub) oweGapLocked(s *Window, source string, count, explained uint64) {
 	o := &s.client.owed
 	i := slices.IndexFunc(o.gaps, func(g owedGap) bool { return g.source == source })
 	if i < 0 {
@@ -80,7 +80,7 @@ func (h *clientHub) oweGapLocked(s *Session, source string, count, explained uin
 // settleLocked queues what s is owed while its queue has room (below
 // half), and arms the loss timer for the rest. A window in its replay is
 // settled when the replay ends (endReplayLocked).
-func (h *clientHub) settleLocked(s *Session) {
+func (h *Hub) settleLocked(s *Window) {
 	o := &s.client.owed
 	if o.empty() || s.client.replay != nil {
 		return
@@ -89,7 +89,7 @@ func (h *clientHub) settleLocked(s *Session) {
 		f := o.frames[0]
 		// A frame detached meanwhile is not brought back; one whose page
 		// is between connections gets its state with its next load.
-		if f.ctx != nil && h.frames[f.sourceID] == f && s.client.pageEnabled && !s.out.pushLossy(h.frameNavigated(f, f.ctx)) {
+		if f.ctx != nil && h.frames[f.sourceID] == f && s.client.pageEnabled && !s.sink.PushLossy(h.frameNavigated(f, f.ctx)) {
 			h.armLossTimerLocked()
 			return
 		}
@@ -99,7 +99,7 @@ func (h *clientHub) settleLocked(s *Session) {
 	for len(o.scripts) > 0 {
 		sc := o.scripts[0]
 		// A script of a page load that ended is not announced.
-		if h.scripts[sc.id] == sc && s.client.debuggerEnabled && !s.out.pushLossy(h.scriptParsed(sc)) {
+		if h.scripts[sc.id] == sc && s.client.debuggerEnabled && !s.sink.PushLossy(h.scriptParsed(sc)) {
 			h.armLossTimerLocked()
 			return
 		}
@@ -107,7 +107,7 @@ func (h *clientHub) settleLocked(s *Session) {
 		o.scripts = o.scripts[1:]
 	}
 	for len(o.gaps) > 0 {
-		if !s.out.pushLossy(h.gapWarning(o.gaps[0])) {
+		if !s.sink.PushLossy(h.gapWarning(o.gaps[0])) {
 			h.armLossTimerLocked()
 			return
 		}
@@ -118,7 +118,7 @@ func (h *clientHub) settleLocked(s *Session) {
 
 // gapWarning names the producer as it is called now (a page's title
 // changes; its source id does not).
-func (h *clientHub) gapWarning(g owedGap) []byte {
+func (h *Hub) gapWarning(g owedGap) []byte {
 	from := "the host"
 	if g.source != "" {
 		from = "client " + g.source
@@ -134,7 +134,7 @@ func (h *clientHub) gapWarning(g owedGap) []byte {
 }
 
 // armLossTimerLocked makes sure reportLosses runs within lossReportDelay.
-func (h *clientHub) armLossTimerLocked() {
+func (h *Hub) armLossTimerLocked() {
 	if h.lossTimer == nil {
 		h.lossTimer = time.AfterFunc(lossReportDelay, h.reportLosses)
 	}

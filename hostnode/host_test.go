@@ -1,4 +1,4 @@
-package realm
+package hostnode
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"encoding/json"
@@ -20,13 +20,13 @@ import (
 //   - Runtime.disable and closing the window → console.disable, and every
 //     handle the window held is released in its page;
 //   - a page that closes or reloads takes its handles with it: they are
-//     dropped from every table (clientHub.destroyLocked).
+//     dropped from every table (Hub.destroyLocked).
 
 // consoleEnableLocked runs when a page has its welcome: the windows with
 // Runtime enabled want console objects from its context c, and every window
 // on its list is told (console.enable). Before that a page drops the
 // worker's frames, so none was queued (addConsoleSessionLocked).
-func (h *clientHub) consoleEnableLocked(c *clientContext) {
+func (h *Hub) consoleEnableLocked(c *clientContext) {
 	if !c.caps.Has(sourceproto.CapConsole) {
 		return
 	}
@@ -42,7 +42,7 @@ func (h *clientHub) consoleEnableLocked(c *clientContext) {
 
 // addConsoleSessionLocked puts a window on a page's console list and tells
 // the page, once it has its welcome.
-func (h *clientHub) addConsoleSessionLocked(c *clientContext, wire string) {
+func (h *Hub) addConsoleSessionLocked(c *clientContext, wire string) {
 	if !c.caps.Has(sourceproto.CapConsole) || slices.Contains(c.consoleSessions, wire) {
 		return
 	}
@@ -53,7 +53,7 @@ func (h *clientHub) addConsoleSessionLocked(c *clientContext, wire string) {
 }
 
 // consoleOffLocked stops every page's console events for a window.
-func (h *clientHub) consoleOffLocked(wire string) {
+func (h *Hub) consoleOffLocked(wire string) {
 	for _, f := range h.frames {
 		c := f.ctx
 		if c == nil {
@@ -68,11 +68,11 @@ func (h *clientHub) consoleOffLocked(wire string) {
 	}
 }
 
-// sessionClosed forgets a window that closed: its calls are withdrawn (a
+// SessionClosed forgets a window that closed: its calls are withdrawn (a
 // page that was sent one gets runtime.cancel), their console events stop,
 // and every page handle it held is released. All of it goes through the
 // pages' flows, in that order.
-func (h *clientHub) sessionClosed(s *Session) {
+func (h *Hub) SessionClosed(s *Window) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for id, call := range h.calls {
@@ -88,10 +88,10 @@ func (h *clientHub) sessionClosed(s *Session) {
 	h.releaseEntriesLocked(s, s.objects.Drain())
 }
 
-// runtimeDisabled runs on the host's answer to Runtime.disable: as V8 does
+// RuntimeDisabled runs on the host's answer to Runtime.disable: as V8 does
 // for its own objects, the window's page objects are released. A replay in
 // progress stops; what it held goes ahead of the answer.
-func (h *clientHub) runtimeDisabled(s *Session) {
+func (h *Hub) RuntimeDisabled(s *Window) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.endReplayLocked(s)
@@ -100,19 +100,20 @@ func (h *clientHub) runtimeDisabled(s *Session) {
 	h.releaseEntriesLocked(s, s.objects.Drain())
 }
 
-// releaseClientGroup releases a window's page objects of a group in their
-// pages before Runtime.releaseObjectGroup goes to the host (methods.go).
-func releaseClientGroup(s *Session, req request) {
+// ReleaseObjectGroup releases a window's page objects of a group in their
+// pages before Runtime.releaseObjectGroup goes to the host (the method
+// table's before hook).
+func (h *Hub) ReleaseObjectGroup(s *Window, req Request) {
 	var p struct {
 		ObjectGroup string `json:"objectGroup"`
 	}
 	if len(req.Params) == 0 || json.Unmarshal(req.Params, &p) != nil || p.ObjectGroup == "" {
 		return // the host answers the malformed request
 	}
-	s.srv.clients.releaseGroup(s, p.ObjectGroup)
+	h.releaseGroup(s, p.ObjectGroup)
 }
 
-func (h *clientHub) releaseGroup(s *Session, group string) {
+func (h *Hub) releaseGroup(s *Window, group string) {
 	handles := s.objects.ReleaseGroup(group)
 	if len(handles) == 0 {
 		return
@@ -132,7 +133,7 @@ func (h *clientHub) releaseGroup(s *Session, group string) {
 // The commands are the worker's own (no window waits for them); they go
 // through each page's flow behind the commands queued before them, and
 // their results are acknowledged and dropped.
-func (h *clientHub) releaseEntriesLocked(s *Session, entries []object.Entry) {
+func (h *Hub) releaseEntriesLocked(s *Window, entries []object.Entry) {
 	if h.reg == nil {
 		return
 	}
@@ -171,7 +172,7 @@ func (h *clientHub) releaseEntriesLocked(s *Session, entries []object.Entry) {
 
 // discardConsoleFor is Runtime.discardConsoleEntries for one window's page
 // objects: the pages release its console group and keep emitting.
-func (h *clientHub) discardConsoleFor(s *Session) {
+func (h *Hub) discardConsoleFor(s *Window) {
 	wire := wireSession(s)
 	h.mu.Lock()
 	for _, f := range h.frames {
@@ -186,7 +187,7 @@ func (h *clientHub) discardConsoleFor(s *Session) {
 
 // objectCounts is what a window's page objects cost the worker: its table's
 // entries and the runtime commands in flight (tests check both return to 0).
-func (h *clientHub) objectCounts(s *Session) (objects, calls int) {
+func (h *Hub) ObjectCounts(s *Window) (objects, calls int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return s.objects.Len(), len(h.calls)
@@ -197,7 +198,7 @@ func (h *clientHub) objectCounts(s *Session) (objects, calls int) {
 // the objects and what releases them. A page's share of a window's table
 // is bounded (object.MaxRealmObjects), so a page that floods a window with
 // handles fills its own share, and other pages' results keep working.
-func (h *clientHub) objectsFullLocked(s *Session, realm, page string) error {
+func (h *Hub) objectsFullLocked(s *Window, realm, page string) error {
 	fe := s.objects.Full(realm)
 	switch {
 	case fe == nil: // released meanwhile
@@ -211,7 +212,7 @@ func (h *clientHub) objectsFullLocked(s *Session, realm, page string) error {
 }
 
 // realmNameLocked is the name of a client realm's page, for messages.
-func (h *clientHub) realmNameLocked(realmID string) string {
+func (h *Hub) realmNameLocked(realmID string) string {
 	if f := h.frames[strings.TrimPrefix(realmID, "client:")]; f != nil {
 		return f.displayName()
 	}

@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ import (
 // hostItemsLocked projects the host channel's items; only "app" items have
 // a projection (the host's console and scripts reach DevTools through Node's
 // inspector, not this channel).
-func (h *clientHub) hostItemsLocked(items []sourceproto.Item) {
+func (h *Hub) hostItemsLocked(items []sourceproto.Item) {
 	for i := range items {
 		if ev := items[i].App; ev != nil {
 			h.appLocked(ev)
@@ -34,7 +34,7 @@ func (h *clientHub) hostItemsLocked(items []sourceproto.Item) {
 	}
 }
 
-func (h *clientHub) appLocked(ev *sourceproto.AppEvent) {
+func (h *Hub) appLocked(ev *sourceproto.AppEvent) {
 	msg := appEntry(ev)
 	h.app.keep(msg)
 	for _, s := range h.sessionsLocked() {

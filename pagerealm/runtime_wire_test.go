@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"strings"
@@ -11,6 +11,14 @@ import (
 var runtimeMethodsForPages = []string{
 	"Runtime.evaluate", "Runtime.getProperties", "Runtime.callFunctionOn", "Runtime.awaitPromise",
 	"Runtime.releaseObject", "Runtime.globalLexicalScopeNames", "Runtime.compileScript",
+}
+
+// handlers are the handlers the method table (cdpserver/methods.go) names
+// for runtimeMethodsForPages.
+var handlers = map[string]*Runtime{
+	"Runtime.evaluate": Evaluate, "Runtime.getProperties": GetProperties, "Runtime.callFunctionOn": CallFunctionOn,
+	"Runtime.awaitPromise": AwaitPromise, "Runtime.releaseObject": ReleaseObject,
+	"Runtime.globalLexicalScopeNames": GlobalLexicalScopeNames, "Runtime.compileScript": CompileScript,
 }
 
 // resolverFixture is a window's table holding one object of page a
@@ -43,7 +51,7 @@ func TestRuntimeCommandResolves(t *testing.T) {
 		{"not offered", "Runtime.runScript", `{}`, "not offered"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd, _, err := runtimeCommand(tc.method, []byte(tc.params), r)
+			cmd, _, err := runtimeCommand(handlers[tc.method], tc.method, []byte(tc.params), r, runtimeMethodsForPages)
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("runtimeCommand = %+v, %v; want an error with %q", cmd, err, tc.want)
@@ -75,7 +83,7 @@ func FuzzRuntimeCommand(f *testing.F) {
 	f.Fuzz(func(t *testing.T, which uint8, params []byte) {
 		r, _ := resolverFixture()
 		method := runtimeMethodsForPages[int(which)%len(runtimeMethodsForPages)]
-		cmd, _, err := runtimeCommand(method, params, r)
+		cmd, _, err := runtimeCommand(handlers[method], method, params, r, runtimeMethodsForPages)
 		if err != nil {
 			return
 		}

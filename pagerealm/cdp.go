@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"encoding/json"
@@ -14,19 +14,19 @@ import (
 )
 
 // sessionState is what the hub knows of one DevTools session. Guarded by
-// clientHub.mu.
+// Hub.mu.
 type sessionState struct {
 	pageEnabled     bool
 	runtimeEnabled  bool
 	debuggerEnabled bool
 	dropped         int             // client observations dropped because the window fell behind
-	replay          *windowReplay   // the window's replay in progress, nil when none (clients_replay.go)
-	owed            owedState       // page state, scripts and loss reports not queued yet (clients_owed.go)
+	replay          *windowReplay   // the window's replay in progress, nil when none (replay.go)
+	owed            owedState       // page state, scripts and loss reports not queued yet (owed.go)
 	fullTold        map[string]bool // page loads (context unique ids) told their console objects are refused
 }
 
 // broadcastLocked enqueues what build returns for each session.
-func (h *clientHub) broadcastLocked(build func(*sessionState) [][]byte) {
+func (h *Hub) broadcastLocked(build func(*sessionState) [][]byte) {
 	for _, s := range h.sessionsLocked() {
 		for _, m := range build(&s.client) {
 			h.queueLocked(s, m)
@@ -34,22 +34,22 @@ func (h *clientHub) broadcastLocked(build func(*sessionState) [][]byte) {
 	}
 }
 
-func (h *clientHub) frameJSON(f *clientFrame, c *clientContext) frame {
+func (h *Hub) frameJSON(f *clientFrame, c *clientContext) frame {
 	loader := f.id
 	if c != nil {
 		loader = fmt.Sprintf("%s.%d", f.id, c.ref.Gen)
 	}
 	return frame{
-		ID: f.id, ParentID: h.srv.targetID, LoaderID: loader, Name: f.displayName(),
+		ID: f.id, ParentID: h.targetID, LoaderID: loader, Name: f.displayName(),
 		URL: f.url, SecurityOrigin: f.origin(), MimeType: "text/html",
 	}
 }
 
-func (h *clientHub) frameAttached(f *clientFrame) []byte {
-	return fmt.Appendf(nil, `{"method":"Page.frameAttached","params":{"frameId":%q,"parentFrameId":%q}}`, f.id, h.srv.targetID)
+func (h *Hub) frameAttached(f *clientFrame) []byte {
+	return fmt.Appendf(nil, `{"method":"Page.frameAttached","params":{"frameId":%q,"parentFrameId":%q}}`, f.id, h.targetID)
 }
 
-func (h *clientHub) frameNavigated(f *clientFrame, c *clientContext) []byte {
+func (h *Hub) frameNavigated(f *clientFrame, c *clientContext) []byte {
 	b, _ := json.Marshal(map[string]any{"method": "Page.frameNavigated", "params": map[string]any{
 		"frame": h.frameJSON(f, c), "type": "Navigation"}})
 	return b
@@ -60,12 +60,12 @@ func (h *clientHub) frameNavigated(f *clientFrame, c *clientContext) []byte {
 // the frame's resources of the previous load (another loaderId), so after a
 // reload the page's "(index)" left Sources; on Page.documentOpened it adds
 // the Document back.
-func (h *clientHub) documentOpened(f *clientFrame, c *clientContext) []byte {
+func (h *Hub) documentOpened(f *clientFrame, c *clientContext) []byte {
 	b, _ := json.Marshal(map[string]any{"method": "Page.documentOpened", "params": map[string]any{"frame": h.frameJSON(f, c)}})
 	return b
 }
 
-func (h *clientHub) contextCreated(c *clientContext) []byte {
+func (h *Hub) contextCreated(c *clientContext) []byte {
 	b, _ := json.Marshal(map[string]any{"method": "Runtime.executionContextCreated", "params": map[string]any{
 		"context": map[string]any{
 			"id": c.id, "uniqueId": c.uniqueID, "origin": c.frame.origin(), "name": c.frame.displayName(),
@@ -75,7 +75,7 @@ func (h *clientHub) contextCreated(c *clientContext) []byte {
 }
 
 // childFramesLocked lists the client frames for Page.getResourceTree.
-func (h *clientHub) childFramesLocked() []frameTree {
+func (h *Hub) childFramesLocked() []frameTree {
 	var out []frameTree
 	for _, id := range h.order {
 		f := h.frames[id]
@@ -86,7 +86,7 @@ func (h *clientHub) childFramesLocked() []frameTree {
 
 // consoleLocked projects one client console call, keeps it for replay and
 // sends it to every window with Runtime enabled. It is encoded once: the
-// replay buffer and every window share the bytes (clients_replay.go).
+// replay buffer and every window share the bytes (replay.go).
 //
 // An event with a session is that window's copy of the call (the page
 // sends one per call per enabled window, docs/protocol.md "Console"): it
@@ -94,7 +94,7 @@ func (h *clientHub) childFramesLocked() []frameTree {
 // table (group "console"). The first enabled window's copy, without
 // objectIds, feeds the replay buffer; an event without a session (no window
 // enabled in the page) goes to every window and to the replay.
-func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent) {
+func (h *Hub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent) {
 	// Sized like the page's last message: a page's messages are alike, and
 	// append's doubling left kept messages a quarter empty on average.
 	msg := appendConsoleMessage(make([]byte, 0, c.msgSize+64), c, ev, nil)
@@ -134,7 +134,7 @@ func (h *clientHub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent
 // when it has none. An argument the table refuses (the page holds its
 // share of it, or it is full) is shown by its preview alone; refused says
 // whether one was.
-func consoleObjectIDs(s *Session, c *clientContext, ev *sourceproto.ConsoleEvent) (ids []string, refused bool) {
+func consoleObjectIDs(s *Window, c *clientContext, ev *sourceproto.ConsoleEvent) (ids []string, refused bool) {
 	for i := range ev.Args {
 		hd := ev.Args[i].Handle
 		if hd == "" {
@@ -152,7 +152,7 @@ func consoleObjectIDs(s *Session, c *clientContext, ev *sourceproto.ConsoleEvent
 
 // tellFullLocked tells a window, once per page load, that the page's
 // console objects no longer get objectIds in it.
-func (h *clientHub) tellFullLocked(s *Session, c *clientContext) {
+func (h *Hub) tellFullLocked(s *Window, c *clientContext) {
 	if s.client.fullTold == nil {
 		s.client.fullTold = map[string]bool{}
 	}
@@ -166,7 +166,7 @@ func (h *clientHub) tellFullLocked(s *Session, c *clientContext) {
 }
 
 // sessionByWireLocked finds the window of a wire session id.
-func (h *clientHub) sessionByWireLocked(wire string) *Session {
+func (h *Hub) sessionByWireLocked(wire string) *Window {
 	for _, s := range h.sessionsLocked() {
 		if wireSession(s) == wire {
 			return s
@@ -175,14 +175,8 @@ func (h *clientHub) sessionByWireLocked(wire string) *Session {
 	return nil
 }
 
-func (h *clientHub) sessionsLocked() []*Session {
-	h.srv.mu.Lock()
-	defer h.srv.mu.Unlock()
-	sessions := make([]*Session, 0, len(h.srv.sessions))
-	for s := range h.srv.sessions {
-		sessions = append(sessions, s)
-	}
-	return sessions
+func (h *Hub) sessionsLocked() []*Window {
+	return h.host.Windows()
 }
 
 // lossReportDelay bounds how long a window waits to hear that client
@@ -195,20 +189,20 @@ const lossReportDelay = 250 * time.Millisecond
 // announcement goes before the next observation the window takes, so it
 // marks where the gap is, or at the latest after lossReportDelay.
 // It reports whether msg was queued. While the window's replay runs, msg
-// is held behind it instead (clients_replay.go).
-func (h *clientHub) observeLocked(s *Session, msg []byte) bool {
+// is held behind it instead (replay.go).
+func (h *Hub) observeLocked(s *Window, msg []byte) bool {
 	if r := s.client.replay; r != nil {
 		return r.holdLocked(s, msg)
 	}
 	h.settleLocked(s)
 	if s.client.dropped > 0 {
-		if !s.out.pushLossy(droppedWarning(s.client.dropped)) {
+		if !s.sink.PushLossy(droppedWarning(s.client.dropped)) {
 			s.client.dropped++
 			return false
 		}
 		s.client.dropped = 0
 	}
-	if !s.out.pushLossy(msg) {
+	if !s.sink.PushLossy(msg) {
 		s.client.dropped++
 		h.armLossTimerLocked()
 		return false
@@ -223,13 +217,13 @@ func (h *clientHub) observeLocked(s *Session, msg []byte) bool {
 // behind by definition, and up to half a queue of older messages would
 // otherwise keep the news from it for seconds. It is one small message
 // every lossReportDelay at most, so it does not count against the bounds.
-func (h *clientHub) reportLosses() {
+func (h *Hub) reportLosses() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.lossTimer = nil
 	for _, s := range h.sessionsLocked() {
 		// A window in its replay hears of its losses after it (endReplayLocked).
-		if s.client.dropped > 0 && s.client.replay == nil && s.out.pushFront(droppedWarning(s.client.dropped)) == nil {
+		if s.client.dropped > 0 && s.client.replay == nil && s.sink.PushFront(droppedWarning(s.client.dropped)) == nil {
 			s.client.dropped = 0
 		}
 		h.settleLocked(s)
@@ -342,37 +336,35 @@ func appendConsoleMessage(b []byte, c *clientContext, ev *sourceproto.ConsoleEve
 	return append(b, '}')
 }
 
-// logEntry renders a Log.entryAdded the worker itself says.
-func logEntry(level, text string, at time.Time) []byte {
-	return logEntryAt(level, text, float64(at.UnixNano())/1e6)
-}
-
-// logEntryAt is logEntry with a CDP timestamp (ms since the epoch), kept
-// exact when it comes from a producer.
-func logEntryAt(level, text string, ms float64) []byte {
-	b, _ := json.Marshal(map[string]any{"method": "Log.entryAdded", "params": map[string]any{"entry": map[string]any{
-		"source": "other", "level": level, "text": text, "timestamp": ms}}})
-	return b
-}
-
-func (h *clientHub) setFlag(s *Session, method string) {
+// DebuggerDisabled runs on the host's answer to Debugger.disable: the
+// window's page scripts stop.
+func (h *Hub) DebuggerDisabled(s *Window) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch method {
-	case "Runtime.disable":
-		s.client.runtimeEnabled = false
-	case "Debugger.disable":
-		s.client.debuggerEnabled = false
-		s.client.owed.scripts = nil
-	case "Page.disable":
-		s.client.pageEnabled = false
-		s.client.owed.frames = nil
-	}
+	s.client.debuggerEnabled = false
+	s.client.owed.scripts = nil
 }
 
-// discardConsole forgets the replay buffers (Runtime.discardConsoleEntries:
-// V8 does the same for the host, for every session).
-func (h *clientHub) discardConsole() {
+// PageDisable answers Page.disable: the window's frame events stop.
+func (h *Hub) PageDisable(s *Window, req Request) {
+	h.mu.Lock()
+	s.client.pageEnabled = false
+	s.client.owed.frames = nil
+	h.mu.Unlock()
+	s.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
+}
+
+// DiscardConsole forgets the replay buffers (Runtime.discardConsoleEntries:
+// V8 does the same for the host, for every session) and the window's page
+// console objects; the request then goes to the host, which discards its
+// own.
+func (h *Hub) DiscardConsole(s *Window) {
+	h.discardConsole()
+	h.discardConsoleFor(s)
+}
+
+// discardConsole forgets the replay buffers.
+func (h *Hub) discardConsole() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, f := range h.frames {
@@ -383,16 +375,19 @@ func (h *clientHub) discardConsole() {
 	h.app = replayBuffer{}
 }
 
-// pageEnable answers Page.enable and Page.getResourceTree under the hub's
-// lock, so frame events and the tree agree.
-func (h *clientHub) pageRequest(s *Session, req request) {
+// PageEnable answers Page.enable under the hub's lock, so frame events and
+// the tree agree.
+func (h *Hub) PageEnable(s *Window, req Request) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch req.Method {
-	case "Page.enable":
-		s.client.pageEnabled = true
-		s.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
-	case "Page.getResourceTree":
-		s.enqueue(appendResult(nil, req.ID, h.srv.resourceTree(h.childFramesLocked())))
-	}
+	s.client.pageEnabled = true
+	s.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
+}
+
+// ResourceTree answers Page.getResourceTree under the hub's lock, so frame
+// events and the tree agree.
+func (h *Hub) ResourceTree(s *Window, req Request) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.enqueue(appendResult(nil, req.ID, h.host.ResourceTree(h.childFramesLocked())))
 }

@@ -1,4 +1,4 @@
-package realm
+package hostnode
 
 import (
 	"context"
@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-
-	"github.com/inspector-worker/inspector-worker/hostnode"
 )
 
 // HostInfo describes the host for discovery (/json/list, Target.getTargetInfo).
@@ -32,7 +30,7 @@ type HostInfo struct {
 // evaluates anything: console floods are not delivered to it.
 //
 // The watcher also releases the host's worker threads, which inherit the
-// --inspect-wait the host was started with (hostnode.Threads).
+// --inspect-wait the host was started with (Threads).
 //
 // Goroutines: watchLoop (one), until Done; notifyLoop, the NodeWorker.enable
 // resends and releaseLoop, and one resend per thread until it is released,
@@ -44,10 +42,10 @@ type Host struct {
 
 	doneOnce sync.Once
 	done     chan struct{}
-	finished chan struct{}     // closed by watchLoop on NodeRuntime.waitingForDisconnect
-	notified chan struct{}     // closed by watchLoop when Node answered notifyMsg
-	enabled  chan struct{}     // closed by watchLoop when Node answered nodeWorkerEnableMsg
-	threads  *hostnode.Threads // Static after construction; Event called by watchLoop only.
+	finished chan struct{} // closed by watchLoop on NodeRuntime.waitingForDisconnect
+	notified chan struct{} // closed by watchLoop when Node answered notifyMsg
+	enabled  chan struct{} // closed by watchLoop when Node answered nodeWorkerEnableMsg
+	threads  *Threads      // Static after construction; Event called by watchLoop only.
 	mu       sync.Mutex
 	reason   string          // Guarded by mu; set once before done closes.
 	watcher  *websocket.Conn // Static after construction.
@@ -76,14 +74,14 @@ const exitReasonWait = 5 * time.Second
 // it.
 const watcherRequestID = 1
 
-// The watcher's ids for NodeWorker (hostnode.Threads): its enable, and every
+// The watcher's ids for NodeWorker (Threads): its enable, and every
 // message it forwards to a thread (answers ignored).
 const (
 	nodeWorkerEnableID = 100
-	threadForwardID    = 101
+	watcherForwardID   = 101
 )
 
-var nodeWorkerEnableMsg = hostnode.ThreadsEnable(nodeWorkerEnableID)
+var nodeWorkerEnableMsg = ThreadsEnable(nodeWorkerEnableID)
 
 // notifyMsg asks Node to say when the script finished. It is the watcher's
 // request whose answer the end of the script depends on (watcherRequestID).
@@ -100,7 +98,7 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 	if err != nil {
 		return nil, err
 	}
-	c, err := hostnode.Dial(ctx, wsURL)
+	c, err := Dial(ctx, wsURL)
 	if err != nil {
 		return nil, fmt.Errorf("realm: cannot open the watcher session to the host inspector %s: %w", wsURL, err)
 	}
@@ -116,7 +114,7 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 	}
 	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), finished: make(chan struct{}),
 		notified: make(chan struct{}), enabled: make(chan struct{}), watcher: c}
-	h.threads = hostnode.NewThreads(h.write, threadForwardID, h.done)
+	h.threads = NewThreads(h.write, watcherForwardID, h.done)
 	go h.watchLoop()
 	go h.notifyLoop()
 	go h.resend(h.enabled, func(int) string { return nodeWorkerEnableMsg })
@@ -182,7 +180,7 @@ func (h *Host) watchLoop() {
 			h.Finish("the host's inspector closed (the Node process exited)")
 			return
 		}
-		var ev hostnode.NodeWorkerEvent
+		var ev NodeWorkerEvent
 		if json.Unmarshal(msg, &ev) != nil {
 			continue
 		}
@@ -195,7 +193,7 @@ func (h *Host) watchLoop() {
 			}
 			continue
 		}
-		if hostnode.IsThreadEvent(ev.Method) {
+		if IsThreadEvent(ev.Method) {
 			h.threads.Event(&ev)
 			continue
 		}
@@ -224,7 +222,7 @@ func (h *Host) Finish(reason string) {
 		h.reason = reason
 		h.mu.Unlock()
 		close(h.done)
-		hostnode.CloseSession(h.watcher)
+		CloseSession(h.watcher)
 	})
 }
 
@@ -281,7 +279,7 @@ func (h *Host) OpenSession(ctx context.Context) (*websocket.Conn, error) {
 		return nil, fmt.Errorf("realm: %s", h.Reason())
 	default:
 	}
-	return hostnode.Dial(ctx, h.wsURL)
+	return Dial(ctx, h.wsURL)
 }
 
 // Protocol returns Node's own /json/protocol document (the domains the host

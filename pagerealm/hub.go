@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -22,14 +23,14 @@ import (
 //     frontend treat it as an extension content script);
 //   - its console messages as Runtime.consoleAPICalled, replayed (bounded) to
 //     every window after its Runtime.enable answer, then live
-//     (clients_replay.go);
+//     (replay.go);
 //   - its scripts as Debugger.scriptParsed (ids "c<n>"), with sources read
-//     from the page on demand (clients_scripts.go).
+//     from the page on demand (scripts.go).
 //
 // Every projection to sessions happens under hub.mu, and so does every
 // session's switch of its enable flags, so a window gets each event exactly
 // once: either in its replay or live, never both, never neither (live
-// events wait behind a replay in progress, clients_replay.go). Answers to
+// events wait behind a replay in progress, replay.go). Answers to
 // a window's own requests may be queued after hub.mu is released.
 
 // maxReplayPerContext bounds the console messages kept per client context
@@ -43,19 +44,23 @@ const maxReplayPerContext = 1000
 // Sources); a page that is really gone is detached after it.
 const frameDetachGrace = 3 * time.Second
 
-// clientHub's goroutines, each taking mu itself: a pageSendLoop per page
-// while the page has frames it may be sent (clients_flow.go), a replay
-// pump per window whose replay runs (clients_replay.go), and timer
+// Hub's goroutines, each taking mu itself: a pageSendLoop per page
+// while the page has frames it may be sent (flow.go), a replay
+// pump per window whose replay runs (replay.go), and timer
 // functions (deadlines, frame detach, loss reports).
-type clientHub struct {
-	srv *Server // Static after construction.
+type Hub struct {
+	host           Host            // Static after construction.
+	targetID       string          // Static after construction.
+	registry       *realm.Registry // Static after construction.
+	runtimeTimeout time.Duration   // Static after construction.
+	served         []string        // Static after construction: Config.Served.
 
 	// mu guards the hub's state and serializes every projection to the
 	// sessions. Lock order: a lock is only ever taken while holding the
 	// locks to its left, never the reverse.
 	//
-	//	sourceproto.Source.mu → clientHub.mu → Server.mu → sendQueue.mu, realm.Registry.mu, object.Table.mu
-	//	network.Window.mu → clientHub.mu (initiator scriptIds, Server.fetchScriptID)
+	//	sourceproto.Source.mu → Hub.mu → Server.mu → sendQueue.mu, realm.Registry.mu, object.Table.mu
+	//	network.Window.mu → Hub.mu (initiator scriptIds, Server.fetchScriptID)
 	//
 	// The sourceproto.Consumer callbacks (SourceOpened … Response) arrive
 	// holding their source's lock and take mu. So, holding mu, never call
@@ -65,7 +70,7 @@ type clientHub struct {
 	// write to a socket or call another package's callback: decide under
 	// mu, release it, then act (clientScriptRequest, sendRead; runtime and
 	// console frames are queued in the page's flow under mu and written by
-	// its pageSendLoop goroutine, clients_flow.go). Holding mu
+	// its pageSendLoop goroutine, flow.go). Holding mu
 	// the hub may: queue messages to sessions (Session.enqueue never
 	// blocks; on overflow it retires the session with timers only), take
 	// Server.mu (sessionsLocked), update the realm registry, and arm or
@@ -85,9 +90,9 @@ type clientHub struct {
 	reads      scriptReads                              // Guarded by mu.
 	nextRead   uint64                                   // Guarded by mu: last script read id.
 	lossTimer  *time.Timer                              // Guarded by mu: a pending reportLosses, nil when none.
-	calls      runtimeCalls                             // Guarded by mu: runtime commands in flight (clients_runtime.go).
+	calls      runtimeCalls                             // Guarded by mu: runtime commands in flight (runtime.go).
 	nextCall   uint64                                   // Guarded by mu: last runtime command id.
-	app        replayBuffer                             // Guarded by mu: the host's observations (clients_app.go).
+	app        replayBuffer                             // Guarded by mu: the host's observations (app.go).
 }
 
 type clientFrame struct {
@@ -107,7 +112,7 @@ type clientContext struct {
 	uniqueID string
 	console  replayBuffer           // Runtime.consoleAPICalled messages, shared with every window
 	msgSize  int                    // the length of the last one, to size the next
-	scripts  pageScripts            // the page's scripts, bounded and indexed (clients_scriptstore.go)
+	scripts  pageScripts            // the page's scripts, bounded and indexed (scriptstore.go)
 	caps     sourceproto.Capability // what the page's hello offered
 	// consoleSessions are the windows (wire session ids) the page was told
 	// to serialize console calls for (console.enable), in that order. The
@@ -121,7 +126,7 @@ type clientContext struct {
 	// takes worker frames; until then Runtime commands wait in flow and no
 	// console frame is queued (consoleEnableWelcomed sends what is due).
 	welcomed bool
-	flow     pageFlow // the worker's frames to the page (clients_flow.go)
+	flow     pageFlow // the worker's frames to the page (flow.go)
 }
 
 type clientScript struct {
@@ -130,33 +135,35 @@ type clientScript struct {
 	ctx *clientContext
 }
 
-func newClientHub(srv *Server) *clientHub {
-	return &clientHub{
-		srv:     srv,
-		frames:  map[string]*clientFrame{},
-		byRef:   map[sourceproto.SourceRef]*clientContext{},
-		scripts: map[string]*clientScript{},
-		reads:   scriptReads{},
-		calls:   runtimeCalls{},
+// New returns the page backend of a worker. Create the
+// sourceproto.Registry with it as a Consumer, then hand the registry back
+// with SetRegistry (the hub sends worker → page frames through it).
+func New(host Host, cfg Config) *Hub {
+	return &Hub{
+		host:           host,
+		targetID:       cfg.TargetID,
+		registry:       cfg.Registry,
+		runtimeTimeout: cfg.RuntimeTimeout,
+		served:         cfg.Served,
+		frames:         map[string]*clientFrame{},
+		byRef:          map[sourceproto.SourceRef]*clientContext{},
+		scripts:        map[string]*clientScript{},
+		reads:          scriptReads{},
+		calls:          runtimeCalls{},
 	}
 }
 
-// ClientConsumer is the sourceproto.Consumer that projects client pages into
-// every DevTools window. Create the sourceproto.Registry with it, then hand
-// the registry back with SetSourceRegistry (the hub sends script reads).
-func (s *Server) ClientConsumer() sourceproto.Consumer { return s.clients }
-
-// SetSourceRegistry gives the hub the registry it sends worker → page frames
+// SetRegistry gives the hub the registry it sends worker → page frames
 // through.
-func (s *Server) SetSourceRegistry(reg *sourceproto.Registry) {
-	s.clients.mu.Lock()
-	s.clients.reg = reg
-	s.clients.mu.Unlock()
+func (h *Hub) SetRegistry(reg *sourceproto.Registry) {
+	h.mu.Lock()
+	h.reg = reg
+	h.mu.Unlock()
 }
 
 // SourceOpened creates the context of a new page generation (and its frame
 // when the source id is new).
-func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
+func (h *Hub) SourceOpened(info sourceproto.SourceInfo) {
 	if info.Ref.Role != sourceproto.RoleClient {
 		return // the host channel has no DevTools projection yet
 	}
@@ -165,7 +172,7 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 	f, known := h.frames[info.Ref.ID]
 	if !known {
 		h.nextFrame++
-		f = &clientFrame{sourceID: info.Ref.ID, id: fmt.Sprintf("%s.client-%d", h.srv.targetID, h.nextFrame)}
+		f = &clientFrame{sourceID: info.Ref.ID, id: fmt.Sprintf("%s.client-%d", h.targetID, h.nextFrame)}
 		h.frames[info.Ref.ID] = f
 		h.order = append(h.order, info.Ref.ID)
 	}
@@ -187,7 +194,7 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 	}
 	f.ctx = c
 	h.byRef[info.Ref] = c
-	reg := h.srv.registry
+	reg := h.registry
 	reg.Remove(c.realm.ID)
 	if err := reg.Add(c.realm); err == nil {
 		_ = reg.BindContext(c.realm, c.id, c.uniqueID)
@@ -228,7 +235,7 @@ func (h *clientHub) SourceOpened(info sourceproto.SourceInfo) {
 // console message and takes the earliest page timestamp of that batch (the
 // frontend puts a message with the same stamp after it). A reloaded page
 // that never logs gets no divider: there is nothing of it to divide.
-func (h *clientHub) navigatedLocked(c *clientContext, items []sourceproto.Item) {
+func (h *Hub) navigatedLocked(c *clientContext, items []sourceproto.Item) {
 	if !c.navigated {
 		return
 	}
@@ -253,7 +260,7 @@ func (h *clientHub) navigatedLocked(c *clientContext, items []sourceproto.Item) 
 
 // SourceClosed destroys the generation's context and, after a grace period
 // without a reconnect, the page's frame.
-func (h *clientHub) SourceClosed(ref sourceproto.SourceRef, code sourceproto.CloseCode) {
+func (h *Hub) SourceClosed(ref sourceproto.SourceRef, code sourceproto.CloseCode) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.byRef[ref]
@@ -278,7 +285,7 @@ func closedBeforeSending(code sourceproto.CloseCode) string {
 
 // destroyLocked ends a page generation's context; its script reads in
 // flight are answered with why.
-func (h *clientHub) destroyLocked(c *clientContext, why string) {
+func (h *Hub) destroyLocked(c *clientContext, why string) {
 	delete(h.byRef, c.ref)
 	if c.frame.ctx == c {
 		c.frame.ctx = nil
@@ -292,8 +299,8 @@ func (h *clientHub) destroyLocked(c *clientContext, why string) {
 		s.objects.DropRealm(c.realm.ID, c.ref.Gen)
 		delete(s.client.fullTold, c.uniqueID)
 	}
-	h.srv.registry.UnbindContext(c.id, c.uniqueID)
-	h.srv.registry.Remove(c.realm.ID)
+	h.registry.UnbindContext(c.id, c.uniqueID)
+	h.registry.Remove(c.realm.ID)
 	h.broadcastLocked(func(ss *sessionState) [][]byte {
 		if !ss.runtimeEnabled {
 			return nil
@@ -302,7 +309,7 @@ func (h *clientHub) destroyLocked(c *clientContext, why string) {
 	})
 }
 
-func (h *clientHub) detachFrame(f *clientFrame) {
+func (h *Hub) detachFrame(f *clientFrame) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if f.ctx != nil || h.frames[f.sourceID] != f {
@@ -326,7 +333,7 @@ func (h *clientHub) detachFrame(f *clientFrame) {
 // Replaced and Appended deliver items; a replacement is a snapshot of the
 // page's state, so its items are handled like appended ones (page and script
 // items are idempotent; console items in it are the producer's backlog).
-func (h *clientHub) Replaced(ref sourceproto.SourceRef, _ uint64, r *sourceproto.Replace) {
+func (h *Hub) Replaced(ref sourceproto.SourceRef, _ uint64, r *sourceproto.Replace) {
 	if r.Reason == sourceproto.ReplaceInitial {
 		h.consoleEnableWelcomed(ref)
 	}
@@ -338,7 +345,7 @@ func (h *clientHub) Replaced(ref sourceproto.SourceRef, _ uint64, r *sourceproto
 // console objects are told (console.enable), and the Runtime commands
 // that waited for it go. The page's items in this replace were serialized
 // before it knew: they carry previews only.
-func (h *clientHub) consoleEnableWelcomed(ref sourceproto.SourceRef) {
+func (h *Hub) consoleEnableWelcomed(ref sourceproto.SourceRef) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c := h.byRef[ref]; c != nil {
@@ -348,11 +355,11 @@ func (h *clientHub) consoleEnableWelcomed(ref sourceproto.SourceRef) {
 	}
 }
 
-func (h *clientHub) Appended(ref sourceproto.SourceRef, _ uint64, a *sourceproto.Append) {
+func (h *Hub) Appended(ref sourceproto.SourceRef, _ uint64, a *sourceproto.Append) {
 	h.items(ref, a.Items)
 }
 
-func (h *clientHub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
+func (h *Hub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if ref.Role == sourceproto.RoleHost {
@@ -365,7 +372,7 @@ func (h *clientHub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
 	}
 	h.navigatedLocked(c, items)
 	// Page items are state: of a run of them only the last one counts, and
-	// windows are owed it (clients_owed.go).
+	// windows are owed it (owed.go).
 	changed := false
 	for i := range items {
 		it := &items[i]
@@ -392,7 +399,7 @@ func (h *clientHub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
 
 // pageChangedLocked owes every window with Page enabled the frame's new
 // state.
-func (h *clientHub) pageChangedLocked(f *clientFrame) {
+func (h *Hub) pageChangedLocked(f *clientFrame) {
 	for _, s := range h.sessionsLocked() {
 		if s.client.pageEnabled {
 			h.owePageLocked(s, f)
@@ -402,7 +409,7 @@ func (h *clientHub) pageChangedLocked(f *clientFrame) {
 
 // Gap tells every window that observations of a page or of the host channel
 // were lost, and how many: loss is never silent.
-func (h *clientHub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
+func (h *Hub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	source := ""
@@ -419,7 +426,7 @@ func (h *clientHub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
 	}
 }
 
-func (h *clientHub) Response(ref sourceproto.SourceRef, b sourceproto.Body) {
+func (h *Hub) Response(ref sourceproto.SourceRef, b sourceproto.Body) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	res, ok := b.(*sourceproto.RuntimeResult)
@@ -428,7 +435,7 @@ func (h *clientHub) Response(ref sourceproto.SourceRef, b sourceproto.Body) {
 		return
 	}
 	// The ack goes through the page's flow: this callback holds the
-	// source's lock, so it must not Send (clients_flow.go).
+	// source's lock, so it must not Send (flow.go).
 	if c, ack := h.runtimeResultLocked(ref, res); ack != nil {
 		h.controlLocked(c, ack)
 	}
@@ -450,4 +457,55 @@ func (f *clientFrame) origin() string {
 		return ""
 	}
 	return u.Scheme + "://" + u.Host
+}
+
+// HostRestarted queues msgs (the host's reset, watchState.hostGone) and then
+// announces the client pages' contexts and scripts again, which the reset
+// cleared from the frontend. Under the hub lock, as every projection of
+// client state: a page that opens meanwhile is announced exactly once. A
+// replay in progress goes first: the reset clears what it announced.
+func (h *Hub) HostRestarted(s *Window, msgs [][]byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range msgs {
+		h.queueLocked(s, m)
+	}
+	if s.client.runtimeEnabled {
+		for _, id := range h.order {
+			if c := h.frames[id].ctx; c != nil {
+				h.queueLocked(s, h.contextCreated(c))
+			}
+		}
+	}
+	if s.client.debuggerEnabled {
+		// The list covers the scripts still owed to the window.
+		s.client.owed.scripts = nil
+		for _, m := range h.scriptsOnEnableLocked() {
+			h.queueLocked(s, m)
+		}
+	}
+}
+
+// ScriptIDFor names the script of url in the page generation ref by the
+// hub's "c<n>" ids; "" when the hub does not know the page. It takes the
+// hub's lock: a caller may hold network.Window.mu (the order
+// network.Window.mu → Hub.mu), never the reverse.
+func (h *Hub) ScriptIDFor(ref sourceproto.SourceRef, url string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.byRef[ref]; c != nil {
+		return c.scriptIDFor(url)
+	}
+	return ""
+}
+
+// FrameOf is the frame of the page generation ref; false when the hub does
+// not know the page.
+func (h *Hub) FrameOf(ref sourceproto.SourceRef) (cdpwire.Frame, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c := h.byRef[ref]; c != nil {
+		return h.frameJSON(c.frame, c), true
+	}
+	return cdpwire.Frame{}, false
 }

@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -24,27 +25,48 @@ const scriptReadTimeout = 30 * time.Second
 
 type scriptRead struct {
 	ref   sourceproto.SourceRef
-	sess  *Session
+	sess  *Window
 	reqID jsontext.Value
 	buf   []byte
 	timer *time.Timer
-	field string // the answer's member: "" = scriptSource (Debugger), "content" (Page.getResourceContent)
+	field string // the answer's member: "" = the script handler's, "content" (Page.getResourceContent)
+	// script answers a Debugger request from the source (the method
+	// table's handler); params are the request's.
+	script *Script
+	params []byte
 }
 
-// scriptReads are the reads in flight, by read id. Guarded by clientHub.mu.
+// Script is a page realm's handler for a Debugger method that reads a
+// client script (the method table's AnswerScriptRead entries): the answer
+// to the request, from its params and the script's source as the page sent
+// it.
+type Script struct {
+	answer func(params, source []byte) ([]byte, error)
+}
+
+// GetScriptSource answers Debugger.getScriptSource.
+var GetScriptSource = &Script{answer: func(_, source []byte) ([]byte, error) {
+	// encoding/json (not jsontext) so that invalid UTF-8 in a page's file
+	// becomes U+FFFD instead of an error.
+	quoted, _ := json.Marshal(string(source))
+	out := append([]byte(`{"scriptSource":`), quoted...)
+	return append(out, '}'), nil
+}}
+
+// scriptReads are the reads in flight, by read id. Guarded by Hub.mu.
 type scriptReads map[uint64]*scriptRead
 
-// clientScriptRequest answers the Debugger methods that address a client
+// ScriptRequest answers the Debugger methods that address a client
 // script ("c<n>" ids or a client script's URL). It reports whether it did.
 //
 // It decides under hub.mu and acts after releasing it: sending a
 // script.read can end the page's connection on this goroutine, and the
 // SourceClosed that follows takes hub.mu (see the lock order at
-// clientHub.mu).
-func (h *clientHub) clientScriptRequest(s *Session, req request) bool {
+// Hub.mu).
+func (h *Hub) ScriptRequest(s *Window, req Request, rule Rule) bool {
 	p := scanScriptParams(req.Params)
 	h.mu.Lock()
-	act := h.scriptRequestLocked(s, req, p)
+	act := h.scriptRequestLocked(s, req, p, rule)
 	h.mu.Unlock()
 	switch {
 	case act.read != nil:
@@ -81,43 +103,37 @@ type readStart struct {
 	url string
 }
 
-func (h *clientHub) scriptRequestLocked(s *Session, req request, p scriptParams) scriptAction {
+// scriptRequestLocked acts on the method's pages' column (rule) when the
+// request names a client script.
+func (h *Hub) scriptRequestLocked(s *Window, req request, p scriptParams, rule Rule) scriptAction {
 	sc := h.scripts[p.scriptID]
 	if sc == nil && strings.HasPrefix(p.scriptID, "c") {
 		return scriptAction{handled: true, answer: appendError(nil, req.ID, "", &wireError{codeServerError, "No script for id: " + p.scriptID})}
 	}
-	switch req.Method {
-	case "Debugger.getScriptSource":
+	switch rule.Answer {
+	case AnswerScriptRead:
 		if sc == nil {
 			return scriptAction{}
 		}
 		if h.reg == nil {
 			return scriptAction{handled: true, refusal: &wireError{codeServerError, "client script reads are not connected in this worker"}}
 		}
-		return scriptAction{handled: true, read: h.startReadLocked(s, req, sc)}
-	case "Debugger.getPossibleBreakpoints":
+		return scriptAction{handled: true, read: h.startReadLocked(s, req, sc, rule.Script)}
+	case AnswerLiteral:
 		if sc == nil {
 			return scriptAction{}
 		}
-		return scriptAction{handled: true, answer: appendResult(nil, req.ID, []byte(`{"locations":[]}`))}
-	case "Debugger.setBlackboxedRanges":
-		if sc == nil {
-			return scriptAction{}
-		}
-		return scriptAction{handled: true, answer: appendResult(nil, req.ID, []byte(`{}`))}
-	case "Debugger.setBreakpoint", "Debugger.setBreakpointByUrl", "Debugger.continueToLocation", "Debugger.searchInContent":
+		return scriptAction{handled: true, answer: appendResult(nil, req.ID, []byte(rule.Result))}
+	case AnswerRefusal:
 		if sc == nil {
 			sc = h.clientScriptByURLLocked(p.url)
 		}
 		if sc == nil {
 			return scriptAction{}
 		}
-		// The refusal is the client realm's own (its Debugger slot).
-		why := "client scripts are read-only in inspector-worker: a page cannot pause its own JavaScript and still answer the worker"
-		if err := sc.ctx.realm.Check(req.Method); err != nil {
-			why = err.Error()
-		}
-		return scriptAction{handled: true, tell: true, refusal: &wireError{codeServerError, why + "; set breakpoints in host (Node) scripts"}}
+		// The refusal is the client realm's own, in its words.
+		why := (&realm.UnsupportedError{Realm: sc.ctx.realm.ID, Method: req.Method, Reason: rule.Reason}).Error()
+		return scriptAction{handled: true, tell: rule.Tell, refusal: &wireError{codeServerError, why + "; set breakpoints in host (Node) scripts"}}
 	}
 	return scriptAction{}
 }
@@ -153,10 +169,10 @@ func scanScriptParams(params []byte) scriptParams {
 // startReadLocked registers a read before its script.read is sent, so an
 // answer (or the page's close) that comes back at once finds it; the
 // timeout answers a read the page never finishes.
-func (h *clientHub) startReadLocked(s *Session, req request, sc *clientScript) *readStart {
+func (h *Hub) startReadLocked(s *Window, req request, sc *clientScript, script *Script) *readStart {
 	h.nextRead++
 	id := h.nextRead
-	r := &scriptRead{ref: sc.ctx.ref, sess: s, reqID: req.ID}
+	r := &scriptRead{ref: sc.ctx.ref, sess: s, reqID: req.ID, script: script, params: req.Params}
 	r.timer = time.AfterFunc(scriptReadTimeout, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -170,7 +186,7 @@ func (h *clientHub) startReadLocked(s *Session, req request, sc *clientScript) *
 // When the page's outbox is full its carrier ends the connection right
 // here, and SourceClosed has already answered the read (finish is then a
 // no-op): the request gets exactly one answer either way.
-func (h *clientHub) sendRead(rs *readStart) {
+func (h *Hub) sendRead(rs *readStart) {
 	err := rs.reg.Send(rs.ref, &sourceproto.ScriptRead{ID: rs.id, URL: rs.url, Content: true})
 	if err == nil {
 		return
@@ -218,16 +234,20 @@ func (rs scriptReads) finish(id uint64, source []byte, failure string) {
 		r.sess.enqueue(appendError(nil, r.reqID, "", &wireError{codeServerError, failure}))
 		return
 	}
-	// encoding/json (not jsontext) so that invalid UTF-8 in a page's file
-	// becomes U+FFFD instead of an error.
-	quoted, _ := json.Marshal(string(source))
 	if r.field == "content" {
+		// encoding/json (not jsontext) so that invalid UTF-8 in a page's
+		// file becomes U+FFFD instead of an error.
+		quoted, _ := json.Marshal(string(source))
 		out := append([]byte(`{"content":`), quoted...)
 		r.sess.enqueue(appendResult(nil, r.reqID, append(out, `,"base64Encoded":false}`...)))
 		return
 	}
-	out := append([]byte(`{"scriptSource":`), quoted...)
-	r.sess.enqueue(appendResult(nil, r.reqID, append(out, '}')))
+	answer, err := r.script.answer(r.params, source)
+	if err != nil {
+		r.sess.enqueue(appendError(nil, r.reqID, "", &wireError{codeServerError, err.Error()}))
+		return
+	}
+	r.sess.enqueue(appendResult(nil, r.reqID, answer))
 }
 
 // failRef ends every read of a source generation that went away.

@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"container/list"
@@ -25,9 +25,9 @@ import (
 // close, by a full backlog, or by a failed send.
 //
 // Commands, acks and cancels reach the page through its flow
-// (clients_flow.go): a window of commands in flight, a bounded FIFO behind
+// (flow.go): a window of commands in flight, a bounded FIFO behind
 // it, and one sender goroutine per page that writes outside hub.mu (see
-// the lock order at clientHub.mu; Consumer callbacks hold their source's
+// the lock order at Hub.mu; Consumer callbacks hold their source's
 // lock, and a full outbox closes that source inside Send).
 
 // consoleGroup is the object group of console arguments, as V8 names it:
@@ -35,17 +35,18 @@ import (
 const consoleGroup = "console"
 
 // runtimeCall is one runtime.command, from its registration until it is
-// answered or withdrawn. Guarded by clientHub.mu.
+// answered or withdrawn. Guarded by Hub.mu.
 type runtimeCall struct {
 	ref    sourceproto.SourceRef
 	ctx    *clientContext // the page generation's context: its flow
 	page   string         // the page's name, for messages
 	realm  string
-	sess   *Session
+	sess   *Window
 	wire   string         // the session's id on the wire
 	reqID  jsontext.Value // nil: the worker's own command (a release)
 	method sourceproto.RuntimeMethod
-	cdp    string // the CDP method, for messages
+	cdp    string   // the CDP method, for messages
+	rt     *Runtime // its handler (renders the answer); nil for the worker's own commands
 	ctxID  int
 	group  string // the object group returned handles join
 	timer  *time.Timer
@@ -64,19 +65,20 @@ func (c *runtimeCall) release() bool {
 }
 
 // runtimeCalls are the commands in flight, by command id. Guarded by
-// clientHub.mu.
+// Hub.mu.
 type runtimeCalls map[uint64]*runtimeCall
 
 // wireSession is a window's DevTools session id in the page protocol.
-func wireSession(s *Session) string { return "w" + strconv.FormatInt(s.id, 10) }
+func wireSession(s *Window) string { return "w" + strconv.FormatInt(s.id, 10) }
 
-// runtimeRequest answers a Runtime request routed to the client realm r.
-func (h *clientHub) runtimeRequest(s *Session, req request, r *realm.Realm) {
+// RuntimeRequest answers a Runtime request routed to the client realm r,
+// by the method's handler rt (nil: the agent does not serve it).
+func (h *Hub) RuntimeRequest(s *Window, req Request, r *realm.Realm, rt *Runtime) {
 	// throwOnSideEffect (completions, the eager preview) goes to the page
 	// too: the agent reads property paths without running page code
 	// (client/js/sideeffect.mjs) and refuses the rest with V8's EvalError.
 	h.mu.Lock()
-	answer, werr := h.startCallLocked(s, req, r)
+	answer, werr := h.startCallLocked(s, req, r, rt)
 	h.mu.Unlock()
 	switch {
 	case werr != nil:
@@ -93,21 +95,21 @@ func (h *clientHub) runtimeRequest(s *Session, req request, r *realm.Realm) {
 // carrier has sent the page its welcome, and a page drops frames that come
 // before its welcome (a window that evaluated at once got the deadline
 // error 10 s later).
-func (h *clientHub) startCallLocked(s *Session, req request, r *realm.Realm) ([]byte, *wireError) {
+func (h *Hub) startCallLocked(s *Window, req request, r *realm.Realm, rt *Runtime) ([]byte, *wireError) {
 	c := h.contextOfLocked(r)
 	if c == nil {
 		return nil, &wireError{codeServerError, fmt.Sprintf("the page %q is gone (it closed or reloaded); its objects went with it", r.Name)}
 	}
 	if !c.caps.Has(sourceproto.CapRuntime) || h.reg == nil {
-		if req.Method == "Runtime.globalLexicalScopeNames" {
-			return appendResult(nil, req.ID, []byte(`{"names":[]}`)), nil
+		if rt != nil && rt.withoutAgent != "" {
+			return appendResult(nil, req.ID, []byte(rt.withoutAgent)), nil
 		}
 		return nil, &wireError{codeServerError, fmt.Sprintf(
 			"%s in the page %q is not available: the page's client agent did not offer the runtime capability "+
 				"(update client/js, or the page blocks evaluation)", req.Method, r.Name)}
 	}
 	res := handleResolver{t: s.objects, realm: r.ID, gen: c.ref.Gen, page: r.Name}
-	cmd, group, err := runtimeCommand(req.Method, req.Params, &res)
+	cmd, group, err := runtimeCommand(rt, req.Method, req.Params, &res, h.served)
 	if err != nil {
 		return nil, &wireError{codeServerError, err.Error()}
 	}
@@ -117,7 +119,7 @@ func (h *clientHub) startCallLocked(s *Session, req request, r *realm.Realm) ([]
 		s.objects.Release(res.lastObjectID)
 	}
 	call := &runtimeCall{ref: c.ref, ctx: c, page: r.Name, realm: r.ID, sess: s, wire: wireSession(s), reqID: req.ID,
-		method: cmd.Method, cdp: req.Method, ctxID: c.id, group: group, size: len(req.Params) + commandOverhead}
+		method: cmd.Method, cdp: req.Method, rt: rt, ctxID: c.id, group: group, size: len(req.Params) + commandOverhead}
 	h.registerLocked(call, cmd)
 	if werr := h.admitLocked(c, call); werr != nil {
 		h.forgetCallLocked(cmd.ID)
@@ -129,17 +131,17 @@ func (h *clientHub) startCallLocked(s *Session, req request, r *realm.Realm) ([]
 // registerLocked numbers cmd, records the call and arms its deadline: the
 // deadline runs from the request's arrival, whether the command waits
 // behind the page's window or not.
-func (h *clientHub) registerLocked(call *runtimeCall, cmd *sourceproto.RuntimeCommand) {
+func (h *Hub) registerLocked(call *runtimeCall, cmd *sourceproto.RuntimeCommand) {
 	h.nextCall++
 	id := h.nextCall
 	cmd.ID, cmd.Session = id, call.wire
 	call.cmd = cmd
-	call.timer = time.AfterFunc(h.srv.opts.ClientRuntimeTimeout, func() { h.runtimeDeadline(id) })
+	call.timer = time.AfterFunc(h.runtimeTimeout, func() { h.runtimeDeadline(id) })
 	h.calls[id] = call
 }
 
 // contextOfLocked is the live context of a client realm.
-func (h *clientHub) contextOfLocked(r *realm.Realm) *clientContext {
+func (h *Hub) contextOfLocked(r *realm.Realm) *clientContext {
 	f := h.frames[strings.TrimPrefix(r.ID, "client:")]
 	if f == nil || f.ctx == nil || f.ctx.realm != r {
 		return nil
@@ -150,7 +152,7 @@ func (h *clientHub) contextOfLocked(r *realm.Realm) *clientContext {
 // forgetCallLocked ends a call: out of the table, its deadline stopped, out
 // of its page's flow. It returns the call (nil if it had ended already) and
 // whether the page had been sent the command.
-func (h *clientHub) forgetCallLocked(id uint64) (call *runtimeCall, wasSent bool) {
+func (h *Hub) forgetCallLocked(id uint64) (call *runtimeCall, wasSent bool) {
 	call = h.calls[id]
 	if call == nil {
 		return nil, false
@@ -163,7 +165,7 @@ func (h *clientHub) forgetCallLocked(id uint64) (call *runtimeCall, wasSent bool
 // failCallLocked answers a call with an error and forgets it. It is a
 // no-op for a call already answered (a failed send after the page's close
 // answered it).
-func (h *clientHub) failCallLocked(id uint64, why string) *runtimeCall {
+func (h *Hub) failCallLocked(id uint64, why string) *runtimeCall {
 	call, _ := h.forgetCallLocked(id)
 	if call != nil && call.reqID != nil {
 		call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError, call.cdp + ": " + why}))
@@ -175,14 +177,14 @@ func (h *clientHub) failCallLocked(id uint64, why string) *runtimeCall {
 // command the page was sent is withdrawn (runtime.cancel, which also frees
 // the handles of an answer still on its way); one still waiting behind the
 // window never reaches the page.
-func (h *clientHub) runtimeDeadline(id uint64) {
+func (h *Hub) runtimeDeadline(id uint64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	call := h.calls[id]
 	if call == nil {
 		return
 	}
-	d := h.srv.opts.ClientRuntimeTimeout
+	d := h.runtimeTimeout
 	why := fmt.Sprintf("the page %q did not answer within %v (the client Runtime deadline, "+
 		"cdpserver.Options.ClientRuntimeTimeout); the command was cancelled in the page", call.page, d)
 	if !call.sent {
@@ -203,7 +205,7 @@ func (h *clientHub) runtimeDeadline(id uint64) {
 // cancelled, its window gone) gets no ack: the command was withdrawn with
 // runtime.cancel, which frees that answer's handles in the page whether it
 // arrives before or after the answer.
-func (h *clientHub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourceproto.RuntimeResult) (*clientContext, *sourceproto.RuntimeAck) {
+func (h *Hub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourceproto.RuntimeResult) (*clientContext, *sourceproto.RuntimeAck) {
 	call := h.calls[res.ID]
 	if call == nil || !call.sent || call.ref != ref || call.wire != res.Session || call.method != res.Method {
 		return nil, nil
@@ -234,15 +236,17 @@ func (h *clientHub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourcepr
 
 // deliverResultLocked maps a successful result's handles into the window's
 // table and answers the window. It reports whether the handles were kept.
-func (h *clientHub) deliverResultLocked(ref sourceproto.SourceRef, call *runtimeCall, res *sourceproto.RuntimeResult) bool {
+func (h *Hub) deliverResultLocked(ref sourceproto.SourceRef, call *runtimeCall, res *sourceproto.RuntimeResult) bool {
 	m := &objectMapper{t: call.sess.objects, realm: call.realm, gen: call.ref.Gen, group: call.group,
 		ctxID: call.ctxID, scriptID: h.scriptIDLocked(ref)}
 	kept := true
 	var body []byte
 	var err error
-	if call.cdp == "Runtime.compileScript" {
-		m.noHandles, kept = true, false // a syntax check keeps no object
-		body, err = compileScriptAnswer(res, m)
+	if call.rt != nil && call.rt.keepsNoObjects {
+		m.noHandles, kept = true, false
+	}
+	if call.rt != nil {
+		body, err = call.rt.render(res, m)
 	} else {
 		body, err = projectRuntimeResult(res, m)
 	}
@@ -259,7 +263,7 @@ func (h *clientHub) deliverResultLocked(ref sourceproto.SourceRef, call *runtime
 }
 
 // scriptIDLocked maps a page script URL to its "c<n>" id for stack traces.
-func (h *clientHub) scriptIDLocked(ref sourceproto.SourceRef) func(string) string {
+func (h *Hub) scriptIDLocked(ref sourceproto.SourceRef) func(string) string {
 	c := h.byRef[ref]
 	return func(u string) string {
 		if c == nil {
@@ -270,7 +274,7 @@ func (h *clientHub) scriptIDLocked(ref sourceproto.SourceRef) func(string) strin
 }
 
 // failCallsLocked answers every call to a source generation that went away.
-func (h *clientHub) failCallsLocked(ref sourceproto.SourceRef, page string) {
+func (h *Hub) failCallsLocked(ref sourceproto.SourceRef, page string) {
 	for id, call := range h.calls {
 		if call.ref == ref {
 			h.failCallLocked(id, fmt.Sprintf("the page %q closed before it answered", page))

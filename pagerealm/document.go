@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"encoding/json"
@@ -15,8 +15,8 @@ import (
 // Other resource that Sources leaves out): asking for it is refused with the
 // reason.
 
-// pageGetResourceContent answers Page.getResourceContent.
-func pageGetResourceContent(s *Session, req request) {
+// GetResourceContent answers Page.getResourceContent.
+func (h *Hub) GetResourceContent(s *Window, req Request) {
 	var p struct {
 		FrameID string `json:"frameId"`
 		URL     string `json:"url"`
@@ -24,7 +24,6 @@ func pageGetResourceContent(s *Session, req request) {
 	if len(req.Params) > 0 {
 		_ = json.Unmarshal(req.Params, &p)
 	}
-	h := s.srv.clients
 	h.mu.Lock()
 	rs, why := h.documentReadLocked(s, req, p.FrameID, p.URL)
 	h.mu.Unlock()
@@ -37,8 +36,8 @@ func pageGetResourceContent(s *Session, req request) {
 
 // documentReadLocked registers the read of a page's document, or says why
 // there is none.
-func (h *clientHub) documentReadLocked(s *Session, req request, frameID, url string) (*readStart, string) {
-	if frameID == h.srv.targetID {
+func (h *Hub) documentReadLocked(s *Window, req request, frameID, url string) (*readStart, string) {
+	if frameID == h.targetID {
 		return nil, "the host frame has no document: the host's scripts are listed under file:// in Sources"
 	}
 	var f *clientFrame

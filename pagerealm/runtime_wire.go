@@ -1,9 +1,10 @@
-package cdpserver
+package pagerealm
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/cdp/jsonv2"
@@ -83,24 +84,62 @@ func (r *handleResolver) handle(objectID string) (string, object.Entry, error) {
 	return e.Handle.ID, e, nil
 }
 
-// runtimeCommand builds the runtime.command for a CDP Runtime request and
-// the object group its result's handles join (CDP: the request's
-// objectGroup, else the group of the object it names).
-func runtimeCommand(method string, params []byte, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
+// Runtime is a page realm's handler for one CDP Runtime method (the
+// method table's AnswerAgent entries): how the request becomes a
+// runtime.command, and how the page's result becomes the CDP answer.
+type Runtime struct {
+	// command builds the runtime.command and the object group its result's
+	// handles join (CDP: the request's objectGroup, else the group of the
+	// object it names).
+	command func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error)
+	// answer renders the page's successful result; nil:
+	// projectRuntimeResult.
+	answer func(res *sourceproto.RuntimeResult, m *objectMapper) ([]byte, error)
+	// keepsNoObjects: the result's objects get no objectIds and the page
+	// is told not to keep them (a syntax check).
+	keepsNoObjects bool
+	// withoutAgent is the answer when the page's agent did not offer the
+	// runtime capability; "" refuses the request.
+	withoutAgent string
+}
+
+// render is the CDP answer to the page's successful result.
+func (rt *Runtime) render(res *sourceproto.RuntimeResult, m *objectMapper) ([]byte, error) {
+	if rt.answer != nil {
+		return rt.answer(res, m)
+	}
+	return projectRuntimeResult(res, m)
+}
+
+// runtimeCommand builds the runtime.command for a CDP Runtime request by
+// the method's handler rt in the method table, and the object group its
+// result's handles join. Without a handler the method is refused, naming
+// the served ones.
+func runtimeCommand(rt *Runtime, method string, params []byte, r *handleResolver, served []string) (*sourceproto.RuntimeCommand, string, error) {
 	var p cdpRuntimeParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, "", fmt.Errorf("invalid params: %v", err)
 		}
 	}
-	switch method {
-	case "Runtime.evaluate":
+	if rt != nil {
+		return rt.command(&p, r)
+	}
+	return nil, "", fmt.Errorf("%s is not offered in client pages: the page agent serves %s",
+		method, strings.Join(served, ", "))
+}
+
+// The page agent's Runtime methods: the handlers the method table's pages'
+// column names (AnswerAgent).
+var (
+	Evaluate = &Runtime{command: func(p *cdpRuntimeParams, _ *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 		return &sourceproto.RuntimeCommand{Method: sourceproto.MethodEvaluate, Evaluate: &sourceproto.EvaluateParams{
 			Expression: p.Expression, ObjectGroup: p.ObjectGroup, IncludeCommandLineAPI: p.IncludeCommandLineAPI,
 			Silent: p.Silent, ReturnByValue: p.ReturnByValue, GeneratePreview: p.GeneratePreview, UserGesture: p.UserGesture,
 			AwaitPromise: p.AwaitPromise, ThrowOnSideEffect: p.ThrowOnSideEffect, ReplMode: p.ReplMode, Timeout: int64(p.Timeout),
 		}}, p.ObjectGroup, nil
-	case "Runtime.getProperties":
+	}}
+	GetProperties = &Runtime{command: func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 		h, e, err := r.handle(p.ObjectID)
 		if err != nil {
 			return nil, "", err
@@ -109,9 +148,9 @@ func runtimeCommand(method string, params []byte, r *handleResolver) (*sourcepro
 			Handle: h, OwnProperties: p.OwnProperties, AccessorPropertiesOnly: p.AccessorPropertiesOnly,
 			GeneratePreview: p.GeneratePreview, NonIndexedPropertiesOnly: p.NonIndexedPropertiesOnly,
 		}}, e.Group, nil
-	case "Runtime.callFunctionOn":
-		return callFunctionOnCommand(&p, r)
-	case "Runtime.awaitPromise":
+	}}
+	CallFunctionOn = &Runtime{command: callFunctionOnCommand}
+	AwaitPromise   = &Runtime{command: func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 		h, e, err := r.handle(p.PromiseObjectID)
 		if err != nil {
 			return nil, "", err
@@ -119,22 +158,26 @@ func runtimeCommand(method string, params []byte, r *handleResolver) (*sourcepro
 		return &sourceproto.RuntimeCommand{Method: sourceproto.MethodAwaitPromise, AwaitPromise: &sourceproto.AwaitPromiseParams{
 			Handle: h, ReturnByValue: p.ReturnByValue, GeneratePreview: p.GeneratePreview,
 		}}, e.Group, nil
-	case "Runtime.releaseObject":
+	}}
+	ReleaseObject = &Runtime{command: func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 		h, _, err := r.handle(p.ObjectID)
 		if err != nil {
 			return nil, "", err
 		}
 		return &sourceproto.RuntimeCommand{Method: sourceproto.MethodReleaseObject,
 			ReleaseObject: &sourceproto.ReleaseObjectParams{Handle: h}}, "", nil
-	case "Runtime.globalLexicalScopeNames":
-		return &sourceproto.RuntimeCommand{Method: sourceproto.MethodGlobalLexicalScopeNames,
-			GlobalLexicalScopeNames: &sourceproto.GlobalLexicalScopeNamesParams{}}, "", nil
-	case "Runtime.compileScript":
-		return compileScriptCommand(&p)
-	}
-	return nil, "", fmt.Errorf("%s is not offered in client pages: the page agent serves evaluate, getProperties, "+
-		"callFunctionOn, awaitPromise, releaseObject(Group), globalLexicalScopeNames and compileScript (syntax check)", method)
-}
+	}}
+	// A page without the runtime capability has no names to complete.
+	GlobalLexicalScopeNames = &Runtime{withoutAgent: `{"names":[]}`,
+		command: func(*cdpRuntimeParams, *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
+			return &sourceproto.RuntimeCommand{Method: sourceproto.MethodGlobalLexicalScopeNames,
+				GlobalLexicalScopeNames: &sourceproto.GlobalLexicalScopeNamesParams{}}, "", nil
+		}}
+	CompileScript = &Runtime{answer: compileScriptAnswer, keepsNoObjects: true,
+		command: func(p *cdpRuntimeParams, _ *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
+			return compileScriptCommand(p)
+		}}
+)
 
 // syntaxCheck is the page-side syntax check compileScriptCommand sends.
 // `new Function(src)` compiles without running, but V8 parses the body

@@ -1,4 +1,4 @@
-package cdpserver
+package pagerealm
 
 import (
 	"fmt"
@@ -52,7 +52,7 @@ const (
 	maxScriptsOnEnable = maxQueuedMessages / 5
 )
 
-// pageScripts are one page load's scripts. Guarded by clientHub.mu.
+// pageScripts are one page load's scripts. Guarded by Hub.mu.
 type pageScripts struct {
 	list    []*clientScript          // kept scripts, in the order the page announced them
 	byURL   map[string]*clientScript // list by URL
@@ -72,7 +72,7 @@ func (c *clientContext) scriptIDFor(u string) string { return c.scripts.idFor(u)
 // scriptLocked registers a page script and announces it to the windows with
 // the Debugger enabled, so console source links and Sources can open it. A
 // script past the page's bounds is dropped; the first drop is announced.
-func (h *clientHub) scriptLocked(c *clientContext, si *sourceproto.ScriptInfo) {
+func (h *Hub) scriptLocked(c *clientContext, si *sourceproto.ScriptInfo) {
 	ps := &c.scripts
 	if si.URL == "" || ps.byURL[si.URL] != nil {
 		return
@@ -104,7 +104,7 @@ func (h *clientHub) scriptLocked(c *clientContext, si *sourceproto.ScriptInfo) {
 
 // clientScriptByURLLocked finds a live page script by URL (the first page,
 // in attach order, that has it).
-func (h *clientHub) clientScriptByURLLocked(u string) *clientScript {
+func (h *Hub) clientScriptByURLLocked(u string) *clientScript {
 	if u == "" {
 		return nil
 	}
@@ -118,9 +118,9 @@ func (h *clientHub) clientScriptByURLLocked(u string) *clientScript {
 	return nil
 }
 
-// debuggerEnabling announces the client scripts before Debugger.enable's
+// DebuggerEnabled announces the client scripts before Debugger.enable's
 // answer (V8 lists its own first too).
-func (h *clientHub) debuggerEnabling(s *Session) {
+func (h *Hub) DebuggerEnabled(s *Window) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s.client.debuggerEnabled {
@@ -136,7 +136,7 @@ func (h *clientHub) debuggerEnabling(s *Session) {
 // when it enables Debugger (or its host restarted): each page's kept
 // scripts in the order the page announced them, at most maxScriptsOnEnable
 // in all, and after a page's scripts a warning when some were left out.
-func (h *clientHub) scriptsOnEnableLocked() [][]byte {
+func (h *Hub) scriptsOnEnableLocked() [][]byte {
 	var ctxs []*clientContext
 	var counts []int
 	for _, id := range h.order {
@@ -196,7 +196,7 @@ func fairShares(wants []int, budget int) []int {
 // scriptParsed renders a client script's Debugger.scriptParsed. By hand,
 // as the console projection: a window that enables Debugger gets up to
 // maxScriptsOnEnable of them under hub.mu.
-func (h *clientHub) scriptParsed(s *clientScript) []byte {
+func (h *Hub) scriptParsed(s *clientScript) []byte {
 	b := make([]byte, 0, 360+len(s.url)+len(s.ctx.frame.id))
 	b = append(b, `{"method":"Debugger.scriptParsed","params":{"endColumn":0,"endLine":0,"executionContextAuxData":{"frameId":`...)
 	b, _ = jsontext.AppendQuote(b, s.ctx.frame.id)
