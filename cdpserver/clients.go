@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -298,7 +299,7 @@ func (h *clientHub) destroyLocked(c *clientContext, why string) {
 		if !ss.runtimeEnabled {
 			return nil
 		}
-		return [][]byte{fmt.Appendf(nil, `{"method":"Runtime.executionContextDestroyed","params":{"executionContextId":%d,"executionContextUniqueId":%q}}`, c.id, c.uniqueID)}
+		return [][]byte{cdpproject.ExecutionContextDestroyed(c.id, c.uniqueID)}
 	})
 }
 
@@ -319,7 +320,7 @@ func (h *clientHub) detachFrame(f *clientFrame) {
 		if !ss.pageEnabled {
 			return nil
 		}
-		return [][]byte{fmt.Appendf(nil, `{"method":"Page.frameDetached","params":{"frameId":%q,"reason":"remove"}}`, f.id)}
+		return [][]byte{cdpproject.FrameDetached(f.id)}
 	})
 }
 

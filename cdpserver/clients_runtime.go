@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -242,9 +243,9 @@ func (h *clientHub) deliverResultLocked(ref sourceproto.SourceRef, call *runtime
 	var err error
 	if call.cdp == "Runtime.compileScript" {
 		m.noHandles, kept = true, false // a syntax check keeps no object
-		body, err = compileScriptAnswer(res, m)
+		body, err = cdpproject.CompileScriptResult(res, m.values())
 	} else {
-		body, err = projectRuntimeResult(res, m)
+		body, err = cdpproject.RuntimeResult(res, m.values())
 	}
 	if err == nil && m.full {
 		err = h.objectsFullLocked(call.sess, call.realm, call.page)

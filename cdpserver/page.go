@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"net/url"
 	"path"
+
+	"github.com/chromedp/cdproto/cdp"
+
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 )
 
 // The page-target scaffold: the worker is one "page" whose main frame is the
@@ -11,41 +15,18 @@ import (
 // execution context names it in auxData.frameId (rewrite.go), which is how
 // the frontend ties the Console's context to the frame.
 
-type frame struct {
-	ID             string `json:"id"`
-	ParentID       string `json:"parentId,omitempty"`
-	LoaderID       string `json:"loaderId"`
-	Name           string `json:"name,omitempty"`
-	URL            string `json:"url"`
-	SecurityOrigin string `json:"securityOrigin"`
-	MimeType       string `json:"mimeType"`
-}
-
-type frameTree struct {
-	Frame       frame           `json:"frame"`
-	Resources   []frameResource `json:"resources"`
-	ChildFrames []frameTree     `json:"childFrames,omitempty"`
-}
-
-// frameResource is a Page.FrameResource.
-type frameResource struct {
-	URL      string `json:"url"`
-	Type     string `json:"type"`
-	MimeType string `json:"mimeType"`
-}
-
 // mainFrame describes the host as the page's main frame. Its URL is the host
 // script's directory, not the script itself: when frame and script share a
 // URL, Sources lists the script twice.
-func (s *Server) mainFrame() frame {
+func (s *Server) mainFrame() cdpproject.Frame {
 	u := s.hostInfo.URL
 	frameURL := "node://host/"
 	if pu, err := url.Parse(u); err == nil && pu.Scheme == "file" && pu.Path != "" {
 		frameURL = (&url.URL{Scheme: "file", Path: path.Dir(pu.Path) + "/"}).String()
 	}
-	return frame{
-		ID:             s.targetID,
-		LoaderID:       s.targetID,
+	return cdpproject.Frame{
+		ID:             cdp.FrameID(s.targetID),
+		LoaderID:       cdp.LoaderID(s.targetID),
 		Name:           s.hostInfo.Title,
 		URL:            frameURL,
 		SecurityOrigin: "file://",
@@ -65,14 +46,9 @@ func (s *Server) hostContextName() string {
 
 // resourceTree answers Page.getResourceTree: the host as the main frame, one
 // child frame per client page.
-func (s *Server) resourceTree(children []frameTree) []byte {
-	var out struct {
-		FrameTree frameTree `json:"frameTree"`
-	}
+func (s *Server) resourceTree(children []cdpproject.FrameTree) []byte {
 	main := s.mainFrame()
-	out.FrameTree = frameTree{Frame: main, Resources: hostFrameResources(main), ChildFrames: children}
-	b, _ := json.Marshal(out)
-	return b
+	return cdpproject.ResourceTree(cdpproject.FrameTree{Frame: main, Resources: hostFrameResources(main), ChildFrames: children})
 }
 
 // hostFrameResources lists the host frame's own URL (the script's
@@ -82,20 +58,11 @@ func (s *Server) resourceTree(children []frameTree) []byte {
 // opening it asked Page.getResourceContent, which has nothing to read (there
 // is no host document), so the user saw "'Page.getResourceContent' wasn't
 // found". Sources leaves Other resources out.
-func hostFrameResources(main frame) []frameResource {
-	return []frameResource{{URL: main.URL, Type: "Other", MimeType: "text/directory"}}
+func hostFrameResources(main cdpproject.Frame) []cdpproject.FrameResource {
+	return []cdpproject.FrameResource{{URL: main.URL, Type: "Other", MimeType: "text/directory"}}
 }
 
-func (s *Server) frameTreeAnswer() []byte {
-	var out struct {
-		FrameTree struct {
-			Frame frame `json:"frame"`
-		} `json:"frameTree"`
-	}
-	out.FrameTree.Frame = s.mainFrame()
-	b, _ := json.Marshal(out)
-	return b
-}
+func (s *Server) frameTreeAnswer() []byte { return cdpproject.FrameTreeAnswer(s.mainFrame()) }
 
 // targetInfo answers Target.getTargetInfo.
 func (s *Server) targetInfo() []byte {
