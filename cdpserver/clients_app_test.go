@@ -77,6 +77,24 @@ func TestHostObservationsInConsole(t *testing.T) {
 	}
 }
 
+// TestHostObservationNameQuotedAsJSON: the Console line quotes an
+// observation's name as JSON, like the data beside it. Go's %q wrote \a,
+// \x7f and \xff, which JSON refuses and the Console's JavaScript reads as
+// other characters ("\xff" is "ÿ", not the invalid byte).
+func TestHostObservationNameQuotedAsJSON(t *testing.T) {
+	for _, name := range []string{"bell\a", "del\x7f", "bad\xff", "sep\u2028", `q"uote`, "é"} {
+		var m cdptest.Msg
+		m.Params = []byte(strings.TrimSuffix(strings.TrimPrefix(string(appEntry(&sourceproto.AppEvent{Name: name, Timestamp: 1.7e12})),
+			`{"method":"Log.entryAdded","params":`), "}"))
+		_, text := logText(t, m)
+		quoted := strings.TrimSuffix(strings.TrimPrefix(text, "observe("), ")")
+		var got string
+		if err := json.Unmarshal([]byte(quoted), &got); err != nil || got != strings.ToValidUTF8(name, "\uFFFD") {
+			t.Errorf("observe(%q) shows as %s: not the name quoted as JSON (%v, decoded %q)", name, text, err, got)
+		}
+	}
+}
+
 // Page.getResourceContent is answered for a page's document only; anything
 // else is refused with the reason (never "wasn't found").
 func TestResourceContentRefusals(t *testing.T) {
