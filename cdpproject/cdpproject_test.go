@@ -99,6 +99,8 @@ func TestProjectionsKeepStrings(t *testing.T) {
 			{"contextDestroyed", ExecutionContextDestroyed(-1, s), []any{"params", "executionContextUniqueId"}},
 			{"scriptParsed", ScriptParsed("1", s, Context{ID: -1, FrameID: "F"}), []any{"params", "url"}},
 			{"logEntry", LogEntry(SourceOther, "info", s, 1), []any{"params", "entry", "text"}},
+			{"scriptSource", ScriptSource([]byte(s)), []any{"scriptSource"}},
+			{"resourceContent", ResourceContent([]byte(s)), []any{"content"}},
 			{"breakpointResolved", BreakpointResolved(s, []byte(`{"scriptId":"1","lineNumber":0}`)), []any{"params", "breakpointId"}},
 		}
 		for _, c := range cases {

@@ -80,3 +80,24 @@ func DocumentOpened(f Frame) []byte {
 func FrameDetached(id string) []byte {
 	return Event("Page.frameDetached", &cdppage.EventFrameDetached{FrameID: cdp.FrameID(id), Reason: cdppage.FrameDetachedReasonRemove})
 }
+
+// Answers with a page file's text. Local types: cdproto's results omit an
+// empty source (scriptSource is omitempty) and carry content as []byte,
+// which encodes as base64.
+type scriptSourceAnswer struct {
+	ScriptSource string `json:"scriptSource"`
+}
+
+type resourceContentAnswer struct {
+	Content       string `json:"content"`
+	Base64Encoded bool   `json:"base64Encoded"`
+}
+
+// ScriptSource is Debugger.getScriptSource's answer; invalid UTF-8 in the
+// page's file becomes U+FFFD.
+func ScriptSource(src []byte) []byte { return mustMarshal(&scriptSourceAnswer{string(src)}) }
+
+// ResourceContent is Page.getResourceContent's answer for a text file.
+func ResourceContent(src []byte) []byte {
+	return mustMarshal(&resourceContentAnswer{Content: string(src)})
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -218,16 +219,11 @@ func (rs scriptReads) finish(id uint64, source []byte, failure string) {
 		r.sess.enqueue(appendError(nil, r.reqID, "", &wireError{codeServerError, failure}))
 		return
 	}
-	// encoding/json (not jsontext) so that invalid UTF-8 in a page's file
-	// becomes U+FFFD instead of an error.
-	quoted, _ := json.Marshal(string(source))
 	if r.field == "content" {
-		out := append([]byte(`{"content":`), quoted...)
-		r.sess.enqueue(appendResult(nil, r.reqID, append(out, `,"base64Encoded":false}`...)))
+		r.sess.enqueue(appendResult(nil, r.reqID, cdpproject.ResourceContent(source)))
 		return
 	}
-	out := append([]byte(`{"scriptSource":`), quoted...)
-	r.sess.enqueue(appendResult(nil, r.reqID, append(out, '}')))
+	r.sess.enqueue(appendResult(nil, r.reqID, cdpproject.ScriptSource(source)))
 }
 
 // failRef ends every read of a source generation that went away.
