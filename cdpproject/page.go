@@ -4,6 +4,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	cdpnet "github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
+	cdptarget "github.com/chromedp/cdproto/target"
 )
 
 // Frame is a Page.Frame as the worker describes one: cdp.Frame's members
@@ -100,4 +101,11 @@ func ScriptSource(src []byte) []byte { return mustMarshal(&scriptSourceAnswer{st
 // ResourceContent is Page.getResourceContent's answer for a text file.
 func ResourceContent(src []byte) []byte {
 	return mustMarshal(&resourceContentAnswer{Content: string(src)})
+}
+
+// TargetInfo is Target.getTargetInfo's answer for the worker's one page
+// target (attached: the asking window is attached to it).
+func TargetInfo(id, title, url string) []byte {
+	return mustMarshal(&cdptarget.GetTargetInfoResult{TargetInfo: &cdptarget.Info{
+		TargetID: cdptarget.ID(id), Type: "page", Title: title, URL: url, Attached: true}})
 }

@@ -1,7 +1,6 @@
 package cdpserver
 
 import (
-	"encoding/json"
 	"net/url"
 	"path"
 
@@ -66,21 +65,7 @@ func (s *Server) frameTreeAnswer() []byte { return cdpproject.FrameTreeAnswer(s.
 
 // targetInfo answers Target.getTargetInfo.
 func (s *Server) targetInfo() []byte {
-	var out struct {
-		TargetInfo struct {
-			TargetID         string `json:"targetId"`
-			Type             string `json:"type"`
-			Title            string `json:"title"`
-			URL              string `json:"url"`
-			Attached         bool   `json:"attached"`
-			CanAccessOpener  bool   `json:"canAccessOpener"`
-			BrowserContextID string `json:"browserContextId,omitempty"`
-		} `json:"targetInfo"`
-	}
-	ti := &out.TargetInfo
-	ti.TargetID, ti.Type, ti.Title, ti.URL, ti.Attached = s.targetID, "page", s.hostInfo.Title, s.hostInfo.URL, true
-	b, _ := json.Marshal(out)
-	return b
+	return cdpproject.TargetInfo(s.targetID, s.hostInfo.Title, s.hostInfo.URL)
 }
 
 // pageFrameTree answers Page.getFrameTree: the host's frame alone (client
