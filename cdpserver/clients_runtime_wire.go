@@ -13,7 +13,7 @@ import (
 // The one boundary between CDP Runtime and the page protocol: a window's
 // request params become a runtime.command (objectIds → the page's
 // handles), and a runtime.result becomes the CDP answer (handles → the
-// window's objectIds), built with cdproto's Runtime types.
+// window's objectIds, objectMapper), projected by cdpproject.
 
 // cdpRuntimeParams is the union of the CDP Runtime params the client
 // backend reads. The read loop's message bound (maxDevToolsMessage) bounds
