@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
@@ -97,7 +97,7 @@ func (h pageServer) Windows() []*pagerealm.Window {
 
 func (h pageServer) Logf(format string, args ...any) { h.s.logf(format, args...) }
 
-func (h pageServer) ResourceTree(children []cdpwire.FrameTree) []byte {
+func (h pageServer) ResourceTree(children []cdpproject.FrameTree) []byte {
 	return h.s.resourceTree(children)
 }
 

@@ -139,7 +139,8 @@ func str(s string) sourceproto.RemoteObject {
 }
 
 // answerLocked is the object world: evaluate "obj" is an object, "promise"
-// a promise, "throw" throws, anything else is the number 42; an object has
+// a promise, "throw" throws, "null" is null, "empty" the empty string,
+// anything else is the number 42; an object has
 // a number "a" and an object "nested"; callFunctionOn answers which
 // handles it got, so a test sees the worker's mapping.
 func (a *fakeAgent) answerLocked(c *sourceproto.RuntimeCommand) *sourceproto.RuntimeResult {
@@ -152,6 +153,10 @@ func (a *fakeAgent) answerLocked(c *sourceproto.RuntimeCommand) *sourceproto.Run
 		switch c.Evaluate.Expression {
 		case "obj":
 			res.Result = a.object(c.Session, c.Evaluate.ObjectGroup, c.ID, "Object")
+		case "null":
+			res.Result = sourceproto.RemoteObject{Type: sourceproto.TypeObject, Subtype: "null"}
+		case "empty":
+			res.Result = str("")
 		case "promise":
 			res.Result = a.object(c.Session, c.Evaluate.ObjectGroup, c.ID, "Promise")
 			res.Result.Subtype = "promise"

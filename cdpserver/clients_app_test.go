@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
@@ -75,6 +77,24 @@ func TestHostObservationsInConsole(t *testing.T) {
 	m := third.ExpectEvent("Log.entryAdded", nil)
 	if _, text := logText(t, m); text != `observe("nodata")` {
 		t.Errorf("after Runtime.discardConsoleEntries the replay starts with %q, want only the later observation", text)
+	}
+}
+
+// TestHostObservationNameQuotedAsJSON: the Console line quotes an
+// observation's name as JSON, like the data beside it. Go's %q wrote \a,
+// \x7f and \xff, which JSON refuses and the Console's JavaScript reads as
+// other characters ("\xff" is "ÿ", not the invalid byte).
+func TestHostObservationNameQuotedAsJSON(t *testing.T) {
+	for _, name := range []string{"bell\a", "del\x7f", "bad\xff", "sep\u2028", `q"uote`, "é"} {
+		var m cdptest.Msg
+		m.Params = []byte(strings.TrimSuffix(strings.TrimPrefix(string(cdpproject.AppObservation(&sourceproto.AppEvent{Name: name, Timestamp: 1.7e12}, time.Now())),
+			`{"method":"Log.entryAdded","params":`), "}"))
+		_, text := logText(t, m)
+		quoted := strings.TrimSuffix(strings.TrimPrefix(text, "observe("), ")")
+		var got string
+		if err := json.Unmarshal([]byte(quoted), &got); err != nil || got != strings.ToValidUTF8(name, "\uFFFD") {
+			t.Errorf("observe(%q) shows as %s: not the name quoted as JSON (%v, decoded %q)", name, text, err, got)
+		}
 	}
 }
 

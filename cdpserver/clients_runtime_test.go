@@ -218,6 +218,23 @@ func (w *worker) session(t *testing.T, wire string) *Session {
 // Objects never cross realms or windows: a page objectId in a host call, a
 // host objectId in a page call and another window's objectId are refused,
 // and neither Node nor the page sees them.
+// TestClientRuntimeEvaluateKeepsEmptyValues: a page's null and "" reach
+// the window with their value, as V8 sends them. cdproto tags
+// RemoteObject.value omitempty, and jsonv2 leaves out values that encode
+// as null or "": the frontend showed such results as undefined.
+func TestClientRuntimeEvaluateKeepsEmptyValues(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{})
+	ag := openAgent(t, reg, token, "page-1", "Shop")
+	a := w.dial("A")
+	ctx, _ := windowOn(t, a, ag, "Shop")
+	for expr, want := range map[string]string{"null": `"value":null`, "empty": `"value":""`} {
+		m := a.MustCall("Runtime.evaluate", map[string]any{"expression": expr, "uniqueContextId": ctx.Context.UniqueID})
+		if !strings.Contains(string(m.Result), want) {
+			t.Errorf("evaluate %s answered %s, want %s in the result", expr, m.Result, want)
+		}
+	}
+}
+
 func TestClientRuntimeRealmsDoNotMix(t *testing.T) {
 	w, reg, token := runtimeWorker(t, Options{})
 	ag := openAgent(t, reg, token, "page-1", "Shop")

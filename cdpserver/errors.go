@@ -4,8 +4,10 @@ import (
 	"errors"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 )
 
@@ -51,4 +53,6 @@ func appendResult(b []byte, id jsontext.Value, result []byte) []byte {
 }
 
 // logEntry renders a Log.entryAdded the worker itself says.
-func logEntry(level, text string, at time.Time) []byte { return cdpwire.LogEntry(level, text, at) }
+func logEntry(level, text string, at time.Time) []byte {
+	return cdpproject.LogEntry(cdpproject.SourceOther, cdplog.EntryLevel(level), text, cdpproject.Millis(at))
+}

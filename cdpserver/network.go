@@ -42,10 +42,10 @@ func (s *Server) fetchScriptID(r *fetchcapture.Request, u string) string {
 func (s *Server) describeSource(info sourceproto.SourceInfo) fetchcapture.Origin {
 	main := s.mainFrame()
 	if info.Ref.Role == sourceproto.RoleHost {
-		return fetchcapture.Origin{FrameID: main.ID, LoaderID: main.LoaderID, DocumentURL: main.URL}
+		return fetchcapture.Origin{FrameID: string(main.ID), LoaderID: string(main.LoaderID), DocumentURL: main.URL}
 	}
 	if f, ok := s.clients.FrameOf(info.Ref); ok {
-		return fetchcapture.Origin{FrameID: f.ID, LoaderID: f.LoaderID, DocumentURL: f.URL}
+		return fetchcapture.Origin{FrameID: string(f.ID), LoaderID: string(f.LoaderID), DocumentURL: f.URL}
 	}
 	// A page the hub does not know (a registry built without it): a frame
 	// id of its own, still distinct from the host's.

@@ -1,11 +1,12 @@
 package cdpserver
 
 import (
-	"encoding/json"
 	"net/url"
 	"path"
 
-	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
+	"github.com/chromedp/cdproto/cdp"
+
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 )
 
 // The page-target scaffold: the worker is one "page" whose main frame is the
@@ -13,25 +14,18 @@ import (
 // execution context names it in auxData.frameId (rewrite.go), which is how
 // the frontend ties the Console's context to the frame.
 
-// The scaffold's frame shapes, shared with the page backend (cdpwire).
-type (
-	frame         = cdpwire.Frame
-	frameTree     = cdpwire.FrameTree
-	frameResource = cdpwire.FrameResource
-)
-
 // mainFrame describes the host as the page's main frame. Its URL is the host
 // script's directory, not the script itself: when frame and script share a
 // URL, Sources lists the script twice.
-func (s *Server) mainFrame() frame {
+func (s *Server) mainFrame() cdpproject.Frame {
 	u := s.hostInfo.URL
 	frameURL := "node://host/"
 	if pu, err := url.Parse(u); err == nil && pu.Scheme == "file" && pu.Path != "" {
 		frameURL = (&url.URL{Scheme: "file", Path: path.Dir(pu.Path) + "/"}).String()
 	}
-	return frame{
-		ID:             s.targetID,
-		LoaderID:       s.targetID,
+	return cdpproject.Frame{
+		ID:             cdp.FrameID(s.targetID),
+		LoaderID:       cdp.LoaderID(s.targetID),
 		Name:           s.hostInfo.Title,
 		URL:            frameURL,
 		SecurityOrigin: "file://",
@@ -51,14 +45,9 @@ func (s *Server) hostContextName() string {
 
 // resourceTree answers Page.getResourceTree: the host as the main frame, one
 // child frame per client page.
-func (s *Server) resourceTree(children []frameTree) []byte {
-	var out struct {
-		FrameTree frameTree `json:"frameTree"`
-	}
+func (s *Server) resourceTree(children []cdpproject.FrameTree) []byte {
 	main := s.mainFrame()
-	out.FrameTree = frameTree{Frame: main, Resources: hostFrameResources(main), ChildFrames: children}
-	b, _ := json.Marshal(out)
-	return b
+	return cdpproject.ResourceTree(cdpproject.FrameTree{Frame: main, Resources: hostFrameResources(main), ChildFrames: children})
 }
 
 // hostFrameResources lists the host frame's own URL (the script's
@@ -68,38 +57,15 @@ func (s *Server) resourceTree(children []frameTree) []byte {
 // opening it asked Page.getResourceContent, which has nothing to read (there
 // is no host document), so the user saw "'Page.getResourceContent' wasn't
 // found". Sources leaves Other resources out.
-func hostFrameResources(main frame) []frameResource {
-	return []frameResource{{URL: main.URL, Type: "Other", MimeType: "text/directory"}}
+func hostFrameResources(main cdpproject.Frame) []cdpproject.FrameResource {
+	return []cdpproject.FrameResource{{URL: main.URL, Type: "Other", MimeType: "text/directory"}}
 }
 
-func (s *Server) frameTreeAnswer() []byte {
-	var out struct {
-		FrameTree struct {
-			Frame frame `json:"frame"`
-		} `json:"frameTree"`
-	}
-	out.FrameTree.Frame = s.mainFrame()
-	b, _ := json.Marshal(out)
-	return b
-}
+func (s *Server) frameTreeAnswer() []byte { return cdpproject.FrameTreeAnswer(s.mainFrame()) }
 
 // targetInfo answers Target.getTargetInfo.
 func (s *Server) targetInfo() []byte {
-	var out struct {
-		TargetInfo struct {
-			TargetID         string `json:"targetId"`
-			Type             string `json:"type"`
-			Title            string `json:"title"`
-			URL              string `json:"url"`
-			Attached         bool   `json:"attached"`
-			CanAccessOpener  bool   `json:"canAccessOpener"`
-			BrowserContextID string `json:"browserContextId,omitempty"`
-		} `json:"targetInfo"`
-	}
-	ti := &out.TargetInfo
-	ti.TargetID, ti.Type, ti.Title, ti.URL, ti.Attached = s.targetID, "page", s.hostInfo.Title, s.hostInfo.URL, true
-	b, _ := json.Marshal(out)
-	return b
+	return cdpproject.TargetInfo(s.targetID, s.hostInfo.Title, s.hostInfo.URL)
 }
 
 // pageFrameTree answers Page.getFrameTree: the host's frame alone (client

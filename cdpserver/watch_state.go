@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+
+	cdpdebugger "github.com/chromedp/cdproto/debugger"
+
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 )
 
 // watchState is what one window set in its Node session, recorded so that
@@ -120,14 +124,15 @@ func (w *watchState) byURLLocked(params []byte) []byte {
 	if strings.HasPrefix(u, "/") {
 		u = pathToFileURL(u)
 	}
-	out := map[string]any{"url": u, "lineNumber": p.Location.LineNumber}
-	if p.Location.ColumnNumber != nil {
-		out["columnNumber"] = *p.Location.ColumnNumber
+	out := &cdpdebugger.SetBreakpointByURLParams{URL: u, LineNumber: int64(p.Location.LineNumber), Condition: p.Condition}
+	if c := p.Location.ColumnNumber; c != nil {
+		col := int64(*c)
+		out.ColumnNumber = &col
 	}
-	if p.Condition != "" {
-		out["condition"] = p.Condition
+	b, err := cdpproject.Marshal(out)
+	if err != nil {
+		return nil
 	}
-	b, _ := json.Marshal(out)
 	return mapBreakpointURL(b)
 }
 
@@ -149,7 +154,10 @@ func (w *watchState) removeBreakpoint(msg []byte) []byte {
 	if rec.hostID == "" || rec.hostID == p.BreakpointID {
 		return msg
 	}
-	b, _ := json.Marshal(map[string]string{"breakpointId": rec.hostID})
+	b, err := cdpproject.Marshal(&cdpdebugger.RemoveBreakpointParams{BreakpointID: cdpdebugger.BreakpointID(rec.hostID)})
+	if err != nil {
+		return msg
+	}
 	return replaceParams(msg, b)
 }
 
@@ -337,7 +345,7 @@ func (w *watchState) hostGone() (msgs [][]byte, unanswered []func([]byte)) {
 		// the frontend kept the old scripts of context 0 (Node's internals)
 		// under ids that now name the new app's (a pause showed "VM126
 		// streams:35" instead of host.js:35). The client pages' contexts
-		// and scripts are announced again after it (clientHub.hostRestarted).
+		// and scripts are announced again after it (pagerealm Hub.HostRestarted).
 		out = append(out, []byte(`{"method":"Runtime.executionContextsCleared","params":{}}`))
 	}
 	w.paused = false
@@ -369,8 +377,7 @@ func (w *watchState) replay() []replayed {
 		if params == nil {
 			params = []byte("{}")
 		}
-		b, _ := json.Marshal(map[string]any{"method": method, "params": json.RawMessage(params)})
-		out = append(out, replayed{b, on})
+		out = append(out, replayed{cdpproject.Event(method, cdpproject.Raw(params)), on})
 	}
 	if w.runtime {
 		add("Runtime.enable", nil, nil)
@@ -420,9 +427,7 @@ func (w *watchState) breakpointReplayed(winID string) func([]byte) [][]byte {
 		w.mu.Unlock()
 		var out [][]byte
 		for _, loc := range a.Result.Locations {
-			b, _ := json.Marshal(map[string]any{"method": "Debugger.breakpointResolved",
-				"params": map[string]any{"breakpointId": winID, "location": loc}})
-			out = append(out, b)
+			out = append(out, cdpproject.BreakpointResolved(winID, loc))
 		}
 		return out
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 )
 
 // Worker threads of an inspected Node process.
@@ -170,11 +172,27 @@ func (t *Threads) forThread(path []string, msg string) string {
 		if i == 0 {
 			id = t.forwardID
 		}
-		inner, _ := json.Marshal(msg) // a string always marshals
-		msg = fmt.Sprintf(`{"id":%d,"method":"NodeWorker.sendMessageToWorker","params":{"sessionId":%q,"message":%s}}`,
-			id, path[i], inner)
+		var out sendToWorker
+		out.ID, out.Method = id, "NodeWorker.sendMessageToWorker"
+		out.Params.SessionID, out.Params.Message = path[i], msg
+		b, err := cdpproject.Marshal(&out)
+		if err != nil {
+			panic("hostnode: encoding NodeWorker.sendMessageToWorker: " + err.Error()) // plain strings always encode
+		}
+		msg = string(b)
 	}
 	return msg
+}
+
+// sendToWorker is NodeWorker.sendMessageToWorker, a Node domain cdproto
+// does not have.
+type sendToWorker struct {
+	ID     int64  `json:"id"`
+	Method string `json:"method"`
+	Params struct {
+		SessionID string `json:"sessionId"`
+		Message   string `json:"message"`
+	} `json:"params"`
 }
 
 func threadKey(path []string) string { return strings.Join(path, "/") }

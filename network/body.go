@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp/jsonv2"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/fetchcapture"
 )
 
@@ -76,7 +77,7 @@ func (w *Window) ResponseBody(params []byte) (answer []byte, notice []byte, err 
 		return nil, nil, bodyError(method, id, err)
 	}
 	s, b64 := text(b.Data, b.Truncated)
-	answer, err = jsonv2.Marshal(bodyAnswer{s, b64})
+	answer, err = cdpproject.Marshal(bodyAnswer{s, b64})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -101,7 +102,7 @@ func (w *Window) RequestPostData(params []byte) ([]byte, error) {
 		return nil, bodyError(method, id, err)
 	}
 	s, b64 := text(b.Data, b.Truncated)
-	return jsonv2.Marshal(postDataAnswer{s, b64})
+	return cdpproject.Marshal(postDataAnswer{s, b64})
 }
 
 func (w *Window) firstWarning(id string) bool {

@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/cdp/jsonv2"
 	cdpnet "github.com/chromedp/cdproto/network"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/fetchcapture"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -19,21 +19,6 @@ import (
 // monotonic time in seconds (any origin) and wallTime seconds since the
 // epoch, so both are the producer's clock in seconds. Timing is relative
 // to the request's start, as ResourceTiming requires.
-
-type event struct {
-	Method string `json:"method"`
-	Params any    `json:"params"`
-}
-
-func encode(method string, params any) []byte {
-	b, err := jsonv2.Marshal(event{method, params}, jsonv2.AllowInvalidUTF8(true))
-	if err != nil {
-		// Only the worker's own structs go through here; a failure is a bug
-		// that must show, not an event silently missing.
-		panic("network: encoding " + method + ": " + err.Error())
-	}
-	return b
-}
 
 func seconds(ms float64) float64 { return ms / 1000 }
 
@@ -162,7 +147,7 @@ func messages(s *fetchcapture.Step, st *entryState, scriptID ScriptIDFunc) [][]b
 	switch s.Kind {
 	case fetchcapture.StepRequest:
 		st.url, st.start = r.URL, s.Time
-		return [][]byte{encode("Network.requestWillBeSent", &cdpnet.EventRequestWillBeSent{
+		return [][]byte{cdpproject.Event("Network.requestWillBeSent", &cdpnet.EventRequestWillBeSent{
 			RequestID: id, LoaderID: cdp.LoaderID(r.Origin.LoaderID), DocumentURL: r.Origin.DocumentURL,
 			Request: request(r, r.URL), Timestamp: cdp.MonotonicTime(seconds(s.Time)), WallTime: cdp.TimeSinceEpoch(seconds(s.Time)),
 			Initiator: initiator(r, scriptID), Type: typ, FrameID: cdp.FrameID(r.Origin.FrameID),
@@ -172,7 +157,7 @@ func messages(s *fetchcapture.Step, st *entryState, scriptID ScriptIDFunc) [][]b
 			st.start = s.Time
 		}
 		st.url = s.RedirectURL
-		return [][]byte{encode("Network.requestWillBeSent", &cdpnet.EventRequestWillBeSent{
+		return [][]byte{cdpproject.Event("Network.requestWillBeSent", &cdpnet.EventRequestWillBeSent{
 			RequestID: id, LoaderID: cdp.LoaderID(r.Origin.LoaderID), DocumentURL: r.Origin.DocumentURL,
 			Request: request(r, s.RedirectURL), Timestamp: cdp.MonotonicTime(seconds(s.Time)), WallTime: cdp.TimeSinceEpoch(seconds(s.Time)),
 			Initiator: initiator(r, scriptID), RedirectResponse: response(s.Response, st.start, s.Time), Type: typ, FrameID: cdp.FrameID(r.Origin.FrameID),
@@ -181,20 +166,20 @@ func messages(s *fetchcapture.Step, st *entryState, scriptID ScriptIDFunc) [][]b
 		if st.start == 0 {
 			st.start = s.Time
 		}
-		return [][]byte{encode("Network.responseReceived", &cdpnet.EventResponseReceived{
+		return [][]byte{cdpproject.Event("Network.responseReceived", &cdpnet.EventResponseReceived{
 			RequestID: id, LoaderID: cdp.LoaderID(r.Origin.LoaderID), Timestamp: cdp.MonotonicTime(seconds(s.Time)),
 			Type: typ, Response: response(s.Response, st.start, s.Time), FrameID: cdp.FrameID(r.Origin.FrameID),
 		})}
 	case fetchcapture.StepData:
-		return [][]byte{encode("Network.dataReceived", &cdpnet.EventDataReceived{
+		return [][]byte{cdpproject.Event("Network.dataReceived", &cdpnet.EventDataReceived{
 			RequestID: id, Timestamp: cdp.MonotonicTime(seconds(s.Time)), DataLength: s.DataLength, EncodedDataLength: s.DataLength,
 		})}
 	case fetchcapture.StepFinished:
-		return [][]byte{encode("Network.loadingFinished", &cdpnet.EventLoadingFinished{
+		return [][]byte{cdpproject.Event("Network.loadingFinished", &cdpnet.EventLoadingFinished{
 			RequestID: id, Timestamp: cdp.MonotonicTime(seconds(s.Time)), EncodedDataLength: float64(s.Finished.ResponseBytes),
 		})}
 	case fetchcapture.StepFailed:
-		return [][]byte{encode("Network.loadingFailed", &cdpnet.EventLoadingFailed{
+		return [][]byte{cdpproject.Event("Network.loadingFailed", &cdpnet.EventLoadingFailed{
 			RequestID: id, Timestamp: cdp.MonotonicTime(seconds(s.Time)), Type: typ, ErrorText: s.Failure.Message, Canceled: s.Failure.Aborted,
 		})}
 	}

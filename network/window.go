@@ -6,6 +6,9 @@ import (
 	"sync"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
+
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/fetchcapture"
 )
 
@@ -189,7 +192,6 @@ func lossWarning(n int) []byte {
 }
 
 // logEntry is a Log.entryAdded message for the window's Console.
-func logEntry(level, text string) []byte {
-	return encode("Log.entryAdded", map[string]any{"entry": map[string]any{
-		"source": "network", "level": level, "text": text, "timestamp": float64(time.Now().UnixNano()) / 1e6}})
+func logEntry(level cdplog.EntryLevel, text string) []byte {
+	return cdpproject.LogEntry(cdpproject.SourceNetwork, level, text, cdpproject.Millis(time.Now()))
 }

@@ -1,9 +1,9 @@
 package pagerealm
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -44,16 +44,5 @@ func (h *Hub) appLocked(ev *sourceproto.AppEvent) {
 	}
 }
 
-// appEntry renders one observation. Data is validated JSON (the decoder's)
-// and bounded by the producer (a value over its limit arrives as
-// {"truncated":true,"bytes":N}).
-func appEntry(ev *sourceproto.AppEvent) []byte {
-	text := fmt.Sprintf("observe(%q)", ev.Name)
-	if len(ev.Data) > 0 {
-		text += " " + string(ev.Data)
-	}
-	if ev.Timestamp <= 0 {
-		return logEntry("info", text, time.Now())
-	}
-	return logEntryAt("info", text, ev.Timestamp)
-}
+// appEntry renders one observation.
+func appEntry(ev *sourceproto.AppEvent) []byte { return cdpproject.AppObservation(ev, time.Now()) }

@@ -1,14 +1,12 @@
 package pagerealm
 
 import (
-	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
-	"github.com/mailru/easyjson/jwriter"
+	"github.com/chromedp/cdproto/cdp"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/object"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -34,25 +32,23 @@ func (h *Hub) broadcastLocked(build func(*sessionState) [][]byte) {
 	}
 }
 
-func (h *Hub) frameJSON(f *clientFrame, c *clientContext) frame {
+func (h *Hub) frameJSON(f *clientFrame, c *clientContext) cdpproject.Frame {
 	loader := f.id
 	if c != nil {
 		loader = fmt.Sprintf("%s.%d", f.id, c.ref.Gen)
 	}
-	return frame{
-		ID: f.id, ParentID: h.targetID, LoaderID: loader, Name: f.displayName(),
+	return cdpproject.Frame{
+		ID: cdp.FrameID(f.id), ParentID: cdp.FrameID(h.targetID), LoaderID: cdp.LoaderID(loader), Name: f.displayName(),
 		URL: f.url, SecurityOrigin: f.origin(), MimeType: "text/html",
 	}
 }
 
 func (h *Hub) frameAttached(f *clientFrame) []byte {
-	return fmt.Appendf(nil, `{"method":"Page.frameAttached","params":{"frameId":%q,"parentFrameId":%q}}`, f.id, h.targetID)
+	return cdpproject.FrameAttached(f.id, h.targetID)
 }
 
 func (h *Hub) frameNavigated(f *clientFrame, c *clientContext) []byte {
-	b, _ := json.Marshal(map[string]any{"method": "Page.frameNavigated", "params": map[string]any{
-		"frame": h.frameJSON(f, c), "type": "Navigation"}})
-	return b
+	return cdpproject.FrameNavigated(h.frameJSON(f, c))
 }
 
 // documentOpened announces a page load. It is Page.frameNavigated plus the
@@ -61,25 +57,24 @@ func (h *Hub) frameNavigated(f *clientFrame, c *clientContext) []byte {
 // reload the page's "(index)" left Sources; on Page.documentOpened it adds
 // the Document back.
 func (h *Hub) documentOpened(f *clientFrame, c *clientContext) []byte {
-	b, _ := json.Marshal(map[string]any{"method": "Page.documentOpened", "params": map[string]any{"frame": h.frameJSON(f, c)}})
-	return b
+	return cdpproject.DocumentOpened(h.frameJSON(f, c))
 }
 
 func (h *Hub) contextCreated(c *clientContext) []byte {
-	b, _ := json.Marshal(map[string]any{"method": "Runtime.executionContextCreated", "params": map[string]any{
-		"context": map[string]any{
-			"id": c.id, "uniqueId": c.uniqueID, "origin": c.frame.origin(), "name": c.frame.displayName(),
-			"auxData": map[string]any{"isDefault": true, "type": "default", "frameId": c.frame.id},
-		}}})
-	return b
+	return cdpproject.ExecutionContextCreated(c.description())
+}
+
+// description names the context for the projector.
+func (c *clientContext) description() cdpproject.Context {
+	return cdpproject.Context{ID: c.id, UniqueID: c.uniqueID, Origin: c.frame.origin(), Name: c.frame.displayName(), FrameID: c.frame.id}
 }
 
 // childFramesLocked lists the client frames for Page.getResourceTree.
-func (h *Hub) childFramesLocked() []frameTree {
-	var out []frameTree
+func (h *Hub) childFramesLocked() []cdpproject.FrameTree {
+	var out []cdpproject.FrameTree
 	for _, id := range h.order {
 		f := h.frames[id]
-		out = append(out, frameTree{Frame: h.frameJSON(f, f.ctx), Resources: []frameResource{}})
+		out = append(out, cdpproject.FrameTree{Frame: h.frameJSON(f, f.ctx), Resources: []cdpproject.FrameResource{}})
 	}
 	return out
 }
@@ -235,105 +230,12 @@ func droppedWarning(n int) []byte {
 		"it fell behind the pages' output", n), time.Now())
 }
 
-// appendConsoleParams writes Runtime.consoleAPICalled params for a client
-// call by hand: this is the client ingest hot path, and reflection-based
-// encoding was a quarter of its cost. Object values keep their description
-// and preview; the producer's handle is never exposed: ids, when not nil,
-// holds each argument's objectId in the receiving window ("" for none).
-func appendConsoleParams(b []byte, c *clientContext, ev *sourceproto.ConsoleEvent, ids []string) []byte {
-	b = append(b, `{"type":`...)
-	b, _ = jsontext.AppendQuote(b, string(ev.Type))
-	b = append(b, `,"args":[`...)
-	for i := range ev.Args {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		id := ""
-		if ids != nil {
-			id = ids[i]
-		}
-		b = appendRemoteObject(b, &ev.Args[i], id)
-	}
-	b = append(b, `],"executionContextId":`...)
-	b = strconv.AppendInt(b, int64(c.id), 10)
-	b = append(b, `,"timestamp":`...)
-	b = strconv.AppendFloat(b, ev.Timestamp, 'f', -1, 64)
-	if ev.Context != "" {
-		b = append(b, `,"context":`...)
-		b, _ = jsontext.AppendQuote(b, ev.Context)
-	}
-	if st := ev.StackTrace; st != nil {
-		b = append(b, `,"stackTrace":{"callFrames":[`...)
-		for i, f := range st.CallFrames {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"functionName":`...)
-			b, _ = jsontext.AppendQuote(b, f.FunctionName)
-			b = append(b, `,"scriptId":`...)
-			b, _ = jsontext.AppendQuote(b, c.scriptIDFor(f.URL))
-			b = append(b, `,"url":`...)
-			b, _ = jsontext.AppendQuote(b, f.URL)
-			b = append(b, `,"lineNumber":`...)
-			b = strconv.AppendInt(b, f.LineNumber, 10)
-			b = append(b, `,"columnNumber":`...)
-			b = strconv.AppendInt(b, f.ColumnNumber, 10)
-			b = append(b, '}')
-		}
-		b = append(b, "]}"...)
-	}
-	return append(b, '}')
-}
-
-func appendRemoteObject(b []byte, a *sourceproto.RemoteObject, objectID string) []byte {
-	b = append(b, `{"type":`...)
-	b, _ = jsontext.AppendQuote(b, string(a.Type))
-	if a.Subtype != "" {
-		b = append(b, `,"subtype":`...)
-		b, _ = jsontext.AppendQuote(b, string(a.Subtype))
-	}
-	if a.ClassName != "" {
-		b = append(b, `,"className":`...)
-		b, _ = jsontext.AppendQuote(b, a.ClassName)
-	}
-	switch {
-	case len(a.Value) > 0:
-		// Validated JSON already (the decoder's); copied as is.
-		b = append(b, `,"value":`...)
-		b = append(b, a.Value...)
-	case a.Type == "object" && a.Subtype == "null":
-		// The decoder reads "value":null as absent; CDP's null carries it.
-		b = append(b, `,"value":null`...)
-	}
-	if a.UnserializableValue != "" {
-		b = append(b, `,"unserializableValue":`...)
-		b, _ = jsontext.AppendQuote(b, a.UnserializableValue)
-	}
-	if a.Description != "" {
-		b = append(b, `,"description":`...)
-		b, _ = jsontext.AppendQuote(b, a.Description)
-	}
-	if objectID != "" {
-		b = append(b, `,"objectId":`...)
-		b, _ = jsontext.AppendQuote(b, objectID)
-	}
-	if a.Preview != nil {
-		w := jwriter.Writer{}
-		a.Preview.MarshalEasyJSON(&w)
-		if pb, err := w.BuildBytes(); err == nil {
-			b = append(b, `,"preview":`...)
-			b = append(b, pb...)
-		}
-	}
-	return append(b, '}')
-}
-
-// appendConsoleMessage writes the whole Runtime.consoleAPICalled message,
-// params in place: one buffer, no copy.
+// appendConsoleMessage writes the whole Runtime.consoleAPICalled message:
+// ids, when not nil, holds each argument's objectId in the receiving
+// window ("" for none).
 func appendConsoleMessage(b []byte, c *clientContext, ev *sourceproto.ConsoleEvent, ids []string) []byte {
-	b = append(b, `{"method":"Runtime.consoleAPICalled","params":`...)
-	b = appendConsoleParams(b, c, ev, ids)
-	return append(b, '}')
+	v := cdpproject.Values{ScriptID: c.scriptIDFor, ContextID: c.id}
+	return v.AppendConsoleAPICalled(b, ev, ids)
 }
 
 // DebuggerDisabled runs on the host's answer to Debugger.disable: the

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -305,7 +305,7 @@ func (h *Hub) destroyLocked(c *clientContext, why string) {
 		if !ss.runtimeEnabled {
 			return nil
 		}
-		return [][]byte{fmt.Appendf(nil, `{"method":"Runtime.executionContextDestroyed","params":{"executionContextId":%d,"executionContextUniqueId":%q}}`, c.id, c.uniqueID)}
+		return [][]byte{cdpproject.ExecutionContextDestroyed(c.id, c.uniqueID)}
 	})
 }
 
@@ -326,7 +326,7 @@ func (h *Hub) detachFrame(f *clientFrame) {
 		if !ss.pageEnabled {
 			return nil
 		}
-		return [][]byte{fmt.Appendf(nil, `{"method":"Page.frameDetached","params":{"frameId":%q,"reason":"remove"}}`, f.id)}
+		return [][]byte{cdpproject.FrameDetached(f.id)}
 	})
 }
 
@@ -501,11 +501,11 @@ func (h *Hub) ScriptIDFor(ref sourceproto.SourceRef, url string) string {
 
 // FrameOf is the frame of the page generation ref; false when the hub does
 // not know the page.
-func (h *Hub) FrameOf(ref sourceproto.SourceRef) (cdpwire.Frame, bool) {
+func (h *Hub) FrameOf(ref sourceproto.SourceRef) (cdpproject.Frame, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if c := h.byRef[ref]; c != nil {
 		return h.frameJSON(c.frame, c), true
 	}
-	return cdpwire.Frame{}, false
+	return cdpproject.Frame{}, false
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -248,7 +249,7 @@ func (h *Hub) deliverResultLocked(ref sourceproto.SourceRef, call *runtimeCall, 
 	if call.rt != nil {
 		body, err = call.rt.render(res, m)
 	} else {
-		body, err = projectRuntimeResult(res, m)
+		body, err = cdpproject.RuntimeResult(res, m.values())
 	}
 	if err == nil && m.full {
 		err = h.objectsFullLocked(call.sess, call.realm, call.page)

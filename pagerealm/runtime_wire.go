@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/cdp/jsonv2"
-	cdpruntime "github.com/chromedp/cdproto/runtime"
-
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/object"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -17,7 +14,7 @@ import (
 // The one boundary between CDP Runtime and the page protocol: a window's
 // request params become a runtime.command (objectIds → the page's
 // handles), and a runtime.result becomes the CDP answer (handles → the
-// window's objectIds), built with cdproto's Runtime types.
+// window's objectIds, objectMapper), projected by cdpproject.
 
 // cdpRuntimeParams is the union of the CDP Runtime params the client
 // backend reads. The read loop's message bound (maxDevToolsMessage) bounds
@@ -93,7 +90,7 @@ type Runtime struct {
 	// object it names).
 	command func(p *cdpRuntimeParams, r *handleResolver) (*sourceproto.RuntimeCommand, string, error)
 	// answer renders the page's successful result; nil:
-	// projectRuntimeResult.
+	// cdpproject.RuntimeResult.
 	answer func(res *sourceproto.RuntimeResult, m *objectMapper) ([]byte, error)
 	// keepsNoObjects: the result's objects get no objectIds and the page
 	// is told not to keep them (a syntax check).
@@ -108,7 +105,7 @@ func (rt *Runtime) render(res *sourceproto.RuntimeResult, m *objectMapper) ([]by
 	if rt.answer != nil {
 		return rt.answer(res, m)
 	}
-	return projectRuntimeResult(res, m)
+	return cdpproject.RuntimeResult(res, m.values())
 }
 
 // runtimeCommand builds the runtime.command for a CDP Runtime request by
@@ -173,7 +170,9 @@ var (
 			return &sourceproto.RuntimeCommand{Method: sourceproto.MethodGlobalLexicalScopeNames,
 				GlobalLexicalScopeNames: &sourceproto.GlobalLexicalScopeNamesParams{}}, "", nil
 		}}
-	CompileScript = &Runtime{answer: compileScriptAnswer, keepsNoObjects: true,
+	CompileScript = &Runtime{answer: func(res *sourceproto.RuntimeResult, m *objectMapper) ([]byte, error) {
+		return cdpproject.CompileScriptResult(res, m.values())
+	}, keepsNoObjects: true,
 		command: func(p *cdpRuntimeParams, _ *handleResolver) (*sourceproto.RuntimeCommand, string, error) {
 			return compileScriptCommand(p)
 		}}
@@ -260,7 +259,7 @@ type objectMapper struct {
 	noHandles bool
 }
 
-func (m *objectMapper) id(handle string) cdpruntime.RemoteObjectID {
+func (m *objectMapper) id(handle string) string {
 	if handle == "" || m.full || m.noHandles {
 		return ""
 	}
@@ -270,7 +269,7 @@ func (m *objectMapper) id(handle string) cdpruntime.RemoteObjectID {
 		return ""
 	}
 	m.ids = append(m.ids, id)
-	return cdpruntime.RemoteObjectID(id)
+	return id
 }
 
 // rollback forgets what was added: the result is not delivered.
@@ -281,129 +280,7 @@ func (m *objectMapper) rollback() {
 	m.ids = nil
 }
 
-// getPropertiesAnswer is cdproto's GetPropertiesResult with "result"
-// always present: the frontend reads it without checking.
-type getPropertiesAnswer struct {
-	Result             []*cdpruntime.PropertyDescriptor         `json:"result"`
-	InternalProperties []*cdpruntime.InternalPropertyDescriptor `json:"internalProperties,omitempty"`
-	PrivateProperties  []*cdpruntime.PrivatePropertyDescriptor  `json:"privateProperties,omitempty"`
-	ExceptionDetails   *cdpruntime.ExceptionDetails             `json:"exceptionDetails,omitempty"`
-}
-
-// namesAnswer is GlobalLexicalScopeNames' answer with "names" always present.
-type namesAnswer struct {
-	Names []string `json:"names"`
-}
-
-// projectRuntimeResult renders a successful runtime.result as the CDP
-// answer's result object.
-func projectRuntimeResult(res *sourceproto.RuntimeResult, m *objectMapper) ([]byte, error) {
-	var v any
-	switch res.Method {
-	case sourceproto.MethodEvaluate:
-		v = &cdpruntime.EvaluateResult{Result: m.object(&res.Evaluate.Result), ExceptionDetails: m.exception(res.Evaluate.ExceptionDetails)}
-	case sourceproto.MethodCallFunctionOn:
-		v = &cdpruntime.CallFunctionOnResult{Result: m.object(&res.CallFunctionOn.Result), ExceptionDetails: m.exception(res.CallFunctionOn.ExceptionDetails)}
-	case sourceproto.MethodAwaitPromise:
-		v = &cdpruntime.AwaitPromiseResult{Result: m.object(&res.AwaitPromise.Result), ExceptionDetails: m.exception(res.AwaitPromise.ExceptionDetails)}
-	case sourceproto.MethodGetProperties:
-		v = m.properties(res.GetProperties)
-	case sourceproto.MethodGlobalLexicalScopeNames:
-		v = &namesAnswer{Names: append([]string{}, res.GlobalLexicalScopeNames.Names...)}
-	case sourceproto.MethodReleaseObject, sourceproto.MethodReleaseObjectGroup:
-		return []byte(`{}`), nil
-	default:
-		return nil, fmt.Errorf("the page answered an unknown method %q", res.Method)
-	}
-	return jsonv2.Marshal(v, jsonv2.AllowInvalidUTF8(true))
-}
-
-// compileScriptAnswer renders the page's answer to a syntax check
-// (compileScriptCommand): no scriptId (nothing is kept), the SyntaxError
-// when there is one.
-func compileScriptAnswer(res *sourceproto.RuntimeResult, m *objectMapper) ([]byte, error) {
-	if res.Method != sourceproto.MethodEvaluate {
-		return nil, fmt.Errorf("the page answered %q to a syntax check", res.Method)
-	}
-	v := &cdpruntime.CompileScriptResult{ExceptionDetails: m.exception(res.Evaluate.ExceptionDetails)}
-	return jsonv2.Marshal(v, jsonv2.AllowInvalidUTF8(true))
-}
-
-func (m *objectMapper) properties(r *sourceproto.GetPropertiesResult) *getPropertiesAnswer {
-	out := &getPropertiesAnswer{Result: make([]*cdpruntime.PropertyDescriptor, 0, len(r.Result)), ExceptionDetails: m.exception(r.ExceptionDetails)}
-	for i := range r.Result {
-		d := &r.Result[i]
-		out.Result = append(out.Result, &cdpruntime.PropertyDescriptor{
-			Name: d.Name, Value: m.object(d.Value), Writable: d.Writable.V, Get: m.object(d.Get), Set: m.object(d.Set),
-			Configurable: d.Configurable, Enumerable: d.Enumerable, WasThrown: d.WasThrown, IsOwn: d.IsOwn, Symbol: m.object(d.Symbol),
-		})
-	}
-	for i := range r.InternalProperties {
-		d := &r.InternalProperties[i]
-		out.InternalProperties = append(out.InternalProperties, &cdpruntime.InternalPropertyDescriptor{Name: d.Name, Value: m.object(d.Value)})
-	}
-	for i := range r.PrivateProperties {
-		d := &r.PrivateProperties[i]
-		out.PrivateProperties = append(out.PrivateProperties, &cdpruntime.PrivatePropertyDescriptor{
-			Name: d.Name, Value: m.object(d.Value), Get: m.object(d.Get), Set: m.object(d.Set)})
-	}
-	return out
-}
-
-func (m *objectMapper) object(o *sourceproto.RemoteObject) *cdpruntime.RemoteObject {
-	if o == nil {
-		return nil
-	}
-	out := &cdpruntime.RemoteObject{
-		Type: cdpruntime.RemoteObjectType(o.Type), Subtype: cdpruntime.RemoteObjectSubtype(o.Subtype), ClassName: o.ClassName,
-		UnserializableValue: cdpruntime.UnserializableValue(o.UnserializableValue), Description: o.Description,
-		ObjectID: m.id(o.Handle), Preview: preview(o.Preview),
-	}
-	switch {
-	case len(o.Value) > 0:
-		out.Value = jsonv2.Value(append([]byte(nil), o.Value...))
-	case o.Type == sourceproto.TypeObject && o.Subtype == "null":
-		out.Value = jsonv2.Value("null") // the decoder reads "value":null as absent
-	}
-	return out
-}
-
-func preview(p *sourceproto.ObjectPreview) *cdpruntime.ObjectPreview {
-	if p == nil {
-		return nil
-	}
-	out := &cdpruntime.ObjectPreview{Type: cdpruntime.ObjectPreviewType(p.Type), Subtype: cdpruntime.ObjectPreviewSubtype(p.Subtype),
-		Description: p.Description, Overflow: p.Overflow, Properties: make([]*cdpruntime.PropertyPreview, 0, len(p.Properties))}
-	for i := range p.Properties {
-		pp := &p.Properties[i]
-		out.Properties = append(out.Properties, &cdpruntime.PropertyPreview{Name: pp.Name, Type: cdpruntime.PropertyPreviewType(pp.Type),
-			Value: pp.Value, ValuePreview: preview(pp.ValuePreview), Subtype: cdpruntime.PropertyPreviewSubtype(pp.Subtype)})
-	}
-	for i := range p.Entries {
-		e := &p.Entries[i]
-		out.Entries = append(out.Entries, &cdpruntime.EntryPreview{Key: preview(e.Key), Value: preview(&e.Value)})
-	}
-	return out
-}
-
-func (m *objectMapper) exception(d *sourceproto.ExceptionDetails) *cdpruntime.ExceptionDetails {
-	if d == nil {
-		return nil
-	}
-	out := &cdpruntime.ExceptionDetails{ExceptionID: d.ExceptionID, Text: d.Text, LineNumber: d.LineNumber, ColumnNumber: d.ColumnNumber,
-		URL: d.URL, Exception: m.object(d.Exception), ExecutionContextID: cdpruntime.ExecutionContextID(m.ctxID)}
-	if d.URL != "" && m.scriptID != nil {
-		out.ScriptID = cdp.ScriptID(m.scriptID(d.URL))
-	}
-	if st := d.StackTrace; st != nil {
-		out.StackTrace = &cdpruntime.StackTrace{Description: st.Description, CallFrames: make([]*cdpruntime.CallFrame, 0, len(st.CallFrames))}
-		for _, f := range st.CallFrames {
-			cf := &cdpruntime.CallFrame{FunctionName: f.FunctionName, URL: f.URL, LineNumber: f.LineNumber, ColumnNumber: f.ColumnNumber}
-			if m.scriptID != nil {
-				cf.ScriptID = cdp.ScriptID(m.scriptID(f.URL))
-			}
-			out.StackTrace.CallFrames = append(out.StackTrace.CallFrames, cf)
-		}
-	}
-	return out
+// values is the projection of the result's values into the window.
+func (m *objectMapper) values() *cdpproject.Values {
+	return &cdpproject.Values{ObjectID: m.id, ScriptID: m.scriptID, ContextID: m.ctxID}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
@@ -46,11 +47,7 @@ type Script struct {
 
 // GetScriptSource answers Debugger.getScriptSource.
 var GetScriptSource = &Script{answer: func(_, source []byte) ([]byte, error) {
-	// encoding/json (not jsontext) so that invalid UTF-8 in a page's file
-	// becomes U+FFFD instead of an error.
-	quoted, _ := json.Marshal(string(source))
-	out := append([]byte(`{"scriptSource":`), quoted...)
-	return append(out, '}'), nil
+	return cdpproject.ScriptSource(source), nil
 }}
 
 // scriptReads are the reads in flight, by read id. Guarded by Hub.mu.
@@ -235,11 +232,7 @@ func (rs scriptReads) finish(id uint64, source []byte, failure string) {
 		return
 	}
 	if r.field == "content" {
-		// encoding/json (not jsontext) so that invalid UTF-8 in a page's
-		// file becomes U+FFFD instead of an error.
-		quoted, _ := json.Marshal(string(source))
-		out := append([]byte(`{"content":`), quoted...)
-		r.sess.enqueue(appendResult(nil, r.reqID, append(out, `,"base64Encoded":false}`...)))
+		r.sess.enqueue(appendResult(nil, r.reqID, cdpproject.ResourceContent(source)))
 		return
 	}
 	answer, err := r.script.answer(r.params, source)

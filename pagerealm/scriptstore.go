@@ -7,8 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
-
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -193,20 +192,7 @@ func fairShares(wants []int, budget int) []int {
 	return shares
 }
 
-// scriptParsed renders a client script's Debugger.scriptParsed. By hand,
-// as the console projection: a window that enables Debugger gets up to
-// maxScriptsOnEnable of them under hub.mu.
+// scriptParsed renders a client script's Debugger.scriptParsed.
 func (h *Hub) scriptParsed(s *clientScript) []byte {
-	b := make([]byte, 0, 360+len(s.url)+len(s.ctx.frame.id))
-	b = append(b, `{"method":"Debugger.scriptParsed","params":{"endColumn":0,"endLine":0,"executionContextAuxData":{"frameId":`...)
-	b, _ = jsontext.AppendQuote(b, s.ctx.frame.id)
-	b = append(b, `,"isDefault":true},"executionContextId":`...)
-	b = strconv.AppendInt(b, int64(s.ctx.id), 10)
-	b = append(b, `,"hasSourceURL":false,"hash":`...)
-	b, _ = jsontext.AppendQuote(b, s.id)
-	b = append(b, `,"isLiveEdit":false,"isModule":false,"length":0,"scriptId":`...)
-	b, _ = jsontext.AppendQuote(b, s.id)
-	b = append(b, `,"sourceMapURL":"","startColumn":0,"startLine":0,"url":`...)
-	b, _ = jsontext.AppendQuote(b, s.url)
-	return append(b, "}}"...)
+	return cdpproject.ScriptParsed(s.id, s.url, s.ctx.description())
 }

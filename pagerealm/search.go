@@ -6,8 +6,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/chromedp/cdproto/cdp/jsonv2"
 	cdpdebugger "github.com/chromedp/cdproto/debugger"
+
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 )
 
 // SearchInContent answers Debugger.searchInContent for a client script:
@@ -47,5 +48,5 @@ var SearchInContent = &Script{answer: func(params, source []byte) ([]byte, error
 			}
 		}
 	}
-	return jsonv2.Marshal(&answer, jsonv2.AllowInvalidUTF8(true))
+	return cdpproject.Marshal(&answer)
 }}

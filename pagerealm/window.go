@@ -3,8 +3,10 @@ package pagerealm
 import (
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 	"github.com/inspector-worker/inspector-worker/object"
 	"github.com/inspector-worker/inspector-worker/realm"
@@ -37,7 +39,7 @@ type Host interface {
 	Logf(format string, args ...any)
 	// ResourceTree is the answer to Page.getResourceTree with the pages'
 	// frames as the main frame's children.
-	ResourceTree(children []cdpwire.FrameTree) []byte
+	ResourceTree(children []cdpproject.FrameTree) []byte
 }
 
 // Config is the hub's static configuration.
@@ -111,12 +113,6 @@ func appendError(b []byte, id jsontext.Value, sessionID string, e *wireError) []
 	return cdpwire.AppendError(b, id, sessionID, e.Code, e.Message)
 }
 
-type (
-	frame         = cdpwire.Frame
-	frameTree     = cdpwire.FrameTree
-	frameResource = cdpwire.FrameResource
-)
-
 // maxQueuedMessages bounds a window's queue (cdpserver's).
 const maxQueuedMessages = cdpwire.MaxQueuedMessages
 
@@ -154,7 +150,11 @@ type Rule struct {
 }
 
 // logEntry renders a Log.entryAdded the worker itself says.
-func logEntry(level, text string, at time.Time) []byte { return cdpwire.LogEntry(level, text, at) }
+func logEntry(level, text string, at time.Time) []byte {
+	return logEntryAt(level, text, cdpproject.Millis(at))
+}
 
 // logEntryAt is logEntry with a CDP timestamp (ms since the epoch).
-func logEntryAt(level, text string, ms float64) []byte { return cdpwire.LogEntryAt(level, text, ms) }
+func logEntryAt(level, text string, ms float64) []byte {
+	return cdpproject.LogEntry(cdpproject.SourceOther, cdplog.EntryLevel(level), text, ms)
+}

@@ -1,13 +1,11 @@
 // Package cdpwire is what the worker's transport (cdpserver) and its realm
 // backends (pagerealm) share about a DevTools window's wire: the error
-// codes, the answer envelope, the page-target frame shapes and the bound of
+// codes, the answer envelope, and the bound of
 // a window's queue. It has no state.
 package cdpwire
 
 import (
-	"encoding/json"
 	"strconv"
-	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
@@ -58,42 +56,4 @@ func AppendResult(b []byte, id jsontext.Value, result []byte) []byte {
 	b = append(b, `,"result":`...)
 	b = append(b, result...)
 	return append(b, '}')
-}
-
-// Frame is a Page.Frame of the page-target scaffold.
-type Frame struct {
-	ID             string `json:"id"`
-	ParentID       string `json:"parentId,omitempty"`
-	LoaderID       string `json:"loaderId"`
-	Name           string `json:"name,omitempty"`
-	URL            string `json:"url"`
-	SecurityOrigin string `json:"securityOrigin"`
-	MimeType       string `json:"mimeType"`
-}
-
-// FrameTree is a Page.FrameResourceTree.
-type FrameTree struct {
-	Frame       Frame           `json:"frame"`
-	Resources   []FrameResource `json:"resources"`
-	ChildFrames []FrameTree     `json:"childFrames,omitempty"`
-}
-
-// FrameResource is a Page.FrameResource.
-type FrameResource struct {
-	URL      string `json:"url"`
-	Type     string `json:"type"`
-	MimeType string `json:"mimeType"`
-}
-
-// LogEntry renders a Log.entryAdded the worker itself says.
-func LogEntry(level, text string, at time.Time) []byte {
-	return LogEntryAt(level, text, float64(at.UnixNano())/1e6)
-}
-
-// LogEntryAt is LogEntry with a CDP timestamp (ms since the epoch), kept
-// exact when it comes from a producer.
-func LogEntryAt(level, text string, ms float64) []byte {
-	b, _ := json.Marshal(map[string]any{"method": "Log.entryAdded", "params": map[string]any{"entry": map[string]any{
-		"source": "other", "level": level, "text": text, "timestamp": ms}}})
-	return b
 }
