@@ -31,19 +31,8 @@ func TestMain(m *testing.M) {
 	}
 	// Orphaned grandchildren must be reaped by someone for kill(pid, 0) to
 	// report ESRCH; PID 1 in a container often does not. Becoming a child
-	// subreaper lets assertGone reap them itself.
-	if err := becomeSubreaper(); err != nil {
-		fmt.Fprintln(os.Stderr, "hostnode tests: cannot become a child subreaper:", err)
-		os.Exit(2)
-	}
-	code := m.Run()
-	if code == 0 {
-		if err := checkNoLeakedGoroutines(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	// subreaper lets proctest.AssertGone reap them itself.
+	os.Exit(proctest.Main(m, proctest.MainOptions{Package: "hostnode", Subreaper: true}))
 }
 
 // orphanHelper starts node through Start, reports its pid and the orphan
@@ -61,12 +50,6 @@ func orphanHelper() {
 	fmt.Printf("PID %d\nREAPER %d\n", p.PID(), p.reaper.pid())
 	<-p.Done()
 	os.Exit(3)
-}
-
-// checkNoLeakedGoroutines waits for this package's goroutines (and the HTTP
-// and WebSocket ones it starts) to end after all tests ran.
-func checkNoLeakedGoroutines() error {
-	return proctest.CheckNoLeakedGoroutines("hostnode", "hostnode.(*Process)", "hostnode.stdinLoop", "net/http.(*persistConn)", "coder/websocket.(*Conn)", "os/exec.(*Cmd)")
 }
 
 // testCtx is a watchdog, not a timing assertion: a hung test fails with a
@@ -97,18 +80,10 @@ func startNode(t *testing.T, ctx context.Context, opts Options) *Process {
 	}
 	t.Cleanup(func() {
 		p.Kill()
-		assertGone(t, p.PID())
-		assertGone(t, p.reaper.pid())
+		proctest.AssertGone(t, p.PID())
+		proctest.AssertGone(t, p.reaper.pid())
 	})
 	return p
-}
-
-// assertGone fails unless pid ends up nonexistent (kill(pid, 0) == ESRCH).
-// It reaps pid if it became our orphaned grandchild (we are a subreaper); it
-// must only be called for direct children after their Done.
-func assertGone(t *testing.T, pid int) {
-	t.Helper()
-	proctest.AssertGone(t, pid)
 }
 
 func assertAlive(t *testing.T, pid int) {
