@@ -32,26 +32,35 @@ func TestThreadsReleaseNestedUntilAnswered(t *testing.T) {
 	// Thread 1 reports its own thread 5.
 	inner, _ := json.Marshal(`{"method":"NodeWorker.attachedToWorker","params":{"sessionId":"5"}}`)
 	ev(`{"method":"NodeWorker.receivedMessageFromWorker","params":{"sessionId":"1","message":` + string(inner) + `}}`)
-	time.Sleep(50 * time.Millisecond) // every repeat is sent by then (3 × 1 ms)
-
-	mu.Lock()
-	var releases1, releases5 int
-	for _, m := range sent {
-		var outer struct {
-			ID     int64
-			Params struct{ SessionID, Message string }
+	// Await the repeats (an event: each is a write), with a hang bound.
+	releases := func() (releases1, releases5 int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range sent {
+			var outer struct {
+				ID     int64
+				Params struct{ SessionID, Message string }
+			}
+			json.Unmarshal([]byte(m), &outer)
+			if outer.ID != 77 || outer.Params.SessionID != "1" {
+				t.Errorf("outer message %s, want id 77 to thread 1", m)
+			}
+			switch {
+			case strings.Contains(outer.Params.Message, `"sessionId":"5"`) && strings.Contains(outer.Params.Message, `runIfWaitingForDebugger`):
+				releases5++
+			case strings.Contains(outer.Params.Message, `"id":2,"method":"Runtime.runIfWaitingForDebugger"`):
+				releases1++
+			}
 		}
-		json.Unmarshal([]byte(m), &outer)
-		if outer.ID != 77 || outer.Params.SessionID != "1" {
-			t.Errorf("outer message %s, want id 77 to thread 1", m)
-		}
-		switch {
-		case strings.Contains(outer.Params.Message, `"sessionId":"5"`) && strings.Contains(outer.Params.Message, `runIfWaitingForDebugger`):
-			releases5++
-		case strings.Contains(outer.Params.Message, `"id":2,"method":"Runtime.runIfWaitingForDebugger"`):
-			releases1++
+		return releases1, releases5
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if r1, r5 := releases(); r1 >= 1+3 && r5 >= 1+3 || time.Now().After(deadline) {
+			break
 		}
 	}
+	releases1, releases5 := releases()
+	mu.Lock()
 	n := len(sent)
 	mu.Unlock()
 	if releases1 != 1+3 || releases5 != 1+3 {
@@ -65,6 +74,9 @@ func TestThreadsReleaseNestedUntilAnswered(t *testing.T) {
 	ev(`{"method":"NodeWorker.receivedMessageFromWorker","params":{"sessionId":"2","message":` + string(answer) + `}}`)
 	ev(`{"method":"NodeWorker.attachedToWorker","params":{"sessionId":"3"}}`)
 	ev(`{"method":"NodeWorker.detachedFromWorker","params":{"sessionId":"3"}}`)
+	// Absence over a window: a repeat that is not sent leaves no event to
+	// await (the resend goroutine ends silently), so the test waits five
+	// resend periods.
 	time.Sleep(100 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
