@@ -70,6 +70,7 @@ func (r *readySignal) Write(p []byte) (int, error) {
 // down, and the node process checked gone, at test end.
 func startWorker(t testing.TB, script string, opts Options) *worker {
 	t.Helper()
+	proctest.Node(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "host.js")
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {

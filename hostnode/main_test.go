@@ -68,7 +68,12 @@ func writeFile(t *testing.T, name, body string, mode os.FileMode) string {
 	return path
 }
 
-func writeScript(t *testing.T, js string) string { return writeFile(t, "app.js", js, 0o644) }
+// writeScript writes a script for node: the test needs node (proctest.Node).
+func writeScript(t *testing.T, js string) string {
+	t.Helper()
+	proctest.Node(t)
+	return writeFile(t, "app.js", js, 0o644)
+}
 
 // startNode starts node on script and registers a cleanup that kills it and
 // checks that its pid and the orphan reaper's are gone.

@@ -46,6 +46,7 @@ func workspace(t *testing.T, files map[string]string) string {
 // every process it ever started is gone.
 func newEngine(t *testing.T, opts Options) *Engine {
 	t.Helper()
+	proctest.Node(t)
 	e := New(opts)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
