@@ -175,8 +175,9 @@ func (b *Banner[T]) expectAttach() (undo func()) {
 type attachWatcher interface{ expectAttach() (undo func()) }
 
 // attachWatchers maps an inspector URL to the Banners reading that node's
-// stderr. Lock order: attachWatchers.mu is never held while taking a
-// Banner's mu (collect, unlock, then call).
+// stderr. Lock order: a Banner's mu, then bannerRegistry.mu (a Banner
+// registers while it reads its first line); never the reverse: announceAttach
+// collects under bannerRegistry.mu, unlocks, then takes each Banner's mu.
 var attachWatchers = &bannerRegistry{m: map[string][]attachWatcher{}}
 
 type bannerRegistry struct {
