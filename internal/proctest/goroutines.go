@@ -32,8 +32,6 @@ var runtimeGoroutines = []string{
 	"os/signal.signal_recv",       // the same, parked in the runtime
 	"runtime.ensureSigM",          // signal mask keeper, started once
 	"runtime/trace.Start",         // go test -trace
-	"runtime.goexit0",             // a goroutine exiting right now
-	"testing/synctest.",           // synctest bubbles clean up after themselves
 	"runtime.ReadTrace",           // go test -trace's reader
 	"runtime/pprof.profileWriter", // go test -cpuprofile
 }
