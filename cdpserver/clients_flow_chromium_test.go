@@ -74,7 +74,7 @@ func flowPage(t *testing.T, reg *sourceproto.Registry, token sourceproto.Token) 
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
-		assertGone(t, cmd.Process.Pid)
+		proctest.AssertGone(t, cmd.Process.Pid)
 	})
 	return logs
 }

@@ -2,7 +2,6 @@ package cdpserver
 
 import (
 	"encoding/json"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -12,35 +11,14 @@ import (
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 	"github.com/inspector-worker/inspector-worker/sourceproto/carrier"
 	"github.com/inspector-worker/inspector-worker/sourceproto/sourceprototest"
+
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
 // hubHangLimit is the watchdog of the hub's lock tests: a hang detector,
 // far above what the conversation takes (well under a second), not a speed
 // assertion.
 const hubHangLimit = 20 * time.Second
-
-// hangWatchdog fails the test with every goroutine's stack if it is still
-// running after limit, and unblocks it by closing the windows (their
-// pending Expect… calls then fail at once instead of after cdptest.Timeout).
-func hangWatchdog(t *testing.T, limit time.Duration, windows ...*cdptest.Client) {
-	t.Helper()
-	fired := make(chan []byte, 1)
-	timer := time.AfterFunc(limit, func() {
-		buf := make([]byte, 4<<20)
-		fired <- buf[:runtime.Stack(buf, true)]
-		for _, w := range windows {
-			w.Conn().CloseNow()
-		}
-	})
-	t.Cleanup(func() {
-		timer.Stop()
-		select {
-		case dump := <-fired:
-			t.Errorf("watchdog: still running after %v (a deadlock?); goroutines:\n%s", limit, dump)
-		default:
-		}
-	})
-}
 
 // overflowingOutbox is the outbox of a page that takes nothing more. It
 // does what the carrier's does on overflow (clientConn.Enqueue, see
@@ -124,7 +102,7 @@ func serveScriptRead(t *testing.T, pg *clientPage, body string) {
 func TestClientScriptReadPageOutboxFull(t *testing.T) {
 	w, reg, token := clientWorker(t)
 	a, b := w.dial("A"), w.dial("B")
-	hangWatchdog(t, hubHangLimit, a, b)
+	proctest.Watchdog(t, hubHangLimit, closeWindows(a, b))
 	enableAll(a)
 	enableAll(b)
 
@@ -189,7 +167,7 @@ func TestClientScriptReadPageOutboxFull(t *testing.T) {
 func TestClientScriptReadsRaceClose(t *testing.T) {
 	w, reg, token := clientWorker(t)
 	a := w.dial("A")
-	hangWatchdog(t, hubHangLimit, a)
+	proctest.Watchdog(t, hubHangLimit, closeWindows(a))
 	enableAll(a)
 	pg := openPage(t, reg, token, "page-1", "http://127.0.0.1:3000/", "Shop")
 	pg.ingest(pg.p.Replace(t, sourceproto.ReplaceInitial, scriptItem("http://127.0.0.1:3000/app.js")))

@@ -13,6 +13,8 @@ import (
 	"github.com/inspector-worker/inspector-worker/object"
 	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
+
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
 func runtimeWorker(t *testing.T, opts Options) (*worker, *sourceproto.Registry, sourceproto.Token) {
@@ -546,7 +548,7 @@ func consoleItem(ev *sourceproto.ConsoleEvent) sourceproto.Item {
 func TestClientRuntimePageOutboxFull(t *testing.T) {
 	w, reg, token := runtimeWorker(t, Options{})
 	a := w.dial("A")
-	hangWatchdog(t, hubHangLimit, a)
+	proctest.Watchdog(t, hubHangLimit, closeWindows(a))
 	a.MustCall("Runtime.enable", nil)
 	full := &overflowingOutbox{}
 	// Runtime only: no console.enable reaches the outbox before the evaluate.

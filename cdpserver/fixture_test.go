@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
 // worker is a real worker in front of a real node host, for one test.
@@ -68,6 +68,7 @@ func (r *readySignal) Write(p []byte) (int, error) {
 // down, and the node process checked gone, at test end.
 func startWorker(t testing.TB, script string, opts Options) *worker {
 	t.Helper()
+	proctest.Node(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "host.js")
 	if err := os.WriteFile(path, []byte(script), 0o644); err != nil {
@@ -80,7 +81,7 @@ func startWorker(t testing.TB, script string, opts Options) *worker {
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
-	t.Cleanup(func() { proc.Kill(); assertGone(t, proc.PID()) })
+	t.Cleanup(func() { proc.Kill(); proctest.AssertGone(t, proc.PID()) })
 	host, err := hostnode.AttachHost(ctx, proc.InspectorURL(), hostnode.HostOptions{
 		Exited: proc.Done(), ExitReason: func() string { return "the host exited" },
 	})
@@ -142,16 +143,13 @@ func (w *worker) get(path string, host string) (*http.Response, error) {
 	return http.DefaultClient.Do(req)
 }
 
-// assertGone fails the test unless pid has exited (polls: the kernel reaps
-// asynchronously).
-func assertGone(t testing.TB, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return
+// closeWindows is a watchdog's onFire for tests whose windows wait with
+// Expect…: closing them makes those waits fail at once instead of after
+// cdptest.Timeout.
+func closeWindows(windows ...*cdptest.Client) func() {
+	return func() {
+		for _, w := range windows {
+			w.Conn().CloseNow()
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	t.Errorf("process %d is still running", pid)
 }

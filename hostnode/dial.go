@@ -59,12 +59,16 @@ func Dial(ctx context.Context, wsURL string) (*websocket.Conn, error) {
 	if needsDiscover {
 		return nil, fmt.Errorf("%w %q: Dial needs the ws:// URL node printed; resolve HOST:PORT with Discover first", ErrBadAddr, wsURL)
 	}
+	// Node prints "Debugger attached." for the session; announce it first,
+	// so that the stderr banner filters of that node drop exactly that line.
+	undoAttach := attachWatchers.announceAttach(wsURL)
 	conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{
 		HTTPClient:      dialClient,
 		Host:            hostport,
 		CompressionMode: websocket.CompressionDisabled,
 	})
 	if err != nil {
+		undoAttach()
 		return nil, fmt.Errorf("hostnode: dial node inspector %s: %w", wsURL, err)
 	}
 	conn.SetReadLimit(MaxHostMessage)

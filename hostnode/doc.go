@@ -5,7 +5,9 @@
 // after the executable, read the inspector URL from the FIRST
 // "Debugger listening on ws://…" line of the child's stderr, recognise Node's
 // failure lines, forward signals, report the exit code (128+signal when
-// killed), and never leave an orphan.
+// killed), and never leave an orphan. Banner and BannerFilter tell Node's
+// inspector banner lines on stderr from the program's, by position (Dial
+// announces each session, whose "Debugger attached." is then Node's).
 //
 // No orphans. Node runs in a process group of its own. However node ends
 // (it exits, it is killed, it stops on a forwarded signal, Kill), the whole

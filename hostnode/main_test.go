@@ -31,19 +31,8 @@ func TestMain(m *testing.M) {
 	}
 	// Orphaned grandchildren must be reaped by someone for kill(pid, 0) to
 	// report ESRCH; PID 1 in a container often does not. Becoming a child
-	// subreaper lets assertGone reap them itself.
-	if err := becomeSubreaper(); err != nil {
-		fmt.Fprintln(os.Stderr, "hostnode tests: cannot become a child subreaper:", err)
-		os.Exit(2)
-	}
-	code := m.Run()
-	if code == 0 {
-		if err := checkNoLeakedGoroutines(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	// subreaper lets proctest.AssertGone reap them itself.
+	os.Exit(proctest.Main(m, proctest.MainOptions{Package: "hostnode", Subreaper: true}))
 }
 
 // orphanHelper starts node through Start, reports its pid and the orphan
@@ -63,12 +52,6 @@ func orphanHelper() {
 	os.Exit(3)
 }
 
-// checkNoLeakedGoroutines waits for this package's goroutines (and the HTTP
-// and WebSocket ones it starts) to end after all tests ran.
-func checkNoLeakedGoroutines() error {
-	return proctest.CheckNoLeakedGoroutines("hostnode", "hostnode.(*Process)", "hostnode.stdinLoop", "net/http.(*persistConn)", "coder/websocket.(*Conn)", "os/exec.(*Cmd)")
-}
-
 // testCtx is a watchdog, not a timing assertion: a hung test fails with a
 // goroutine dump instead of hanging the suite.
 func testCtx(t *testing.T) context.Context {
@@ -85,7 +68,12 @@ func writeFile(t *testing.T, name, body string, mode os.FileMode) string {
 	return path
 }
 
-func writeScript(t *testing.T, js string) string { return writeFile(t, "app.js", js, 0o644) }
+// writeScript writes a script for node: the test needs node (proctest.Node).
+func writeScript(t *testing.T, js string) string {
+	t.Helper()
+	proctest.Node(t)
+	return writeFile(t, "app.js", js, 0o644)
+}
 
 // startNode starts node on script and registers a cleanup that kills it and
 // checks that its pid and the orphan reaper's are gone.
@@ -97,18 +85,10 @@ func startNode(t *testing.T, ctx context.Context, opts Options) *Process {
 	}
 	t.Cleanup(func() {
 		p.Kill()
-		assertGone(t, p.PID())
-		assertGone(t, p.reaper.pid())
+		proctest.AssertGone(t, p.PID())
+		proctest.AssertGone(t, p.reaper.pid())
 	})
 	return p
-}
-
-// assertGone fails unless pid ends up nonexistent (kill(pid, 0) == ESRCH).
-// It reaps pid if it became our orphaned grandchild (we are a subreaper); it
-// must only be called for direct children after their Done.
-func assertGone(t *testing.T, pid int) {
-	t.Helper()
-	proctest.AssertGone(t, pid)
 }
 
 func assertAlive(t *testing.T, pid int) {

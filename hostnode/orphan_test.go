@@ -59,7 +59,7 @@ func parseTree(t *testing.T, line string) hostTree {
 			if syscall.Kill(pid, 0) == nil {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
-			assertGone(t, pid)
+			proctest.AssertGone(t, pid)
 		}
 	})
 	return tr
@@ -76,7 +76,7 @@ func checkTreeGone(t *testing.T, event time.Time, tr hostTree, others ...int) {
 		t.Errorf("the detached (setsid) child %d was killed: %v", tr.detached, err)
 	}
 	_ = syscall.Kill(tr.detached, syscall.SIGKILL)
-	assertGone(t, tr.detached)
+	proctest.AssertGone(t, tr.detached)
 }
 
 // TestTreeDiesWithHost: whatever ends node, the group kill in waitLoop takes
@@ -166,7 +166,7 @@ func TestOrphan(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = helper.Wait()
-	assertGone(t, pid)
+	proctest.AssertGone(t, pid)
 }
 
 // TestTreeDiesWithKilledCaller SIGKILLs the process that called Start: the
@@ -227,5 +227,5 @@ func TestReaperMissing(t *testing.T) {
 	if se.PID <= 0 {
 		t.Fatalf("StartError.PID = %d", se.PID)
 	}
-	assertGone(t, se.PID)
+	proctest.AssertGone(t, se.PID)
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/coder/websocket"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
 var inspectorURLRe = regexp.MustCompile(`^ws://127\.0\.0\.1:[0-9]+/[0-9a-f-]{36}$`)
@@ -65,7 +67,7 @@ func TestStartDialTwoSessions(t *testing.T) {
 		kills.Go(func() error { p.Kill(); return nil }) // concurrent and idempotent
 	}
 	_ = kills.Wait()
-	assertGone(t, pid)
+	proctest.AssertGone(t, pid)
 	if got := p.ExitCode(); got != 128+int(syscall.SIGKILL) {
 		t.Errorf("ExitCode after Kill = %d, want 137", got)
 	}
@@ -124,8 +126,8 @@ console.log("CHILD " + c.pid); setInterval(() => {}, 1 << 30);`
 	}
 	assertAlive(t, child)
 	p.Kill()
-	assertGone(t, p.PID())
-	assertGone(t, child)
+	proctest.AssertGone(t, p.PID())
+	proctest.AssertGone(t, child)
 }
 
 // fakeNode writes a shell script standing in for node. It records its pid in
@@ -202,7 +204,7 @@ func TestStartErrors(t *testing.T) {
 			if se.PID <= 0 {
 				t.Fatalf("StartError.PID = %d", se.PID)
 			}
-			assertGone(t, se.PID)
+			proctest.AssertGone(t, se.PID)
 		})
 	}
 }
@@ -249,7 +251,7 @@ func TestStartCanceled(t *testing.T) {
 	if pid := readPid(t, pidFile); se.PID != pid {
 		t.Errorf("StartError.PID = %d, fake node's pid = %d", se.PID, pid)
 	}
-	assertGone(t, se.PID)
+	proctest.AssertGone(t, se.PID)
 }
 
 func TestBrk(t *testing.T) {

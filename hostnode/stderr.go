@@ -170,12 +170,16 @@ func (s *stderrScanner) appendTail(p []byte) {
 // Tail returns the last <= stderrTailMax bytes, starting at a rune boundary.
 func (s *stderrScanner) Tail() string {
 	s.mu.Lock()
-	t := s.tail
+	defer s.mu.Unlock()
+	return tailString(s.tail)
+}
+
+// tailString is the last <= stderrTailMax bytes of t, starting at a rune.
+func tailString(t []byte) string {
 	if len(t) > stderrTailMax {
 		t = t[len(t)-stderrTailMax:]
 	}
 	out := string(t)
-	s.mu.Unlock()
 	for i := 0; i < len(out) && i < utf8.UTFMax; i++ {
 		if utf8.RuneStart(out[i]) {
 			return out[i:]

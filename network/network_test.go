@@ -42,6 +42,21 @@ func (o *out) Notice(m []byte) {
 	o.notices = append(o.notices, string(m))
 }
 
+// hasURL reports whether a Network.requestWillBeSent for url arrived.
+func (o *out) hasURL(url string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, m := range o.msgs {
+		if m["method"] != "Network.requestWillBeSent" {
+			continue
+		}
+		if r, _ := m["params"].(map[string]any)["request"].(map[string]any); r != nil && r["url"] == url {
+			return true
+		}
+	}
+	return false
+}
+
 func (o *out) methods(id string) []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -109,7 +124,8 @@ func TestReplayThenLiveOnce(t *testing.T) {
 	j := newJournal(fetchcapture.Options{})
 	feed(j, host, fetchOK("a", "http://x/a", []byte("hello"), false)...)
 	o := &out{}
-	w := New(j, nil).NewWindow(o)
+	n := New(j, nil)
+	w := n.NewWindow(o)
 	w.Enable()
 	w.Enable() // a second enable does not replay again
 	feed(j, page, fetchOK("b", "http://x/b#frag", nil, false)...)
@@ -137,8 +153,14 @@ func TestReplayThenLiveOnce(t *testing.T) {
 		t.Fatalf("page request: %v", live)
 	}
 	w.Disable()
+	// A second, enabled window shows when "c" was delivered: by then the
+	// disabled one must have nothing of it.
+	o2 := &out{}
+	w2 := n.NewWindow(o2)
+	w2.Enable()
+	defer w2.Close()
 	feed(j, host, fetchOK("c", "http://x/c", nil, false)...)
-	time.Sleep(20 * time.Millisecond)
+	waitFor(t, "c in the enabled window", func() bool { return len(o2.methods("iw-net.3")) == 3 })
 	if n := len(o.methods("iw-net.3")); n != 0 {
 		t.Fatalf("disabled window got %d events", n)
 	}
@@ -302,7 +324,11 @@ func TestBudgetDropsAreAnnounced(t *testing.T) {
 		return r
 	}
 	waitFor(t, "the notice", func() bool { return len(logs()) > 0 })
-	time.Sleep(20 * time.Millisecond)
+	// The window takes the journal's steps in order: once a later request
+	// shows, a second notice would have shown before it.
+	feed(j, host, &sourceproto.FetchEvent{ID: "sentinel", Phase: "request", Timestamp: 2, Request: &sourceproto.FetchRequest{
+		URL: "http://x/sentinel", Method: "GET", Headers: []sourceproto.HTTPHeader{}}})
+	waitFor(t, "the later request", func() bool { return o.hasURL("http://x/sentinel") })
 	if l := logs(); len(l) != 1 || !strings.Contains(l[0], "of the page http://127.0.0.1/ were dropped") {
 		t.Fatalf("notices: %q", l)
 	}

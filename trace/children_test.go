@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
 const forkJS = `const { fork, spawn } = require("child_process");
@@ -42,7 +44,7 @@ func TestChildrenRunFree(t *testing.T) {
 	}
 	codes := map[int]int{}
 	for _, c := range s.Children {
-		assertGone(t, c.PID)
+		proctest.AssertGone(t, c.PID)
 		if c.Followed || c.ExitCode == nil || c.PID == 4242 || !slices.Contains(c.Command, filepath.Join(ws, "fork.js")) {
 			t.Errorf("child %+v", c)
 			continue

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json"
+
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
 const logThenThrowJS = `console.log("first", 1, {a: 1}, NaN, -0, 10n);
@@ -274,7 +276,7 @@ func TestTooManyRunning(t *testing.T) {
 	if _, err := e.Stop(ctx, a.ID); err != nil {
 		t.Fatal(err)
 	}
-	assertGone(t, a.PID)
+	proctest.AssertGone(t, a.PID)
 	c, err := e.Start(ctx, StartRequest{Target: "wait.js"})
 	if err != nil {
 		t.Fatalf("start after a stop: %v", err)
@@ -301,7 +303,7 @@ func TestStopStaysStopped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	assertGone(t, s.PID)
+	proctest.AssertGone(t, s.PID)
 	if got.Status != StatusStopped || got.StopReason == "" || got.HasFailure {
 		t.Errorf("after stop: %+v", got)
 	}
@@ -334,7 +336,7 @@ func TestShutdownKillsChildren(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		assertGone(t, pid)
+		proctest.AssertGone(t, pid)
 	}
 	for _, s := range e.List() {
 		if s.Status != StatusStopped {

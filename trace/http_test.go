@@ -14,6 +14,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/go-json-experiment/json"
+
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
 // apiServer serves the engine's routes the way cdpserver mounts them.
@@ -104,7 +106,7 @@ func TestHTTPFlow(t *testing.T) {
 	if len(list.Sessions) != 1 || list.Sessions[0].ID != started.ID {
 		t.Errorf("list = %+v", list)
 	}
-	assertGone(t, started.PID)
+	proctest.AssertGone(t, started.PID)
 }
 
 // TestHTTPClientMistakes: every client mistake is a 4xx with a JSON body,
@@ -176,7 +178,7 @@ func TestHTTPStop(t *testing.T) {
 	if r.status != 200 || stopped.Status != StatusStopped {
 		t.Errorf("stop: %d %+v", r.status, stopped)
 	}
-	assertGone(t, s.PID)
+	proctest.AssertGone(t, s.PID)
 }
 
 // TestHTTPStream: a subscriber sees {sessionId, event} for every event in

@@ -2,73 +2,17 @@ package trace
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"github.com/inspector-worker/inspector-worker/internal/proctest"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
 
 // TestMain fails the run when a test left a child process (zombies
-// included) or one of this package's goroutines behind.
+// included) or a goroutine behind.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if err := checkNoChildren(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-		if err := checkNoLeakedGoroutines(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// children lists the pids whose parent is this test binary.
-func children() []string {
-	self := strconv.Itoa(os.Getpid())
-	var out []string
-	dirs, _ := os.ReadDir("/proc")
-	for _, d := range dirs {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may contain spaces, so cut at the last ')'.
-		i := strings.LastIndexByte(string(stat), ')')
-		if i < 0 {
-			continue
-		}
-		if f := strings.Fields(string(stat)[i+1:]); len(f) > 1 && f[1] == self {
-			out = append(out, d.Name()+" "+strings.TrimSpace(string(stat)))
-		}
-	}
-	return out
-}
-
-func checkNoChildren() error {
-	var left []string
-	for range 500 {
-		if left = children(); len(left) == 0 {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return fmt.Errorf("trace tests: child processes left behind:\n%s", strings.Join(left, "\n"))
-}
-
-func checkNoLeakedGoroutines() error {
-	return proctest.CheckNoLeakedGoroutines("trace", "trace.(*control)", "trace.(*api)", "hostnode.(*Process)", "coder/websocket.(*Conn)", "os/exec.(*Cmd)")
+	os.Exit(proctest.Main(m, proctest.MainOptions{Package: "trace", Children: true}))
 }
 
 // testCtx is a watchdog, not a timing assertion: a hung test fails with a
@@ -102,6 +46,7 @@ func workspace(t *testing.T, files map[string]string) string {
 // every process it ever started is gone.
 func newEngine(t *testing.T, opts Options) *Engine {
 	t.Helper()
+	proctest.Node(t)
 	e := New(opts)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -112,25 +57,11 @@ func newEngine(t *testing.T, opts Options) *Engine {
 		}
 		for _, s := range sessions {
 			if s.PID != 0 {
-				assertGone(t, s.PID)
+				proctest.AssertGone(t, s.PID)
 			}
 		}
 	})
 	return e
-}
-
-// assertGone fails unless pid ends up nonexistent. Sessions' children are
-// reaped by hostnode before their session finishes, so ESRCH is reliable.
-func assertGone(t *testing.T, pid int) {
-	t.Helper()
-	for range 1000 {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	t.Errorf("process %d still exists: %s", pid, stat)
 }
 
 // run starts target and waits for its end.
@@ -151,7 +82,7 @@ func run(t *testing.T, ctx context.Context, e *Engine, req StartRequest) Session
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	assertGone(t, d.Session.PID)
+	proctest.AssertGone(t, d.Session.PID)
 	return d
 }
 

@@ -2,40 +2,18 @@ package trace
 
 import (
 	"bytes"
-	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/inspector-worker/inspector-worker/hostnode"
 )
 
-// Node's inspector prints banner lines on the target's stderr. They are
-// not the target's output, but the target can print the same text, so they
-// are recognised by POSITION only, never by text alone:
-//
-//   - startBanners: the first lines of stderr, in this order. Node prints
-//     them before any code of the target runs (with --inspect-brk the script
-//     starts only after the attach, which prints "Debugger attached.").
-//   - endBanners: the LAST lines of stderr, in this order (a prefix of them
-//     is enough). Node prints them after the script ended: "Waiting …" once
-//     the main context is gone, the rest when the engine disconnects. A line
-//     that matches is held back until the next line shows it was not the
-//     end (then it is the target's and is emitted) or the stream ends (then
-//     it was Node's and is dropped).
-//
-// Everything else passes through unchanged, whatever it looks like.
-var (
-	startBanners = []func(string) bool{
-		func(l string) bool { return strings.HasPrefix(l, "Debugger listening on ws://") },
-		func(l string) bool { return l == inspectorHelp },
-		func(l string) bool { return l == "Debugger attached." },
-	}
-	endBanners = []func(string) bool{
-		func(l string) bool { return l == "Waiting for the debugger to disconnect..." },
-		func(l string) bool { return strings.HasPrefix(l, "Debugger ending on ws://") },
-		func(l string) bool { return l == inspectorHelp },
-	}
-)
-
-const inspectorHelp = "For help, see: https://nodejs.org/en/docs/inspector"
+// Node's inspector banner lines on the target's stderr are recognised by
+// position, never by text alone, by hostnode.Banner (the one place that
+// knows them): the start banner, the "Debugger attached." of the engine's
+// session, and the end banner, held back until the stream shows whether it
+// was the end. Everything else passes through unchanged, whatever it looks
+// like.
 
 type heldLine struct {
 	text string
@@ -53,12 +31,10 @@ type outputWriter struct {
 	s      *session // Static after construction.
 	stream string   // Static after construction.
 
-	mu           sync.Mutex
-	line         []byte     // Guarded by mu: the current line, at most maxLineBytes.
-	cut          bool       // Guarded by mu: the current line lost bytes.
-	lines        int        // Guarded by mu: complete lines seen so far (stderr only).
-	startDropped int        // Guarded by mu: leading lines dropped as Node's start banners.
-	held         []heldLine // Guarded by mu: lines that may be Node's end banners (stderr only).
+	mu     sync.Mutex
+	line   []byte                    // Guarded by mu: the current line, at most maxLineBytes.
+	cut    bool                      // Guarded by mu: the current line lost bytes.
+	banner hostnode.Banner[heldLine] // Node's banner lines by position (stderr only); holds possible end banners.
 }
 
 const maxLineBytes = maxLineChars * utf8.UTFMax
@@ -97,40 +73,20 @@ func (w *outputWriter) emitLocked() {
 		w.s.addOutput(w.stream, line, cut)
 		return
 	}
-	w.lines++
-	if w.lines <= len(startBanners) && w.lines-1 == w.startDropped && startBanners[w.lines-1](line) {
-		w.startDropped++
-		return
-	}
-	if len(w.held) < len(endBanners) && endBanners[len(w.held)](line) {
-		w.held = append(w.held, heldLine{line, cut})
-		return
-	}
-	w.releaseHeldLocked()
-	if endBanners[0](line) { // could start the end banners afresh
-		w.held = append(w.held, heldLine{line, cut})
-		return
-	}
-	w.s.addOutput(w.stream, line, cut)
-}
-
-// releaseHeldLocked emits held lines: something followed them, so they were
-// the target's own.
-func (w *outputWriter) releaseHeldLocked() {
-	for _, h := range w.held {
+	for _, h := range w.banner.Line(line, heldLine{line, cut}) {
 		w.s.addOutput(w.stream, h.text, h.cut)
 	}
-	w.held = w.held[:0]
 }
 
 // flush emits an unterminated last line, then drops the held lines: the
-// stream ended with them, so they were Node's end banners. A held run
-// that does not begin with "Waiting …" never exists (see emitLocked).
+// stream ended with them, so they were Node's end banner.
 func (w *outputWriter) flush() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.line) > 0 || w.cut {
 		w.emitLocked()
 	}
-	w.held = w.held[:0]
+	if w.stream == "stderr" {
+		w.banner.End()
+	}
 }

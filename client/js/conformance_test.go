@@ -25,16 +25,9 @@ import (
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/sourceproto"
-)
 
-func lookNode(t *testing.T) string {
-	t.Helper()
-	p, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node not on PATH")
-	}
-	return p
-}
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
+)
 
 // recorder is a sourceproto.Consumer that keeps everything.
 type recorder struct {
@@ -193,7 +186,7 @@ func (lw *lineWorker) checkNoRejects(t *testing.T) {
 // TestPreloadAgainstRegistry runs `node --require preload.cjs app.cjs` with
 // fd 3 on a socketpair whose other end is a Registry-backed host pipe.
 func TestPreloadAgainstRegistry(t *testing.T) {
-	node := lookNode(t)
+	node := proctest.Node(t)
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +284,7 @@ func TestPreloadAgainstRegistry(t *testing.T) {
 // testdata/go-client-driver.mjs) with its WebSocket bridged to a
 // Registry-backed client carrier.
 func TestClientAgainstRegistry(t *testing.T) {
-	node := lookNode(t)
+	node := proctest.Node(t)
 	token, err := sourceproto.NewToken()
 	if err != nil {
 		t.Fatal(err)

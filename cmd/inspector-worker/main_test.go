@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -78,6 +79,9 @@ func startCmd(t testing.TB, dir string, args ...string) *workerProc {
 // startCmdEnv is startCmd with env added to the worker's environment.
 func startCmdEnv(t testing.TB, dir string, env []string, args ...string) *workerProc {
 	t.Helper()
+	if filepath.Base(workerBin) == "node" || slices.Contains(args, "node") {
+		proctest.Node(t) // the worker (or the test) starts node by name
+	}
 	w := &workerProc{t: t, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
 	w.cmd = exec.Command(workerBin, args...)
 	w.cmd.Dir = dir

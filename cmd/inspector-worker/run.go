@@ -81,7 +81,10 @@ func runHost(r hostRun, stderr io.Writer) int {
 	defer stopSignals(sigs)
 
 	ctx := context.Background()
-	filter := newBannerFilter(stderr)
+	// Node's inspector banner names its private port, which a user must not
+	// connect to (the worker is the endpoint): it is filtered out, by
+	// position (hostnode.Banner).
+	filter := hostnode.NewBannerFilter(stderr)
 	defer filter.Close()
 	obs, err := newObservation(ln)
 	if err != nil {
@@ -111,6 +114,7 @@ func runHost(r hostRun, stderr io.Writer) int {
 		// Node older than 20.15 has no --inspect-wait: plain --inspect, with
 		// the small race that a very short script can end before the attach.
 		opts.Wait = false
+		filter.Close() // the failed node's stream ended; the next one's starts
 		proc, err = hostnode.Start(ctx, opts)
 	}
 	obs.started()

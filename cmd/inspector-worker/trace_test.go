@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -231,10 +230,7 @@ func TestRunServesTraceAPI(t *testing.T) {
 		"wait.js": `setInterval(() => {}, 1000);`,
 	})
 	// The host runs a node that is not the one on PATH; traces must use it too.
-	nodePath, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal(err)
-	}
+	nodePath := proctest.Node(t)
 	otherNode := filepath.Join(dir, "other-node")
 	if err := os.Symlink(nodePath, otherNode); err != nil {
 		t.Fatal(err)

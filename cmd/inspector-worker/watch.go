@@ -77,6 +77,7 @@ type watchRun struct {
 	r      hostRun
 	stderr io.Writer
 	opts   hostnode.Options
+	filter *hostnode.BannerFilter // opts.Stderr; each node's stderr is a stream of its own
 	obs    *observation
 	srv    *cdpserver.Server
 
@@ -89,10 +90,14 @@ type watchRun struct {
 // startHost starts and attaches a host without releasing it: the windows'
 // state is replayed first (cdpserver.Server.HostUp).
 func (w *watchRun) startHost(ctx context.Context) (*hostnode.Process, *hostnode.Host, error) {
+	// Each node's stderr is a stream of its own for the banner filter; the
+	// previous node is gone (Stop, or a failed start) before the next starts.
+	w.filter.Close()
 	proc, err := hostnode.Start(ctx, w.opts)
 	var se *hostnode.StartError
 	if errors.As(err, &se) && strings.Contains(se.Line, "--inspect-wait") {
 		w.opts.Wait = false // Node < 20.15: see runHost
+		w.filter.Close()
 		proc, err = hostnode.Start(ctx, w.opts)
 	}
 	w.obs.started()
@@ -130,7 +135,7 @@ func runWatch(r hostRun, stderr io.Writer) int {
 	notifySignals(sigs)
 	defer stopSignals(sigs)
 	ctx := context.Background()
-	filter := newBannerFilter(stderr)
+	filter := hostnode.NewBannerFilter(stderr)
 	defer filter.Close()
 	obs, err := newObservation(ln)
 	if err != nil {
@@ -139,7 +144,7 @@ func runWatch(r hostRun, stderr io.Writer) int {
 		return 1
 	}
 	defer obs.close()
-	w := &watchRun{r: r, stderr: stderr, obs: obs, lastCode: 0}
+	w := &watchRun{r: r, stderr: stderr, filter: filter, obs: obs, lastCode: 0}
 	w.opts = hostnode.Options{
 		Argv: r.argv, Brk: r.brk, Wait: !r.brk, Dir: r.dir, Env: obs.hostEnv(r.ep.noCapture),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: filter,
@@ -263,7 +268,8 @@ func (w *watchRun) supervise(ctx context.Context, fw *fileWatcher, sigs <-chan o
 			}
 			endedStuck = false
 			w.lastCode = code
-			tail := w.proc.StderrTail()
+			w.filter.Close() // this node's stderr ended (Done): flush it
+			tail := w.filter.Tail()
 			w.proc = nil
 			w.host.Finish(fmt.Sprintf("the host exited with code %d", code))
 			if stopping {
@@ -283,29 +289,11 @@ func (w *watchRun) hostExited(code int, stderrTail string) {
 	level, note := "info", "inspector-worker: "+reason
 	if code != 0 {
 		level = "error"
-		if tail := hostErrorText(stderrTail); tail != "" {
+		if tail := strings.TrimSpace(stderrTail); tail != "" {
 			note += "\n" + tail
 		}
 	}
 	w.srv.HostDown(reason, level, note)
-}
-
-// hostErrorText is the end of the host's stderr without Node's inspector
-// banner: what a crash printed (a SyntaxError with its source line).
-func hostErrorText(tail string) string {
-	var keep []string
-	for _, line := range strings.Split(tail, "\n") {
-		banner := false
-		for _, p := range nodeBannerPrefixes {
-			if strings.HasPrefix(line, p) {
-				banner = true
-			}
-		}
-		if !banner {
-			keep = append(keep, line)
-		}
-	}
-	return strings.TrimSpace(strings.Join(keep, "\n"))
 }
 
 // restart stops the running host, if any, and starts the next one; the

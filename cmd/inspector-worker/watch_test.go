@@ -407,9 +407,16 @@ func TestWatchWithoutWindow(t *testing.T) {
 	// A change to a file that is not code (a log beside the script) does
 	// not restart the host.
 	os.WriteFile(filepath.Join(dir, "app.log"), []byte("noise\n"), 0o644)
-	time.Sleep(time.Second)
-	if n := strings.Count(w.stderr.String(), "restarting the host"); n != 1 {
-		t.Errorf("%d restarts, want 1 (app.log must not count):\n%s", n, w.stderr)
+	// The next code change is the event to await: had app.log counted, a
+	// restart would have come before it, or its restart would name app.log
+	// or "more changes".
+	writeApp(t, dir, watchApp("v3", false))
+	pid3 := w.pidOf("v3")
+	proctest.AssertGone(t, pid2)
+	w.ready("v3")
+	if out := w.stderr.String(); strings.Count(out, "restarting the host") != 2 ||
+		strings.Contains(out, "app.log") || strings.Contains(out, "more changes") {
+		t.Errorf("want 2 restarts, for app.js only (app.log must not count):\n%s", out)
 	}
 	w.cmd.Process.Signal(syscall.SIGINT)
 	if got := w.wait(); got != 42 {
@@ -418,7 +425,7 @@ func TestWatchWithoutWindow(t *testing.T) {
 	if !strings.Contains(w.stdout.String(), "got SIGINT") {
 		t.Errorf("the host never saw SIGINT; stdout:\n%s", w.stdout)
 	}
-	proctest.AssertGone(t, pid2)
+	proctest.AssertGone(t, pid3)
 }
 
 // A browser page stays connected to the worker across host restarts (its

@@ -1,33 +1,29 @@
-// Package proctest helps tests prove that no process they caused is left
-// behind.
+// Package proctest is the shared test kit: it helps tests prove that nothing
+// they caused is left behind (child processes, goroutines), that a hung test
+// fails with a goroutine dump instead of stalling the suite, and that a test
+// needing node or Chromium never skips silently in CI.
+//
+// Every package's tests use these helpers instead of their own copies:
+//
+//   - AssertGone, AssertGoneWithin, Children, CheckNoChildren: processes;
+//   - Main, CheckNoLeakedGoroutines: a TestMain that fails the package on
+//     leaked goroutines (and, optionally, child processes);
+//   - Watchdog: a test-scoped deadline that dumps goroutines and fails;
+//   - Node, Chromium: the binaries, failing under CI=true when missing and
+//     skipping with a visible line elsewhere.
 package proctest
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
-
-const prSetChildSubreaper = 36 // PR_SET_CHILD_SUBREAPER, prctl(2)
-
-// BecomeSubreaper makes the test process adopt its orphaned descendants, so
-// AssertGone can reap them: on machines whose PID 1 never reaps, an orphan
-// would otherwise stay a zombie that kill(pid, 0) still finds. Call it from
-// TestMain.
-func BecomeSubreaper() error {
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-		return fmt.Errorf("proctest: prctl(PR_SET_CHILD_SUBREAPER): %w", errno)
-	}
-	return nil
-}
 
 // AssertGone fails the test unless pid ends up nonexistent. It reaps pid if it
 // became an orphan of ours. Polls up to 10 s: a hang detector, not a timing
@@ -100,62 +96,28 @@ func Children(pid int) []int {
 	return kids
 }
 
-// CheckNoLeakedGoroutines waits up to 5 s for every goroutine whose stack
-// mentions one of suspects to end, and lists those that did not. Call it from
-// TestMain after m.Run.
-func CheckNoLeakedGoroutines(pkg string, suspects ...string) error {
-	var leaked []string
-	for range 500 {
-		leaked = leaked[:0]
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		for g := range strings.SplitSeq(string(buf), "\n\n") {
-			for _, s := range suspects {
-				if strings.Contains(g, s) {
-					leaked = append(leaked, g)
-					break
-				}
-			}
+// CheckNoChildren waits (up to childSettle, a hang detector) until this
+// process has no child process left, zombies included, and lists those that
+// remain. Call it from TestMain after m.Run (Main does, with Children set).
+func CheckNoChildren(pkg string) error {
+	var left []string
+	for deadline := time.Now().Add(childSettle); ; {
+		left = left[:0]
+		for _, pid := range Children(os.Getpid()) {
+			stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			left = append(left, strings.TrimSpace(string(stat)))
 		}
-		if len(leaked) == 0 {
+		if len(left) == 0 {
 			return nil
 		}
-		time.Sleep(10 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s tests: child processes left behind:\n%s", pkg, strings.Join(left, "\n"))
+		}
+		time.Sleep(settlePoll)
 	}
-	return fmt.Errorf("%s tests: leaked goroutines:\n%s", pkg, strings.Join(leaked, "\n\n"))
 }
 
-// Watchdog returns a context that ends after d, a hang detector rather than a
-// timing assertion: a hung test then prints every goroutine's stack instead
-// of stalling the suite silently.
-func Watchdog(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), d)
-	t.Cleanup(cancel)
-	go func() {
-		<-ctx.Done()
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			buf := make([]byte, 1<<20)
-			fmt.Fprintf(os.Stderr, "watchdog: %s hung\n%s\n", t.Name(), buf[:runtime.Stack(buf, true)])
-		}
-	}()
-	return ctx
-}
-
-// Chromium returns Debian's chromium ($E2E_CHROMIUM, default
-// /usr/bin/chromium). Without it the test fails under CI=true (CI must
-// install it; scripts/test.sh does) and skips with a visible line elsewhere.
-func Chromium(t testing.TB) string {
-	t.Helper()
-	p := os.Getenv("E2E_CHROMIUM")
-	if p == "" {
-		p = "/usr/bin/chromium"
-	}
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("no chromium at %s: CI must install it (scripts/test.sh does)", p)
-		}
-		t.Skipf("SKIPPED: no chromium at %s; install Debian's chromium (apt-get install -y chromium) to run this test", p)
-	}
-	return p
-}
+// childSettle bounds how long CheckNoChildren waits for exiting children:
+// a hang detector (they normally go within milliseconds), not a timing
+// assertion.
+const childSettle = 5 * time.Second

@@ -145,10 +145,7 @@ const send = (f) => s.write(JSON.stringify(f) + '\n');
 
 func TestHostPipeNode(t *testing.T) {
 	ctx := watchdog(t)
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is required for the host pipe test:", err) // never skip silently
-	}
+	node := proctest.Node(t)
 	rec := newRecorder()
 	reg := sourceproto.NewRegistry(rec)
 	child, worker, err := NewHostChannel()
