@@ -54,7 +54,7 @@ type clientConn struct {
 
 	// ackMu orders the read loop's replies and the acks the source held
 	// back (coalesced acks, sourceproto.Result.AckAfter): an ack never
-	// overtakes a reply to a later frame.
+	// overtakes a reply to a later frame. Lock order: see docs/locks.md.
 	ackMu    sync.Mutex
 	ackTimer *time.Timer // Guarded by ackMu: armed while an ack is held back.
 }
@@ -86,9 +86,9 @@ func (c *clientConn) serve() {
 }
 
 // Enqueue implements sourceproto.Outbox; see the policy at clientQueueLimit.
-// On overflow it ends the connection and closes the source, so it must not
-// run under the source's lock: a Consumer must not Send to the source it
-// is being called about (sourceproto.Consumer's rule already).
+// On overflow it ends the connection and closes the source; the registry
+// never calls it under the source's lock (Send releases the registry's
+// locks first, consumers run outside them).
 func (c *clientConn) Enqueue(frame []byte) error {
 	err := c.q.push(frame, clientQueueLimit)
 	if errors.Is(err, ErrQueueFull) {
@@ -151,14 +151,18 @@ func (c *clientConn) readLoop() {
 			c.finish(c.readEnding(err))
 			return
 		}
-		c.ackMu.Lock()
+		// The consumers have the frame before its replies are queued; none
+		// runs under ackMu. ackMu need not cover Ingest: a reply that
+		// carries an ack is decided with no ack left held back, so a
+		// flushAck between Ingest and reply finds none to send, and a
+		// flushAck that took one first holds ackMu until it is queued.
 		res, err := safeIngest(src, frame)
 		if err != nil {
-			c.ackMu.Unlock()
 			c.h.logf("client %s: %v", src.Ref().ID, err)
 			c.finish(panicEnding(err))
 			return
 		}
+		c.ackMu.Lock()
 		ok := c.reply(res.Replies)
 		if ok && res.AckAfter > 0 && c.ackTimer == nil {
 			c.ackTimer = time.AfterFunc(res.AckAfter, func() { c.flushAck(src) })
