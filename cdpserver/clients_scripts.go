@@ -41,8 +41,18 @@ type scriptReads map[uint64]*scriptRead
 // script.read can end the page's connection on this goroutine, and the
 // SourceClosed that follows takes hub.mu (see the lock order at
 // clientHub.mu).
+//
+// Only the methods the hub answers (clientScriptMethods) and requests
+// naming a "c<n>" script id can be the hub's: any other Debugger request
+// (resume, stepOver, pause, evaluateOnCallFrame, removeBreakpoint … — call
+// frames and breakpoints are V8's, pages never pause) goes to the host
+// without taking hub.mu, so a page flooding the hub cannot hold up a
+// paused host's stepping.
 func (h *clientHub) clientScriptRequest(s *Session, req request) bool {
 	p := scanScriptParams(req.Params)
+	if !clientScriptMethods[req.Method] && !strings.HasPrefix(p.scriptID, "c") {
+		return false
+	}
 	h.mu.Lock()
 	act := h.scriptRequestLocked(s, req, p)
 	h.mu.Unlock()
@@ -60,6 +70,14 @@ func (h *clientHub) clientScriptRequest(s *Session, req request) bool {
 		s.enqueue(act.answer)
 	}
 	return act.handled
+}
+
+// clientScriptMethods are the Debugger methods scriptRequestLocked answers
+// for a client script (by id or URL).
+var clientScriptMethods = map[string]bool{
+	"Debugger.getScriptSource": true, "Debugger.getPossibleBreakpoints": true, "Debugger.setBlackboxedRanges": true,
+	"Debugger.setBreakpoint": true, "Debugger.setBreakpointByUrl": true, "Debugger.continueToLocation": true,
+	"Debugger.searchInContent": true,
 }
 
 // scriptAction is what clientScriptRequest does once hub.mu is released:
