@@ -105,12 +105,23 @@ func tooSlowEnding() ending {
 // reply queues the registry's replies and reports whether the connection
 // is still up.
 func (c *clientConn) reply(frames [][]byte) bool {
+	ok, full := c.pushReplies(frames)
+	if full {
+		c.finish(tooSlowEnding())
+	}
+	return ok
+}
+
+// pushReplies is reply for a caller holding ackMu: a full queue is
+// reported, not acted on, because finish closes the source, which calls
+// the consumers on this goroutine; the caller finishes after unlocking.
+func (c *clientConn) pushReplies(frames [][]byte) (ok, full bool) {
 	for _, f := range frames {
-		if c.Enqueue(f) != nil {
-			return false
+		if err := c.q.push(f, clientQueueLimit); err != nil {
+			return false, errors.Is(err, ErrQueueFull)
 		}
 	}
-	return true
+	return true, false
 }
 
 // readLoop opens the source with the first message, feeds the rest to
@@ -163,11 +174,14 @@ func (c *clientConn) readLoop() {
 			return
 		}
 		c.ackMu.Lock()
-		ok := c.reply(res.Replies)
+		ok, full := c.pushReplies(res.Replies)
 		if ok && res.AckAfter > 0 && c.ackTimer == nil {
 			c.ackTimer = time.AfterFunc(res.AckAfter, func() { c.flushAck(src) })
 		}
 		c.ackMu.Unlock()
+		if full {
+			c.finish(tooSlowEnding())
+		}
 		if !ok {
 			return
 		}
@@ -182,10 +196,14 @@ func (c *clientConn) readLoop() {
 // AckAfter timer's end.
 func (c *clientConn) flushAck(src *sourceproto.Source) {
 	c.ackMu.Lock()
-	defer c.ackMu.Unlock()
 	c.ackTimer = nil
+	var full bool
 	if f := src.FlushAck(); f != nil {
-		c.reply([][]byte{f})
+		_, full = c.pushReplies([][]byte{f})
+	}
+	c.ackMu.Unlock()
+	if full {
+		c.finish(tooSlowEnding())
 	}
 }
 
