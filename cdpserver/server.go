@@ -127,7 +127,7 @@ type Server struct {
 	// window never binds to a host that was replaced: the Node session is
 	// dialled outside it, then bound under it only if hostGen has not
 	// moved. No network I/O under it. Lock order: see docs/locks.md.
-	swapMu   sync.Mutex
+	swapMu   sync.Mutex // Lock order: see docs/locks.md.
 	hostMu   sync.Mutex // Guards host, hostDown and hostGen; a leaf lock (docs/locks.md).
 	host     Host       // Guarded by hostMu; static without Options.Watch.
 	hostDown string     // Guarded by hostMu: why no host runs (watch mode), "" while one does.

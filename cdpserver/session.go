@@ -75,7 +75,7 @@ type Session struct {
 	// watch-mode rebind replays the window's state into a new session that
 	// is not yet published here (watch.go). Read by hostLoop, which is handed
 	// each new session through next.
-	hostMu    sync.Mutex          // Taken before mu; a leaf otherwise.
+	hostMu    sync.Mutex          // Taken before mu; a leaf otherwise. Lock order: see docs/locks.md.
 	host      *websocket.Conn     // Guarded by hostMu; nil while the host is down (watch mode only).
 	hostIO    *hostnode.SessionIO // Guarded by hostMu: host's socket below the library (relay), nil when not bound.
 	direct    directRun           // Owned by hostLoop: its open run of direct writes (direct.go).
@@ -88,7 +88,7 @@ type Session struct {
 	dtGone    chan struct{}       // closed when readLoop ends
 	watch     *watchState         // Static after construction; nil without Options.Watch (watch_state.go).
 
-	mu         sync.Mutex
+	mu         sync.Mutex       // Lock order: see docs/locks.md.
 	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.
 	hostClosed bool             // Guarded by mu.
 	goneReason string           // Guarded by mu: why the host session ended.

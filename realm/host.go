@@ -48,10 +48,10 @@ type Host struct {
 	notified chan struct{}     // closed by watchLoop when Node answered notifyMsg
 	enabled  chan struct{}     // closed by watchLoop when Node answered nodeWorkerEnableMsg
 	threads  *hostnode.Threads // Static after construction; Event called by watchLoop only.
-	mu       sync.Mutex
-	reason   string          // Guarded by mu; set once before done closes.
-	watcher  *websocket.Conn // Static after construction.
-	wmu      sync.Mutex      // one writer on watcher at a time (resendLoop, Release)
+	mu       sync.Mutex        // Lock order: see docs/locks.md.
+	reason   string            // Guarded by mu; set once before done closes.
+	watcher  *websocket.Conn   // Static after construction.
+	wmu      sync.Mutex        // one writer on watcher at a time (resendLoop, Release). Lock order: see docs/locks.md.
 }
 
 // HostOptions configures AttachHost.

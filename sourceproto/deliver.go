@@ -21,7 +21,7 @@ import "sync"
 // queues at most two calls (a Gap and its Appended) and drains before it
 // returns; Open, Close and supersession queue one each.
 type lane struct {
-	mu         sync.Mutex
+	mu         sync.Mutex // Lock order: see docs/locks.md.
 	pending    []delivery // Guarded by mu: calls not yet made, in order, from head.
 	head       int        // Guarded by mu.
 	delivering bool       // Guarded by mu: a goroutine is in deliver's loop.

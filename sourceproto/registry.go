@@ -91,7 +91,7 @@ type Source struct {
 	// mu guards everything below; the calls it decides are queued on the
 	// lane under it and made after it is released. Lock order: see
 	// docs/locks.md.
-	mu        sync.Mutex
+	mu        sync.Mutex // Lock order: see docs/locks.md.
 	state     sourceState
 	closeCode CloseCode
 	next      uint64        // next expected item sequence number

@@ -21,7 +21,7 @@ var nodeBannerPrefixes = []string{
 // bannerFilter passes the host's stderr through line by line, minus Node's
 // inspector banner. A partial line is held until its newline (or Close).
 type bannerFilter struct {
-	mu   sync.Mutex
+	mu   sync.Mutex // Lock order: see docs/locks.md.
 	out  io.Writer
 	line []byte // Guarded by mu.
 }

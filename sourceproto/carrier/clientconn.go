@@ -47,7 +47,7 @@ type clientConn struct {
 	cancelWrite context.CancelFunc // Static after construction.
 	buf         bytes.Buffer       // Owned by the read loop: the current message.
 
-	mu    sync.Mutex          // Guards the fields below.
+	mu    sync.Mutex          // Guards the fields below. Lock order: see docs/locks.md.
 	end   *ending             // Guarded by mu: set once, by finish.
 	src   *sourceproto.Source // Guarded by mu: set once, after the hello.
 	grace *time.Timer         // Guarded by mu: armed by finish.
@@ -55,7 +55,7 @@ type clientConn struct {
 	// ackMu orders the read loop's replies and the acks the source held
 	// back (coalesced acks, sourceproto.Result.AckAfter): an ack never
 	// overtakes a reply to a later frame. Lock order: see docs/locks.md.
-	ackMu    sync.Mutex
+	ackMu    sync.Mutex  // Lock order: see docs/locks.md.
 	ackTimer *time.Timer // Guarded by ackMu: armed while an ack is held back.
 }
 
