@@ -186,8 +186,10 @@ func (h *clientHub) startReadLocked(s *Session, req request, sc *clientScript) *
 
 // sendRead sends a registered read's script.read; it runs without hub.mu.
 // When the page's outbox is full its carrier ends the connection right
-// here, and SourceClosed has already answered the read (finish is then a
-// no-op): the request gets exactly one answer either way.
+// here, and SourceClosed answers the read, before Send returns or (when
+// the page's read loop is delivering its calls) soon after: whichever of
+// it and finish comes first answers, the other is a no-op, so the request
+// gets exactly one answer either way.
 func (h *clientHub) sendRead(rs *readStart) {
 	err := rs.reg.Send(rs.ref, &sourceproto.ScriptRead{ID: rs.id, URL: rs.url, Content: true})
 	if err == nil {
