@@ -17,14 +17,21 @@ import "sync"
 // superseded generation's SourceClosed is delivered before its
 // successor's SourceOpened, as when calls were made under the lock.
 //
-// The queue is bounded by what is decided between two drains: an Ingest
-// queues at most two calls (a Gap and its Appended) and drains before it
-// returns; Open, Close and supersession queue one each.
+// The queue is bounded: an Ingest queues at most two calls (a Gap and its
+// Appended) and returns only once they were made (by itself, or by the
+// goroutine delivering the lane: Ingest waits for it), so a source's read
+// loop is held back by its consumers as when they ran under the lock;
+// Open, Close and supersession queue one call each and do not wait (they
+// may run inside a consumer call of the same lane).
 type lane struct {
 	mu         sync.Mutex // Lock order: see docs/locks.md.
 	pending    []delivery // Guarded by mu: calls not yet made, in order, from head.
 	head       int        // Guarded by mu.
-	delivering bool       // Guarded by mu: a goroutine is in deliver's loop.
+	delivering bool       // Guarded by mu: a goroutine is making a call of this lane.
+	queued     uint64     // Guarded by mu: calls ever queued.
+	made       uint64     // Guarded by mu: calls ever made (or that panicked).
+	waiters    int        // Guarded by mu: Ingests waiting in deliverUpTo.
+	cond       sync.Cond  // L is &mu once a waiter came; signalled when a call ends.
 }
 
 type deliveryKind uint8
@@ -55,7 +62,16 @@ type delivery struct {
 func (l *lane) queue(d delivery) {
 	l.mu.Lock()
 	l.pending = append(l.pending, d)
+	l.queued++
 	l.mu.Unlock()
+}
+
+// mark is the position of the last call queued so far. The caller holds
+// the source's mu, so it is the last of its own calls.
+func (l *lane) mark() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queued
 }
 
 // take pops the next call and marks the lane as being delivered; ok is
@@ -93,6 +109,31 @@ func (s *Source) deliver() {
 	}
 }
 
+// deliverUpTo is deliver for Ingest: it returns once the calls up to mark
+// were made, waiting for the goroutine delivering the lane if another is.
+// If that goroutine stops early (a consumer panicked; the panic is its
+// caller's), this one makes the rest.
+func (s *Source) deliverUpTo(mark uint64) {
+	l := s.lane
+	for {
+		s.deliver()
+		l.mu.Lock()
+		for l.made < mark && l.delivering {
+			if l.cond.L == nil {
+				l.cond.L = &l.mu
+			}
+			l.waiters++
+			l.cond.Wait()
+			l.waiters--
+		}
+		done := l.made >= mark
+		l.mu.Unlock()
+		if done {
+			return
+		}
+	}
+}
+
 // call makes one consumer call and then releases the lane (and the
 // source's reused Append), also when the consumer panics.
 func (d delivery) call(c Consumer) {
@@ -125,6 +166,10 @@ func (d delivery) done() {
 	l := d.src.lane
 	l.mu.Lock()
 	l.delivering = false
+	l.made++
+	if l.waiters > 0 {
+		l.cond.Broadcast()
+	}
 	l.mu.Unlock()
 }
 

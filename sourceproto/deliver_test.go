@@ -100,3 +100,50 @@ func TestConsumerCallsBackIntoRegistry(t *testing.T) {
 		t.Fatalf("events:\n got %+v\nwant %+v", got, want)
 	}
 }
+
+// holdFirstAppend blocks in its first Appended until release is closed.
+type holdFirstAppend struct {
+	recorder
+	entered chan struct{}
+	release chan struct{}
+	held    bool
+}
+
+func (c *holdFirstAppend) Appended(ref SourceRef, seq uint64, a *Append) {
+	if !c.held {
+		c.held = true
+		close(c.entered)
+		<-c.release
+	}
+	c.recorder.Appended(ref, seq, a)
+}
+
+// TestIngestWaitsForItsCalls: an Ingest whose calls another goroutine is
+// delivering returns only once they were made, so a read loop stays held
+// back by its consumers (the bound on the lane) and the consumers have the
+// frame when Ingest returns.
+func TestIngestWaitsForItsCalls(t *testing.T) {
+	c := &holdFirstAppend{entered: make(chan struct{}), release: make(chan struct{})}
+	reg := NewRegistry(c)
+	src := openStreaming(t, reg, "a", caps, topics)
+	gen := src.Ref().Gen
+	go src.Ingest([]byte(appendFrame("a", gen, 1, 0, consoleItem)))
+	<-c.entered // that goroutine now delivers the lane, held in Appended(1)
+	seen := make(chan []event, 1)
+	go func() {
+		src.Ingest([]byte(appendFrame("a", gen, 2, 0, consoleItem)))
+		seen <- c.take()
+	}()
+	deadline := time.Now().Add(reentrantWatchdog)
+	for src.lane.mark() < 4 { // opened, replaced, appended 1, appended 2
+		if time.Now().After(deadline) {
+			t.Fatal("the second Ingest never queued its call")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(c.release)
+	got := <-seen
+	if n := len(got); n == 0 || got[n-1].Kind != "appended" || got[n-1].Seq != 2 {
+		t.Fatalf("when the second Ingest returned the consumer had %+v, want appended 2 last", got)
+	}
+}

@@ -11,21 +11,29 @@ import "strconv"
 // hear of it. A refused frame changes nothing but the reject counters.
 //
 // The decision is taken under the source's lock, which queues the
-// consumer calls; they are made after it is released, on this goroutine
-// (deliver.go), so the consumers have had the frame when Ingest returns —
-// unless it runs inside a consumer call about the same source, or another
-// goroutine is delivering the source's calls: then that loop makes them.
-// A consumer's panic propagates.
+// consumer calls; they are made after it is released (deliver.go), on this
+// goroutine or, when another goroutine is delivering the source's calls,
+// by that one while Ingest waits: the consumers have had the frame when
+// Ingest returns. So Ingest must not be called from a consumer call (it
+// is the read loop's; Close and Send may be). A consumer's panic
+// propagates.
 func (s *Source) Ingest(frame []byte) Result {
-	res := s.accept(frame)
-	s.deliver()
+	res, mark := s.accept(frame)
+	s.deliverUpTo(mark)
 	return res
 }
 
-// accept is Ingest's locked part: decide, queue the consumer calls, reply.
-func (s *Source) accept(frame []byte) Result {
+// accept is Ingest's locked part: decide, queue the consumer calls, reply;
+// mark is the lane position of the last call queued.
+func (s *Source) accept(frame []byte) (Result, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	res := s.decide(frame)
+	return res, s.lane.mark()
+}
+
+// decide is accept without the lane mark. s.mu held.
+func (s *Source) decide(frame []byte) Result {
 	res := s.ingest(frame)
 	if res.Err != nil && s.ackFrames > 0 {
 		// A reject names its frame by seq; the producer matches it against
