@@ -3,6 +3,7 @@ package cdpserver
 import (
 	"context"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,5 +96,79 @@ func TestSlowNodeDialDoesNotDelayOtherWindow(t *testing.T) {
 	}
 	if err := <-first; err == nil {
 		t.Errorf("first window opened although its Node dial failed")
+	}
+}
+
+// gatedHost holds its first OpenSession until gate is closed, then opens a
+// real session; entered is closed when that first dial begins.
+type gatedHost struct {
+	Host
+	calls   atomic.Int32
+	entered chan struct{}
+	gate    chan struct{}
+	stale   atomic.Pointer[websocket.Conn] // the session the held dial returned
+}
+
+func (h *gatedHost) OpenSession(ctx context.Context) (*websocket.Conn, error) {
+	if h.calls.Add(1) > 1 {
+		return h.Host.OpenSession(ctx)
+	}
+	close(h.entered)
+	<-h.gate
+	c, err := h.Host.OpenSession(ctx)
+	h.stale.Store(c)
+	return c, err
+}
+
+// swapBound: HostDown and HostUp with no window to rebind take
+// milliseconds; a swap that waited for the held dial would wait for ever.
+const swapBound = 5 * time.Second
+
+// TestHostSwapDuringWindowDial (watch mode): a host swap while a window
+// dials Node is not held up by the dial, and the window, dialled for the
+// host that was replaced, opens on the new one: its first session is
+// closed and it dials again. When the dial ran under swapMu, HostDown
+// waited for it.
+func TestHostSwapDuringWindowDial(t *testing.T) {
+	gh := &gatedHost{entered: make(chan struct{}), gate: make(chan struct{})}
+	w := startWorkerHost(t, hostScript, Options{Watch: true}, func(h Host) Host { gh.Host = h; return gh })
+	opened := make(chan *cdptest.Client, 1)
+	go func() { opened <- cdptest.Dial(t, "A", w.srv.PageWebSocketURL(), nil) }() // fails the test itself
+	<-gh.entered
+	swapped := make(chan time.Duration, 1)
+	go func() {
+		start := time.Now()
+		w.srv.HostDown("the test restarts it", "info", "")
+		w.srv.HostUp(context.Background(), gh, "")
+		swapped <- time.Since(start)
+	}()
+	select {
+	case d := <-swapped:
+		t.Logf("HostDown+HostUp took %v while a window's Node dial was held", d)
+	case <-time.After(swapBound):
+		close(gh.gate)
+		t.Fatalf("the host swap waited for a window's Node dial (over %v)", swapBound)
+	}
+	close(gh.gate)
+	var a *cdptest.Client
+	select {
+	case a = <-opened:
+	case <-time.After(cdptest.Timeout):
+		t.Fatal("window A never opened")
+	}
+	if m := a.MustCall("Runtime.evaluate", map[string]any{"expression": "1+1", "returnByValue": true}); !strings.Contains(string(m.Result), `"value":2`) {
+		t.Fatalf("evaluate in the window opened across the swap: %s", m.Raw)
+	}
+	if n := gh.calls.Load(); n != 2 {
+		t.Errorf("%d Node sessions opened for the window, want 2 (the stale one, then the new host's)", n)
+	}
+	stale := gh.stale.Load()
+	if stale == nil {
+		t.Fatal("the held dial returned no session")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cdptest.Timeout)
+	defer cancel()
+	if _, _, err := stale.Read(ctx); err == nil {
+		t.Errorf("the session dialled for the replaced host is still open")
 	}
 }
