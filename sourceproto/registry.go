@@ -91,7 +91,7 @@ type Source struct {
 	// mu guards everything below; the calls it decides are queued on the
 	// lane under it and made after it is released. Lock order: see
 	// docs/locks.md.
-	mu        sync.Mutex // Lock order: see docs/locks.md.
+	mu        sync.Mutex
 	state     sourceState
 	closeCode CloseCode
 	next      uint64        // next expected item sequence number
@@ -256,9 +256,10 @@ func (s *Source) supersede() bool {
 }
 
 // Close ends the source (carrier lost, worker shutdown). Idempotent. The
-// consumers hear SourceClosed before it returns, unless it is called from
-// a consumer call about a source of the same lane (its own source): then
-// right after that call returns (deliver.go).
+// consumers hear SourceClosed before it returns, unless another goroutine
+// is delivering the source's calls, or Close is called from a consumer
+// call about the source: then right after the call in progress returns,
+// by the goroutine making it (deliver.go). Close never waits for that.
 func (s *Source) Close(code CloseCode) {
 	s.mu.Lock()
 	s.closeLocked(code)
