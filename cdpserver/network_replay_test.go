@@ -9,12 +9,14 @@ import (
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
-// replayIngestBound: one page frame is ingested in well under a
-// millisecond; a replay of replayRequests takes tens to hundreds of them.
-// An ingest that waited for the whole replay would come near or past it.
+// A page frame is ingested in well under a millisecond; under -race on a
+// loaded machine the slowest one during a replay of replayRequests took up
+// to a ninth of the replay (20 runs: 25–724 ms, replays 0.7–6.8 s). An
+// ingest that waited for the replay would take about all of it, so the
+// bound is half the replay, and never below replayIngestFloor.
 const (
 	replayRequests    = 1000
-	replayIngestBound = time.Second
+	replayIngestFloor = time.Second
 )
 
 // TestNetworkEnableReplayDoesNotStallIngest: a window enabling Network
@@ -62,8 +64,8 @@ func TestNetworkEnableReplayDoesNotStallIngest(t *testing.T) {
 	}
 	t.Logf("Network.enable replaying %d requests answered in %v; %d page frames ingested meanwhile, the slowest in %v",
 		replayRequests, replay, frames, worst)
-	if worst > replayIngestBound {
-		t.Errorf("a page frame took %v to ingest during the replay (bound %v): ingest waited for the replay", worst, replayIngestBound)
+	if bound := max(replay/2, replayIngestFloor); worst > bound {
+		t.Errorf("a page frame took %v to ingest during a replay of %v (bound %v): ingest waited for the replay", worst, replay, bound)
 	}
 	last := lastRequestID(t, a, "/api/live-0\"")
 	a.ExpectAnyEvent("Network.requestWillBeSent", func(m cdptest.Msg) bool { return params(t, m).RequestID == last })
