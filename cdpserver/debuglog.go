@@ -20,7 +20,7 @@ const maxLoggedMethods = 256
 
 // refusalLog remembers which methods were logged for one window.
 type refusalLog struct {
-	mu     sync.Mutex
+	mu     sync.Mutex          // Lock order: see docs/locks.md.
 	logged map[string]struct{} // Guarded by mu; at most maxLoggedMethods entries.
 	full   bool                // Guarded by mu.
 }

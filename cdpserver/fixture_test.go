@@ -68,6 +68,13 @@ func (r *readySignal) Write(p []byte) (int, error) {
 // down, and the node process checked gone, at test end.
 func startWorker(t testing.TB, script string, opts Options) *worker {
 	t.Helper()
+	return startWorkerHost(t, script, opts, nil)
+}
+
+// startWorkerHost is startWorker with the server's Host wrapped by wrap
+// (nil: the real host as is).
+func startWorkerHost(t testing.TB, script string, opts Options, wrap func(Host) Host) *worker {
+	t.Helper()
 	proctest.Node(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "host.js")
@@ -95,7 +102,11 @@ func startWorker(t testing.TB, script string, opts Options) *worker {
 	if opts.Logf == nil {
 		opts.Logf = t.Logf
 	}
-	srv := New(host, ln, opts)
+	var h Host = host
+	if wrap != nil {
+		h = wrap(host)
+	}
+	srv := New(h, ln, opts)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
 	t.Cleanup(func() {

@@ -17,7 +17,7 @@ const maxHostScripts = 65536
 // the Debugger.scriptParsed events relayed to windows. The Network domain
 // uses it to link a fetch's initiator frames. mu is a leaf lock.
 type hostScripts struct {
-	mu  sync.Mutex
+	mu  sync.Mutex        // Lock order: see docs/locks.md.
 	ids map[string]string // Guarded by mu.
 }
 

@@ -27,9 +27,8 @@ func (s *Server) newNetwork() *network.Domain {
 // fetchScriptID names the script of an initiator frame: a page's by the
 // hub's "c<n>" ids, the host's by the V8 ids its scriptParsed events
 // carried (the same in every Node session of the isolate). It runs on a
-// network window's drain (network.Window.mu may be held) and takes the
-// hub's lock: the order network.Window.mu → pagerealm.Hub.mu; nothing holding
-// the hub's lock takes a window's.
+// network window's drain or replay, with no window lock held, and takes
+// the hub's lock (docs/locks.md).
 func (s *Server) fetchScriptID(r *fetchcapture.Request, u string) string {
 	if r.Origin.Role == sourceproto.RoleHost {
 		return s.hostScripts.id(u)
@@ -37,8 +36,8 @@ func (s *Server) fetchScriptID(r *fetchcapture.Request, u string) string {
 	return s.clients.ScriptIDFor(r.Source, u)
 }
 
-// describeSource runs under the source's lock and takes the hub's (the
-// order sourceproto.Source.mu → pagerealm.Hub.mu allows), never the journal's.
+// describeSource runs in the journal's SourceOpened, under no registry
+// lock and before the journal's, and takes the hub's (docs/locks.md).
 func (s *Server) describeSource(info sourceproto.SourceInfo) fetchcapture.Origin {
 	main := s.mainFrame()
 	if info.Ref.Role == sourceproto.RoleHost {

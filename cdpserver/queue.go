@@ -36,6 +36,7 @@ var errQueueOverflow = errors.New("cdpserver: DevTools window is not reading its
 type sendQueue struct {
 	maxMessages, maxBytes int // Static after construction.
 
+	// Lock order: see docs/locks.md.
 	mu      sync.Mutex
 	items   [][]byte // Guarded by mu.
 	bytes   int      // Guarded by mu.

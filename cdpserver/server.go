@@ -117,20 +117,23 @@ type Server struct {
 	addr    string         // Static after construction: "127.0.0.1:PORT".
 	httpSrv *http.Server   // Static after construction.
 
-	mu       sync.Mutex            // Taken after pagerealm.Hub.mu, never before: the lock order is written there.
+	mu       sync.Mutex            // Taken after pagerealm.Hub.mu, never before. Lock order: see docs/locks.md.
 	sessions map[*Session]struct{} // Guarded by mu.
 	opening  int                   // Guarded by mu: upgrades holding a window slot, not yet sessions.
 	nextConn int64                 // Guarded by mu.
 	closing  string                // Guarded by mu: non-empty once shutting down.
 	wg       sync.WaitGroup        // Counts running sessions.
 
-	// swapMu serialises host swaps (HostDown, HostUp) with window opening,
-	// so a window never binds to a host that is being replaced. Taken
-	// before every other lock.
-	swapMu   sync.Mutex
-	hostMu   sync.Mutex // Guards host and hostDown; a leaf lock.
+	// swapMu serialises host swaps (HostDown, HostUp) with the binding of
+	// a window to a host (a window's registration, HostUp's rebind), so a
+	// window never binds to a host that was replaced: the Node session is
+	// dialled outside it, then bound under it only if hostGen has not
+	// moved. No network I/O under it. Lock order: see docs/locks.md.
+	swapMu   sync.Mutex // Lock order: see docs/locks.md.
+	hostMu   sync.Mutex // Guards host, hostDown and hostGen; a leaf lock (docs/locks.md).
 	host     Host       // Guarded by hostMu; static without Options.Watch.
 	hostDown string     // Guarded by hostMu: why no host runs (watch mode), "" while one does.
+	hostGen  uint64     // Guarded by hostMu: counts HostDown and HostUp calls.
 }
 
 // New returns a server for host on ln (see Listen). Call Serve to accept
@@ -259,12 +262,19 @@ func (s *Server) Serve() error {
 // currentHost is the host windows bind to now, or nil and why there is none
 // (watch mode, between HostDown and HostUp).
 func (s *Server) currentHost() (Host, string) {
+	h, _, down := s.currentHostGen()
+	return h, down
+}
+
+// currentHostGen is currentHost with the host generation: a Node session
+// dialled for it may be bound (under swapMu) only while it is unchanged.
+func (s *Server) currentHostGen() (Host, uint64, string) {
 	s.hostMu.Lock()
 	defer s.hostMu.Unlock()
 	if s.hostDown != "" {
-		return nil, s.hostDown
+		return nil, s.hostGen, s.hostDown
 	}
-	return s.host, ""
+	return s.host, s.hostGen, ""
 }
 
 // hostWatch releases the host when it is gone or finished: every Node

@@ -76,7 +76,7 @@ type Session struct {
 	// watch-mode rebind replays the window's state into a new session that
 	// is not yet published here (watch.go). Read by hostLoop, which is handed
 	// each new session through next.
-	hostMu    sync.Mutex          // Taken before mu; a leaf otherwise.
+	hostMu    sync.Mutex          // Taken before mu; a leaf otherwise. Lock order: see docs/locks.md.
 	host      *websocket.Conn     // Guarded by hostMu; nil while the host is down (watch mode only).
 	hostIO    *hostnode.SessionIO // Guarded by hostMu: host's socket below the library (relay), nil when not bound.
 	direct    directRun           // Owned by hostLoop: its open run of direct writes (direct.go).
@@ -89,7 +89,7 @@ type Session struct {
 	dtGone    chan struct{}       // closed when readLoop ends
 	watch     *watchState         // Static after construction; nil without Options.Watch (watch_state.go).
 
-	mu         sync.Mutex
+	mu         sync.Mutex       // Lock order: see docs/locks.md.
 	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.
 	hostClosed bool             // Guarded by mu.
 	goneReason string           // Guarded by mu: why the host session ended.
@@ -119,29 +119,18 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, reason, http.StatusServiceUnavailable)
 		return
 	}
-	// Held until the session is registered, so a host swap (watch mode)
-	// either sees this window or happens before its Node session opens.
-	s.swapMu.Lock()
-	swapLocked := true
-	unlockSwap := func() {
-		if swapLocked {
-			swapLocked = false
-			s.swapMu.Unlock()
-		}
-	}
-	defer unlockSwap()
-	cur, down := s.currentHost()
+	cur, gen, down := s.currentHostGen()
 	if cur == nil {
-		unlockSwap()
 		s.releaseWindow()
 		http.Error(w, "the Node host is not running ("+down+"); save a watched file to restart it, then reconnect",
 			http.StatusServiceUnavailable)
 		return
 	}
+	// Dial and upgrade outside swapMu: a Node that takes long to answer
+	// delays this window only, never another's upgrade nor a host swap.
 	batch := new(hostnode.SessionIO)
 	host, err := cur.OpenSession(hostnode.WithSessionIO(r.Context(), batch))
 	if err != nil {
-		unlockSwap()
 		s.releaseWindow()
 		http.Error(w, "cannot open a session to the Node host: "+err.Error(), http.StatusBadGateway)
 		return
@@ -158,25 +147,8 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dt.SetReadLimit(maxDevToolsMessage)
-	sess, closing := s.addSession(func(id int64) *Session {
-		sess := &Session{
-			srv: s, id: id, dt: dt, wire: gate.conn, host: host, hostIO: batch,
-			out:      newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
-			objects:  object.NewTable(),
-			pending:  map[int64]string{},
-			progress: make(chan struct{}, 1),
-			sendDone: make(chan struct{}),
-			rebound:  make(chan struct{}, 1),
-			dtGone:   make(chan struct{}),
-			watch:    newWatchState(s.opts.Watch),
-		}
-		sess.net = s.network.NewWindow(networkOutput{sess})
-		sess.page = pagerealm.NewWindow(id, sess.objects, pageSink{sess}, sess.sendDone)
-		return sess
-	})
-	unlockSwap()
+	sess, closing := s.registerWindow(r.Context(), gen, dt, gate, host, batch)
 	if sess == nil {
-		hostnode.CloseSession(host)
 		dt.Close(websocket.StatusGoingAway, truncate(closing, maxCloseReason))
 		return
 	}

@@ -42,12 +42,14 @@ type rebinding struct {
 // window's Console. Watch mode only.
 func (s *Server) HostDown(reason, level, note string) {
 	s.swapMu.Lock()
-	defer s.swapMu.Unlock()
+	defer s.swapMu.Unlock() // nothing below blocks: detachHost closes without waiting
 	s.hostMu.Lock()
 	s.hostDown = reason
+	s.hostGen++
 	s.hostMu.Unlock()
 	s.hostScripts.reset() // the next process reuses V8's script ids
 	for _, sess := range s.openSessions() {
+		sess.dropNext()
 		sess.detachHost(nil, reason)
 		if note != "" {
 			sess.noteAfterReset(logEntry(level, note, time.Now()))
@@ -86,16 +88,22 @@ func (s *Server) Note(level, text string) {
 // whose session cannot be opened stays without host and is told why.
 func (s *Server) HostUp(ctx context.Context, h Host, note string) {
 	s.swapMu.Lock()
-	defer s.swapMu.Unlock()
 	s.hostMu.Lock()
 	s.host, s.hostDown = h, ""
+	s.hostGen++
+	gen := s.hostGen
 	s.hostMu.Unlock()
+	// Windows opening from now on dial h themselves (registerWindow).
+	sessions := s.openSessions()
+	s.swapMu.Unlock()
 	var noteMsg []byte
 	if note != "" {
 		noteMsg = logEntry("info", note, time.Now())
 	}
+	// The dials and the wait for the replayed state run outside swapMu:
+	// a window opening meanwhile is not held up by them.
 	var wg sync.WaitGroup
-	for _, sess := range s.openSessions() {
+	for _, sess := range sessions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -107,7 +115,7 @@ func (s *Server) HostUp(ctx context.Context, h Host, note string) {
 				return
 			}
 			conn.SetReadLimit(maxHostMessageLimit)
-			sess.rebind(conn, batch, noteMsg)
+			sess.rebind(gen, conn, batch, noteMsg)
 		}()
 	}
 	wg.Wait()
@@ -207,6 +215,19 @@ func (sess *Session) awaitRebind() *rebinding {
 	}
 }
 
+// dropNext closes a session to a host that HostUp handed the window and
+// hostLoop has not taken yet: HostDown says that host is gone (HostUp
+// rebinds outside swapMu, so a swap can come between).
+func (sess *Session) dropNext() {
+	sess.hostMu.Lock()
+	next := sess.next
+	sess.next = nil
+	sess.hostMu.Unlock()
+	if next != nil {
+		hostnode.CloseSession(next.conn)
+	}
+}
+
 // hostLoopDone marks hostLoop as gone: a rebind after it closes its session.
 func (sess *Session) hostLoopDone() {
 	sess.hostMu.Lock()
@@ -228,11 +249,15 @@ func (sess *Session) hostLoopDone() {
 // rebind hands the window conn, a session to the new host, and waits until
 // Node answered the window's replayed state (replayInto) or replayWait
 // passed or the window ended.
-func (sess *Session) rebind(conn *websocket.Conn, batch *hostnode.SessionIO, note []byte) {
+func (sess *Session) rebind(gen uint64, conn *websocket.Conn, batch *hostnode.SessionIO, note []byte) {
 	rb := &rebinding{conn: conn, batch: batch, note: note, answered: make(chan struct{})}
+	srv := sess.srv
+	srv.swapMu.Lock() // a swap since conn was dialled makes conn a session to a host that is gone
+	_, now, _ := srv.currentHostGen()
 	sess.hostMu.Lock()
-	if sess.loopDone {
+	if sess.loopDone || now != gen {
 		sess.hostMu.Unlock()
+		srv.swapMu.Unlock()
 		hostnode.CloseSession(conn)
 		return
 	}
@@ -241,6 +266,7 @@ func (sess *Session) rebind(conn *websocket.Conn, batch *hostnode.SessionIO, not
 	}
 	sess.next = rb
 	sess.hostMu.Unlock()
+	srv.swapMu.Unlock()
 	select {
 	case sess.rebound <- struct{}{}:
 	default:

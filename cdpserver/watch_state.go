@@ -22,7 +22,7 @@ import (
 // map), because a window sets breakpoints one click at a time and a host
 // that parses more scripts than that is generating them.
 type watchState struct {
-	mu sync.Mutex // A leaf lock.
+	mu sync.Mutex // A leaf lock. Lock order: see docs/locks.md.
 
 	inflight map[int64]trackedReq   // Guarded by mu: tracked requests Node has not answered.
 	internal map[int64]func([]byte) // Guarded by mu: replayed requests' answer handlers.

@@ -45,9 +45,9 @@ type Options struct {
 	// RedactedValue when recorded.
 	RedactHeaders []string
 	// Describe tells the journal where a source's entries come from (frame
-	// and loader ids). It runs in SourceOpened, under the source's lock and
-	// outside the journal's: it may take the client hub's lock. Nil: the
-	// Origin has only the role.
+	// and loader ids). It runs in SourceOpened (no registry lock held),
+	// outside the journal's lock: it may take the client hub's lock. Nil:
+	// the Origin has only the role.
 	Describe func(sourceproto.SourceInfo) Origin
 	// Now is the worker's clock for the steps the journal makes itself;
 	// default time.Now.
@@ -71,7 +71,7 @@ type Stats struct {
 // Journal is the bounded fetch journal. It is a sourceproto.Consumer; every
 // method is safe for concurrent use.
 //
-// Lock order: sourceproto.Source.mu → Journal.mu → Subscription.mu. Under mu
+// Lock order (docs/locks.md): Journal.mu → Subscription.mu. Under mu
 // the journal only updates its maps and appends to subscriber queues (bounded,
 // never blocking); it calls no callback (Describe runs before mu is taken).
 type Journal struct {
@@ -80,7 +80,7 @@ type Journal struct {
 
 	pagesMax tally // Static after construction: the pages' share of both budgets.
 
-	mu     sync.Mutex
+	mu     sync.Mutex                     // Lock order: see docs/locks.md.
 	uses   map[sourceproto.SourceRef]*use // Guarded by mu: sources open or holding entries.
 	byKey  map[key]*entry                 // Guarded by mu.
 	byID   map[string]*entry              // Guarded by mu.

@@ -40,7 +40,7 @@ type Subscription struct {
 	j   *Journal // Static after construction.
 	max int      // Static after construction.
 
-	mu       sync.Mutex
+	mu       sync.Mutex    // Lock order: see docs/locks.md.
 	q        []Step        // Guarded by mu.
 	bytes    int64         // Guarded by mu: the cost of the steps in q.
 	lost     int           // Guarded by mu: dropped since the last report.

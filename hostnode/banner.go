@@ -56,14 +56,14 @@ const (
 // the stream ended. Safe for concurrent use: Dial announces attaches from
 // other goroutines. The zero value is ready to use.
 type Banner[T any] struct {
-	mu           sync.Mutex
-	lines        int      // Guarded by mu: complete lines seen so far.
-	startDropped int      // Guarded by mu: leading lines dropped as the start banner.
-	held         []T      // Guarded by mu: a run of lines that may be Node's end banner or detach.
-	heldText     []string // Guarded by mu: the texts of held.
-	runStart     int      // Guarded by mu: the index in endBanners of held's first line.
-	url          string   // Guarded by mu: the inspector URL of the start banner, while registered.
-	attaches     int      // Guarded by mu: sessions announced by Dial whose "Debugger attached." is still to come.
+	mu           sync.Mutex // Lock order: see docs/locks.md.
+	lines        int        // Guarded by mu: complete lines seen so far.
+	startDropped int        // Guarded by mu: leading lines dropped as the start banner.
+	held         []T        // Guarded by mu: a run of lines that may be Node's end banner or detach.
+	heldText     []string   // Guarded by mu: the texts of held.
+	runStart     int        // Guarded by mu: the index in endBanners of held's first line.
+	url          string     // Guarded by mu: the inspector URL of the start banner, while registered.
+	attaches     int        // Guarded by mu: sessions announced by Dial whose "Debugger attached." is still to come.
 }
 
 // Line takes the next complete line's text (without its "\n"; a trailing
@@ -181,7 +181,7 @@ type attachWatcher interface{ expectAttach() (undo func()) }
 var attachWatchers = &bannerRegistry{m: map[string][]attachWatcher{}}
 
 type bannerRegistry struct {
-	mu sync.Mutex
+	mu sync.Mutex                 // Lock order: see docs/locks.md.
 	m  map[string][]attachWatcher // Guarded by mu.
 }
 

@@ -23,7 +23,7 @@ const maxBannerLine = 64 << 10
 type BannerFilter struct {
 	out io.Writer // Static after construction.
 
-	mu      sync.Mutex
+	mu      sync.Mutex // Lock order: see docs/locks.md.
 	banner  Banner[[]byte]
 	line    []byte // Guarded by mu: the current line, up to maxBannerLine.
 	passing bool   // Guarded by mu: the current line is long and passed through as it arrives.

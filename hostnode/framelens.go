@@ -10,7 +10,7 @@ import "sync"
 // cost is per frame, not per byte. A length it reports is a hint only: the
 // reader checks it against what it reads.
 type frameLens struct {
-	mu   sync.Mutex
+	mu   sync.Mutex  // Lock order: see docs/locks.md.
 	on   bool        // Guarded by mu: set after the handshake.
 	hdr  [10]byte    // Guarded by mu: the current header, while incomplete.
 	have int         // Guarded by mu: bytes of hdr gathered.

@@ -42,14 +42,14 @@ type Host struct {
 
 	doneOnce sync.Once
 	done     chan struct{}
-	finished chan struct{} // closed by watchLoop on NodeRuntime.waitingForDisconnect
-	notified chan struct{} // closed by watchLoop when Node answered notifyMsg
-	enabled  chan struct{} // closed by watchLoop when Node answered nodeWorkerEnableMsg
-	threads  *Threads      // Static after construction; Event called by watchLoop only.
-	mu       sync.Mutex
+	finished chan struct{}   // closed by watchLoop on NodeRuntime.waitingForDisconnect
+	notified chan struct{}   // closed by watchLoop when Node answered notifyMsg
+	enabled  chan struct{}   // closed by watchLoop when Node answered nodeWorkerEnableMsg
+	threads  *Threads        // Static after construction; Event called by watchLoop only.
+	mu       sync.Mutex      // Lock order: see docs/locks.md.
 	reason   string          // Guarded by mu; set once before done closes.
 	watcher  *websocket.Conn // Static after construction.
-	wmu      sync.Mutex      // one writer on watcher at a time (resendLoop, Release)
+	wmu      sync.Mutex      // one writer on watcher at a time (resendLoop, Release). Lock order: see docs/locks.md.
 }
 
 // HostOptions configures AttachHost.

@@ -78,6 +78,7 @@ type Process struct {
 
 	exitCode atomic.Int64 // -1 until waitLoop stores the final code
 
+	// Lock order: see docs/locks.md.
 	mu     sync.Mutex
 	exited bool // Guarded by mu: the child exited; its group may no longer be signalled.
 	killed bool // Guarded by mu: Kill sent SIGKILL while the child was alive.

@@ -85,6 +85,7 @@ type stderrScanner struct {
 	line                     []byte
 	sawURL, sawFail, sawWait bool
 
+	// Lock order: see docs/locks.md.
 	mu   sync.Mutex
 	tail []byte // Guarded by mu; up to 2*stderrTailMax, trimmed on read.
 }

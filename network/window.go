@@ -60,7 +60,7 @@ type Window struct {
 	d   *Domain // Static after construction.
 	out Output  // Static after construction.
 
-	mu      sync.Mutex
+	mu      sync.Mutex                 // Lock order: see docs/locks.md.
 	enabled bool                       // Guarded by mu.
 	sub     *fetchcapture.Subscription // Guarded by mu.
 	stop    context.CancelFunc         // Guarded by mu.
@@ -77,29 +77,39 @@ func (d *Domain) NewWindow(out Output) *Window {
 // Enable replays the journal to the window and starts its live stream.
 // The snapshot and the subscription are taken together under the journal's
 // lock (fetchcapture.Subscribe), and the replay is queued before the drain
-// loop starts, so each step reaches the window once, in order. A second
+// loop starts, so each step reaches the window once, in order: live steps
+// wait in the subscription meanwhile. The replay is projected and queued
+// after w.mu is released (projecting a page's step takes the client hub's
+// lock, through ScriptIDFunc): w.mu only guards the window's state. A
+// Disable meanwhile waits for the replay (the loop's done). A second
 // Enable while enabled does nothing (Chrome's behaviour).
 func (w *Window) Enable() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.enabled || w.closed {
+		w.mu.Unlock()
 		return
 	}
 	w.enabled = true
 	if w.d.j == nil {
+		w.mu.Unlock()
 		return
 	}
 	snap, sub := w.d.j.Subscribe(w.d.subscriberQueue)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	w.sub, w.stop, w.done = sub, cancel, done
+	w.mu.Unlock()
 	d := &drain{w: w, states: map[string]*entryState{}}
 	for i := range snap {
+		if ctx.Err() != nil {
+			break // disabled or closed meanwhile: the rest would be dropped
+		}
 		for k := range snap[i].Steps {
 			d.step(&snap[i].Steps[k])
 		}
 	}
 	d.flushLosses()
-	ctx, cancel := context.WithCancel(context.Background())
-	w.sub, w.stop, w.done = sub, cancel, make(chan struct{})
-	go d.loop(ctx, sub, w.done)
+	go d.loop(ctx, sub, done)
 }
 
 // Disable stops the stream; a later Enable replays the journal again.

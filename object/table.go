@@ -52,7 +52,7 @@ type entry struct {
 // belongs to one DevTools connection; it is safe for concurrent use because
 // the connection's read loop and its backends' result paths both touch it.
 type Table struct {
-	mu     sync.Mutex
+	mu     sync.Mutex                     // Lock order: see docs/locks.md.
 	next   uint64                         // Guarded by mu.
 	byID   map[string]entry               // Guarded by mu.
 	groups map[string]map[string]struct{} // Guarded by mu: group → objectIds.

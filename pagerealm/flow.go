@@ -200,7 +200,8 @@ func (h *Hub) takeLocked(c *clientContext, frames []sourceproto.Body, calls []*r
 // it again. It is the only goroutine sending the hub's runtime and console
 // frames to that page, so they reach it in the order they were queued.
 // A failed Send means the page's connection ended (a full outbox ends it
-// inside Send, and SourceClosed answers every call of the page).
+// inside Send, and SourceClosed answers every call of the page; a call
+// failed here first is answered once, SourceClosed then skips it).
 func (h *Hub) pageSendLoop(c *clientContext) {
 	var frames []sourceproto.Body
 	var calls []*runtimeCall

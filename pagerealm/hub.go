@@ -56,17 +56,14 @@ type Hub struct {
 	served         []string        // Static after construction: Config.Served.
 
 	// mu guards the hub's state and serializes every projection to the
-	// sessions. Lock order: a lock is only ever taken while holding the
-	// locks to its left, never the reverse.
-	//
-	//	sourceproto.Source.mu → Hub.mu → Server.mu → sendQueue.mu, realm.Registry.mu, object.Table.mu
-	//	network.Window.mu → Hub.mu (initiator scriptIds, Server.fetchScriptID)
+	// sessions. Lock order: docs/locks.md (mu → Server.mu → sendQueue.mu,
+	// realm.Registry.mu, object.Table.mu).
 	//
 	// The sourceproto.Consumer callbacks (SourceOpened … Response) arrive
-	// holding their source's lock and take mu. So, holding mu, never call
-	// into sourceproto (Registry.Send, Source.Close, Registry.Open): a full
-	// outbox makes Send end the page's connection on the caller's
-	// goroutine, and the SourceClosed that follows takes mu again. Nor
+	// holding no registry lock and take mu. Holding mu, never call into
+	// sourceproto (Registry.Send, Source.Close, Registry.Open): a full
+	// outbox makes Send end the page's connection and deliver its
+	// SourceClosed on the caller's goroutine, which takes mu again. Nor
 	// write to a socket or call another package's callback: decide under
 	// mu, release it, then act (clientScriptRequest, sendRead; runtime and
 	// console frames are queued in the page's flow under mu and written by
@@ -78,7 +75,7 @@ type Hub struct {
 	// Session.mu is never held together with mu. Options.Logf can run
 	// under mu (a session's overflow is logged), so it must not call back
 	// into the Server.
-	mu         sync.Mutex
+	mu         sync.Mutex                               // Lock order: see docs/locks.md.
 	reg        *sourceproto.Registry                    // Guarded by mu: set once by SetSourceRegistry.
 	frames     map[string]*clientFrame                  // Guarded by mu: by source id.
 	order      []string                                 // Guarded by mu: source ids in attach order.
@@ -434,8 +431,9 @@ func (h *Hub) Response(ref sourceproto.SourceRef, b sourceproto.Body) {
 		h.reads.response(ref, b)
 		return
 	}
-	// The ack goes through the page's flow: this callback holds the
-	// source's lock, so it must not Send (flow.go).
+	// The ack goes through the page's flow: it is decided under mu, and a
+	// Send under mu could deliver SourceClosed, which takes mu, on this
+	// goroutine (flow.go).
 	if c, ack := h.runtimeResultLocked(ref, res); ack != nil {
 		h.controlLocked(c, ack)
 	}

@@ -58,10 +58,20 @@ type scriptReads map[uint64]*scriptRead
 //
 // It decides under hub.mu and acts after releasing it: sending a
 // script.read can end the page's connection on this goroutine, and the
-// SourceClosed that follows takes hub.mu (see the lock order at
-// Hub.mu).
+// SourceClosed that follows takes hub.mu (docs/locks.md).
+//
+// Only requests the hub can answer take hub.mu: those whose method has a
+// pages' column (rule) and that name a script id or URL, and those naming
+// a "c<n>" script id. Any other Debugger request (resume, stepOver, pause,
+// evaluateOnCallFrame, removeBreakpoint … — call frames and breakpoints
+// are V8's, pages never pause) goes to the host without taking hub.mu, so
+// a page flooding the hub cannot hold up a paused host's stepping.
 func (h *Hub) ScriptRequest(s *Window, req Request, rule Rule) bool {
 	p := scanScriptParams(req.Params)
+	pageAnswers := rule.Answer != AnswerAbsent && rule.Answer != AnswerHost
+	if !strings.HasPrefix(p.scriptID, "c") && (!pageAnswers || p.scriptID == "" && p.url == "") {
+		return false
+	}
 	h.mu.Lock()
 	act := h.scriptRequestLocked(s, req, p, rule)
 	h.mu.Unlock()
@@ -81,7 +91,7 @@ func (h *Hub) ScriptRequest(s *Window, req Request, rule Rule) bool {
 	return act.handled
 }
 
-// scriptAction is what clientScriptRequest does once hub.mu is released:
+// scriptAction is what ScriptRequest does once hub.mu is released:
 // at most one of read, refusal and answer is set.
 type scriptAction struct {
 	handled bool
@@ -181,8 +191,10 @@ func (h *Hub) startReadLocked(s *Window, req request, sc *clientScript, script *
 
 // sendRead sends a registered read's script.read; it runs without hub.mu.
 // When the page's outbox is full its carrier ends the connection right
-// here, and SourceClosed has already answered the read (finish is then a
-// no-op): the request gets exactly one answer either way.
+// here, and SourceClosed answers the read, before Send returns or (when
+// the page's read loop is delivering its calls) soon after: whichever of
+// it and finish comes first answers, the other is a no-op, so the request
+// gets exactly one answer either way.
 func (h *Hub) sendRead(rs *readStart) {
 	err := rs.reg.Send(rs.ref, &sourceproto.ScriptRead{ID: rs.id, URL: rs.url, Content: true})
 	if err == nil {

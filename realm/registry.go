@@ -21,7 +21,7 @@ var ErrNoContext = errors.New("realm: cannot find context with specified id")
 type Registry struct {
 	host *Realm // Static after construction.
 
-	mu       sync.RWMutex
+	mu       sync.RWMutex      // Lock order: see docs/locks.md.
 	realms   map[string]*Realm // Guarded by mu.
 	contexts map[int]*Realm    // Guarded by mu: negative (client) context ids only.
 	unique   map[string]*Realm // Guarded by mu.

@@ -34,10 +34,19 @@ type Gap struct {
 
 // Consumer receives what a Registry accepted. Calls about one source are
 // serialized and arrive in the order the frames did: SourceOpened first,
-// SourceClosed last, Gap just before the Appended that revealed it. Calls
-// about different sources may be concurrent, so implementations must be
-// safe for that. They must not block (they run on a carrier's read loop)
-// and must not call back into the Registry for the same source.
+// SourceClosed last, Gap just before the Appended that revealed it; a
+// superseded generation's SourceClosed comes before its successor's
+// SourceOpened. Calls about different sources may be concurrent, so
+// implementations must be safe for that. They must not block (they
+// usually run on a carrier's read loop).
+//
+// The registry holds none of its locks during a call (deliver.go), so a
+// consumer may call back into it: Registry.Send, Lookup, Sources, and
+// Source.Close, for any source including the one it is called about. What
+// such a call causes for the same source (SourceClosed after a full
+// outbox or a Close) is delivered right after the current call returns,
+// not inside it. A consumer must still not hold one of its own locks
+// while calling Send (see Send).
 //
 // Ownership: the *Append passed to Appended and its Items slice are reused
 // for the source's next batch, so copy what must outlive the call; the

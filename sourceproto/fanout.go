@@ -7,10 +7,10 @@ import (
 
 // fanout is the Consumer of a Registry with more than one consumer (the
 // client hub, the Network domain…). Each call goes to every consumer, one
-// after another in registration order, on the caller's goroutine: the
-// registry holds the source's lock around it, so every consumer sees each
-// source's calls in the same order, and a consumer sees a call only after
-// the consumers before it returned from it.
+// after another in registration order, on the goroutine delivering the
+// source's lane (deliver.go, one at a time, in order), so every consumer
+// sees each source's calls in the same order, and a consumer sees a call
+// only after the consumers before it returned from it.
 //
 // A consumer that panics does not deprive the others: the call still
 // reaches every consumer, then the first panic is raised again as a

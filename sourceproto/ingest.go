@@ -9,9 +9,31 @@ import "strconv"
 // item topics checked against the declared topics as each item opens;
 // then the body's own rules; only then does state change and the consumer
 // hear of it. A refused frame changes nothing but the reject counters.
+//
+// The decision is taken under the source's lock, which queues the
+// consumer calls; they are made after it is released (deliver.go), on this
+// goroutine or, when another goroutine is delivering the source's calls,
+// by that one while Ingest waits: the consumers have had the frame when
+// Ingest returns. So Ingest must not be called from a consumer call (it
+// is the read loop's; Close and Send may be). A consumer's panic
+// propagates.
 func (s *Source) Ingest(frame []byte) Result {
+	res, mark := s.accept(frame)
+	s.deliverUpTo(mark)
+	return res
+}
+
+// accept is Ingest's locked part: decide, queue the consumer calls, reply;
+// mark is the lane position of the last call queued.
+func (s *Source) accept(frame []byte) (Result, uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	res := s.decide(frame)
+	return res, s.lane.mark()
+}
+
+// decide is accept without the lane mark. s.mu held.
+func (s *Source) decide(frame []byte) Result {
 	res := s.ingest(frame)
 	if res.Err != nil && s.ackFrames > 0 {
 		// A reject names its frame by seq; the producer matches it against
@@ -98,7 +120,7 @@ func (s *Source) handleAppend(raw rawEnvelope) Result {
 	if raw.seq < s.next {
 		return s.refuse(reject(RejectSequenceRegression, "seq already consumed"), raw, false)
 	}
-	a := &s.app
+	a := s.batch()
 	if rerr := decodeBodyWith(&s.lex, raw.body, a, s.info.Topics); rerr != nil {
 		return s.refuse(rerr, raw, false)
 	}
@@ -110,7 +132,6 @@ func (s *Source) handleAppend(raw rawEnvelope) Result {
 	case last > MaxSafeInteger:
 		return s.refuse(malformed("seq above 2^53-1"), raw, false)
 	}
-	ref := s.info.Ref
 	var res Result
 	if s.ackDelay > 0 && gap == 0 && s.ackFrames+1 < AckCoalesceFrames {
 		// Held back: one cumulative ack for several appends. An append
@@ -135,15 +156,14 @@ func (s *Source) handleAppend(raw rawEnvelope) Result {
 			res.Replies = append(res.Replies, mustMarshal(s.header(0),
 				&SnapshotRequest{Expected: s.next, Received: raw.seq, Missing: unexplained}))
 		}
-		s.reg.consumer.Gap(ref, g)
+		s.lane.queue(delivery{kind: deliverGap, src: s, gap: g})
 	}
 	s.next = last + 1
 	s.stats.Items += uint64(len(a.Items))
-	s.reg.consumer.Appended(ref, raw.seq, a)
-	// The backing array is reused, its items are not: clearing them lets
-	// the batch's events go (up to MaxBatchItems per source, ~5 MB for 20
-	// pages between their frames).
-	clear(a.Items)
+	if a == &s.app {
+		s.appBusy.Store(true) // until its call is made (delivery.done)
+	}
+	s.lane.queue(delivery{kind: deliverAppended, src: s, seq: raw.seq, app: a})
 	return res
 }
 
@@ -161,7 +181,7 @@ func (s *Source) handleReplace(raw rawEnvelope) Result {
 	}
 	s.state, s.next, s.snapPend = stateStreaming, raw.seq+1, false
 	s.ackFrames = 0 // the replace's ack covers the appends held back
-	s.reg.consumer.Replaced(s.info.Ref, raw.seq, r)
+	s.lane.queue(delivery{kind: deliverReplaced, src: s, seq: raw.seq, rep: r})
 	return Result{Replies: [][]byte{s.ackFrame(raw.seq, 0)}}
 }
 
@@ -184,7 +204,7 @@ func (s *Source) handleResponse(raw rawEnvelope) Result {
 		}
 		return s.refuse(rerr, raw, false)
 	}
-	s.reg.consumer.Response(s.info.Ref, b)
+	s.lane.queue(delivery{kind: deliverResponse, src: s, body: b})
 	return Result{}
 }
 
@@ -195,7 +215,8 @@ func (s *Source) rejectedResult(session string, id uint64, method RuntimeMethod,
 	if !s.info.Capabilities.Has(CapRuntime) {
 		return
 	}
-	s.reg.consumer.Response(s.info.Ref, &RuntimeResult{Session: session, ID: id, Method: method, Rejected: rerr})
+	s.lane.queue(delivery{kind: deliverResponse, src: s,
+		body: &RuntimeResult{Session: session, ID: id, Method: method, Rejected: rerr}})
 }
 
 // FlushAck returns the ack held back for this source's appends (coalesced

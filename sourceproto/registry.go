@@ -19,7 +19,7 @@ type Registry struct {
 	consumer Consumer // Static after construction: the one consumer, or a fanout.
 	nextGen  atomic.Uint64
 
-	mu   sync.Mutex
+	mu   sync.Mutex         // Lock order: see docs/locks.md.
 	live map[string]*Source // Guarded by mu. Only open, current generations.
 }
 
@@ -28,15 +28,15 @@ type Registry struct {
 // acked). Consumers are fixed for the registry's life.
 //
 // With several consumers each call goes to all of them in the order given,
-// one after another, on the goroutine that delivered the frame and under
-// the source's lock: every consumer sees a source's calls in the same
-// order, and a consumer sees a call only after the consumers before it
-// returned from it. So a slow consumer delays the others and the source's
-// read loop (Consumer's rule: never block). A consumer that panics does not
-// keep the call from the others; the first panic is then raised again as a
-// *ConsumerPanic, and the carrier ends that source's connection as it does
-// for a single consumer's panic. The arguments are shared by all consumers
-// (see Consumer: read-only).
+// one after another, on the goroutine that delivers the source's calls
+// (deliver.go), outside the registry's locks: every consumer sees a
+// source's calls in the same order, and a consumer sees a call only after
+// the consumers before it returned from it. So a slow consumer delays the
+// others and the source's read loop (Consumer's rule: never block). A
+// consumer that panics does not keep the call from the others; the first
+// panic is then raised again as a *ConsumerPanic, and the carrier ends
+// that source's connection as it does for a single consumer's panic. The
+// arguments are shared by all consumers (see Consumer: read-only).
 func NewRegistry(consumers ...Consumer) *Registry {
 	var cs fanout
 	for _, c := range consumers {
@@ -79,13 +79,19 @@ type OpenOptions struct {
 // connection. Ingest and Close are meant for that connection's read loop;
 // they are also safe from other goroutines (a per-source mutex serializes
 // them with supersession), but frames must be fed in arrival order.
+// Consumers are called after s.mu is released (deliver.go).
 type Source struct {
-	reg          *Registry  // Static after construction.
-	info         SourceInfo // Static after construction.
-	outbox       Outbox     // Static after construction.
-	onSuperseded func()     // Static after construction.
+	reg          *Registry   // Static after construction.
+	info         SourceInfo  // Static after construction.
+	outbox       Outbox      // Static after construction.
+	onSuperseded func()      // Static after construction.
+	lane         *lane       // Set by Registry.insert, then static: the consumer calls' queue.
+	appBusy      atomic.Bool // s.app waits for or is in its consumer call (deliver.go).
 
-	mu        sync.Mutex // Guards everything below and serializes consumer calls.
+	// mu guards everything below; the calls it decides are queued on the
+	// lane under it and made after it is released. Lock order: see
+	// docs/locks.md.
+	mu        sync.Mutex
 	state     sourceState
 	closeCode CloseCode
 	next      uint64        // next expected item sequence number
@@ -134,8 +140,8 @@ func (r *Registry) Open(hello []byte, o OpenOptions) (*Source, Result) {
 		Ref:          SourceRef{ID: string(raw.source), Role: h.Role},
 		Capabilities: h.Capabilities, Topics: h.Topics, Agent: h.Agent, Page: h.Page,
 	}}
-	// s.mu is held until SourceOpened is delivered, so a concurrent
-	// supersession of s cannot report SourceClosed first.
+	// s.mu is held until SourceOpened is queued, so a concurrent
+	// supersession of s cannot queue SourceClosed first.
 	s.mu.Lock()
 	old, rerr := r.insert(s)
 	if rerr != nil {
@@ -148,7 +154,10 @@ func (r *Registry) Open(hello []byte, o OpenOptions) (*Source, Result) {
 	superseded := old != nil && old.supersede()
 	prefix := strconv.AppendUint([]byte(`{"v":1,"type":"ack","source":"`+s.info.Ref.ID+`","gen":`), s.info.Ref.Gen, 10)
 	s.ackPrefix = append(prefix, `,"seq":`...)
-	r.openedLocked(s)
+	s.lane.queue(delivery{kind: deliverOpened, src: s})
+	s.mu.Unlock()
+	// The lane is old's when s superseded it: its SourceClosed goes first.
+	s.deliver()
 	if superseded && old.onSuperseded != nil {
 		old.onSuperseded()
 	}
@@ -200,6 +209,10 @@ func (r *Registry) insert(s *Source) (*Source, *RejectError) {
 	// never reused, so a stale frame can never match a later generation.
 	s.info.Ref.Gen = r.nextGen.Add(1)
 	r.live[id] = s
+	s.lane = new(lane)
+	if old != nil {
+		s.lane = old.lane // one queue for both: old's SourceClosed before s's SourceOpened
+	}
 	return old, nil
 }
 
@@ -238,15 +251,20 @@ func (s *Source) supersede() bool {
 		return false
 	}
 	s.state, s.closeCode = stateClosed, CloseReplaced
-	s.reg.consumer.SourceClosed(s.info.Ref, CloseReplaced)
+	s.lane.queue(delivery{kind: deliverClosed, src: s, code: CloseReplaced})
 	return true
 }
 
-// Close ends the source (carrier lost, worker shutdown). Idempotent.
+// Close ends the source (carrier lost, worker shutdown). Idempotent. The
+// consumers hear SourceClosed before it returns, unless another goroutine
+// is delivering the source's calls, or Close is called from a consumer
+// call about the source: then right after the call in progress returns,
+// by the goroutine making it (deliver.go). Close never waits for that.
 func (s *Source) Close(code CloseCode) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.closeLocked(code)
+	s.mu.Unlock()
+	s.deliver()
 }
 
 func (s *Source) closeLocked(code CloseCode) {
@@ -256,7 +274,7 @@ func (s *Source) closeLocked(code CloseCode) {
 	s.state, s.closeCode = stateClosed, code
 	s.ackFrames = 0 // no ack after the end
 	s.reg.remove(s)
-	s.reg.consumer.SourceClosed(s.info.Ref, code)
+	s.lane.queue(delivery{kind: deliverClosed, src: s, code: code})
 }
 
 // Lookup returns the live generation of id.
@@ -288,9 +306,10 @@ func (r *Registry) Sources() []SourceInfo {
 //
 // Send may close the source before it returns: a carrier whose outbox is
 // full ends the connection on the caller's goroutine, so the consumers get
-// SourceClosed for ref inside this call. Never call Send while holding a
-// lock a Consumer callback takes (nor from a Consumer callback about the
-// same source): release it, send, then take it again to handle the error.
+// SourceClosed for ref inside this call — or, when Send is called from a
+// consumer call about ref, right after that call returns. Consumers may
+// call Send; never call it while holding a lock a Consumer callback takes:
+// release it, send, then take it again to handle the error.
 func (r *Registry) Send(ref SourceRef, b Body) error {
 	t := b.FrameType()
 	switch {
@@ -319,12 +338,4 @@ func (r *Registry) Send(ref SourceRef, b Body) error {
 		return err
 	}
 	return s.outbox.Enqueue(frame)
-}
-
-// openedLocked delivers SourceOpened and releases s.mu even when the consumer
-// panics (the carrier recovers the panic; a source left locked would
-// deadlock the next hello for its id).
-func (r *Registry) openedLocked(s *Source) {
-	defer s.mu.Unlock()
-	r.consumer.SourceOpened(s.info)
 }

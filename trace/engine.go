@@ -59,7 +59,7 @@ type Engine struct {
 	version     string // written once by versionOnce
 	versionErr  string // written once by versionOnce
 
-	mu       sync.Mutex
+	mu       sync.Mutex          // Lock order: see docs/locks.md.
 	sessions map[string]*session // Guarded by mu.
 	order    []*session          // Guarded by mu: oldest first.
 	closed   bool                // Guarded by mu.

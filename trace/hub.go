@@ -13,7 +13,7 @@ const subscriberQueue = 1024
 
 // hub fans events out to the stream subscribers.
 type hub struct {
-	mu     sync.Mutex
+	mu     sync.Mutex               // Lock order: see docs/locks.md.
 	subs   map[*subscriber]struct{} // Guarded by mu.
 	closed bool                     // Guarded by mu.
 	wg     sync.WaitGroup           // one per subscribed handler; Add only under mu while !closed

@@ -31,7 +31,7 @@ type outputWriter struct {
 	s      *session // Static after construction.
 	stream string   // Static after construction.
 
-	mu     sync.Mutex
+	mu     sync.Mutex                // Lock order: see docs/locks.md.
 	line   []byte                    // Guarded by mu: the current line, at most maxLineBytes.
 	cut    bool                      // Guarded by mu: the current line lost bytes.
 	banner hostnode.Banner[heldLine] // Node's banner lines by position (stderr only); holds possible end banners.

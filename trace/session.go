@@ -93,7 +93,7 @@ type session struct {
 	stdout    *outputWriter      // Static after construction.
 	stderr    *outputWriter      // Static after construction.
 
-	mu              sync.Mutex
+	mu              sync.Mutex        // Lock order: see docs/locks.md.
 	status          string            // Guarded by mu; changed only by setStatusLocked.
 	stopReason      string            // Guarded by mu; set by stop, makes the final status "stopped".
 	errText         string            // Guarded by mu; why the start or attach failed.

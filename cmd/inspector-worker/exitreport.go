@@ -25,6 +25,7 @@ const (
 type exitReport struct {
 	r, w *os.File // r: ours, read by readLoop; w: the host's fd 4, closed once it started.
 
+	// Lock order: see docs/locks.md.
 	mu   sync.Mutex
 	code int  // Guarded by mu: the last code reported.
 	ok   bool // Guarded by mu: a code was reported.

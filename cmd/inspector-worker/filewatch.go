@@ -26,6 +26,7 @@ type fileWatcher struct {
 	errs    func(error)       // Static after construction.
 	exts    map[string]bool   // Static after construction: extensions that count; nil = all.
 
+	// Lock order: see docs/locks.md.
 	mu     sync.Mutex
 	latest string // Guarded by mu: the last changed path since take.
 	count  int    // Guarded by mu: changes since take.

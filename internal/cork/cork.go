@@ -21,6 +21,7 @@ const Max = 64 << 10
 // concurrent use; a write from another goroutine while corked is held too
 // and goes out with the rest at Uncork.
 type Writer struct {
+	// Lock order: see docs/locks.md.
 	mu     sync.Mutex
 	corked bool   // Guarded by mu.
 	held   []byte // Guarded by mu: bytes written while corked.

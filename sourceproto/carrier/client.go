@@ -64,7 +64,7 @@ type ClientHandler struct {
 
 	maxConns int // Static after construction.
 
-	mu      sync.Mutex           // Guards the fields below.
+	mu      sync.Mutex           // Guards the fields below. Lock order: see docs/locks.md.
 	opening int                  // Guarded by mu: upgrades holding a connection slot, not yet in conns.
 	conns   map[*clientConn]bool // Guarded by mu: connections being served.
 	closing bool                 // Guarded by mu: Shutdown was called.

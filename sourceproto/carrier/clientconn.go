@@ -47,15 +47,15 @@ type clientConn struct {
 	cancelWrite context.CancelFunc // Static after construction.
 	buf         bytes.Buffer       // Owned by the read loop: the current message.
 
-	mu    sync.Mutex          // Guards the fields below.
+	mu    sync.Mutex          // Guards the fields below. Lock order: see docs/locks.md.
 	end   *ending             // Guarded by mu: set once, by finish.
 	src   *sourceproto.Source // Guarded by mu: set once, after the hello.
 	grace *time.Timer         // Guarded by mu: armed by finish.
 
 	// ackMu orders the read loop's replies and the acks the source held
 	// back (coalesced acks, sourceproto.Result.AckAfter): an ack never
-	// overtakes a reply to a later frame.
-	ackMu    sync.Mutex
+	// overtakes a reply to a later frame. Lock order: see docs/locks.md.
+	ackMu    sync.Mutex  // Lock order: see docs/locks.md.
 	ackTimer *time.Timer // Guarded by ackMu: armed while an ack is held back.
 }
 
@@ -86,9 +86,9 @@ func (c *clientConn) serve() {
 }
 
 // Enqueue implements sourceproto.Outbox; see the policy at clientQueueLimit.
-// On overflow it ends the connection and closes the source, so it must not
-// run under the source's lock: a Consumer must not Send to the source it
-// is being called about (sourceproto.Consumer's rule already).
+// On overflow it ends the connection and closes the source; the registry
+// never calls it under the source's lock (Send releases the registry's
+// locks first, consumers run outside them).
 func (c *clientConn) Enqueue(frame []byte) error {
 	err := c.q.push(frame, clientQueueLimit)
 	if errors.Is(err, ErrQueueFull) {
@@ -105,12 +105,23 @@ func tooSlowEnding() ending {
 // reply queues the registry's replies and reports whether the connection
 // is still up.
 func (c *clientConn) reply(frames [][]byte) bool {
+	ok, full := c.pushReplies(frames)
+	if full {
+		c.finish(tooSlowEnding())
+	}
+	return ok
+}
+
+// pushReplies is reply for a caller holding ackMu: a full queue is
+// reported, not acted on, because finish closes the source, which calls
+// the consumers on this goroutine; the caller finishes after unlocking.
+func (c *clientConn) pushReplies(frames [][]byte) (ok, full bool) {
 	for _, f := range frames {
-		if c.Enqueue(f) != nil {
-			return false
+		if err := c.q.push(f, clientQueueLimit); err != nil {
+			return false, errors.Is(err, ErrQueueFull)
 		}
 	}
-	return true
+	return true, false
 }
 
 // readLoop opens the source with the first message, feeds the rest to
@@ -151,19 +162,26 @@ func (c *clientConn) readLoop() {
 			c.finish(c.readEnding(err))
 			return
 		}
-		c.ackMu.Lock()
+		// The consumers have the frame before its replies are queued; none
+		// runs under ackMu. ackMu need not cover Ingest: a reply that
+		// carries an ack is decided with no ack left held back, so a
+		// flushAck between Ingest and reply finds none to send, and a
+		// flushAck that took one first holds ackMu until it is queued.
 		res, err := safeIngest(src, frame)
 		if err != nil {
-			c.ackMu.Unlock()
 			c.h.logf("client %s: %v", src.Ref().ID, err)
 			c.finish(panicEnding(err))
 			return
 		}
-		ok := c.reply(res.Replies)
+		c.ackMu.Lock()
+		ok, full := c.pushReplies(res.Replies)
 		if ok && res.AckAfter > 0 && c.ackTimer == nil {
 			c.ackTimer = time.AfterFunc(res.AckAfter, func() { c.flushAck(src) })
 		}
 		c.ackMu.Unlock()
+		if full {
+			c.finish(tooSlowEnding())
+		}
 		if !ok {
 			return
 		}
@@ -178,10 +196,14 @@ func (c *clientConn) readLoop() {
 // AckAfter timer's end.
 func (c *clientConn) flushAck(src *sourceproto.Source) {
 	c.ackMu.Lock()
-	defer c.ackMu.Unlock()
 	c.ackTimer = nil
+	var full bool
 	if f := src.FlushAck(); f != nil {
-		c.reply([][]byte{f})
+		_, full = c.pushReplies([][]byte{f})
+	}
+	c.ackMu.Unlock()
+	if full {
+		c.finish(tooSlowEnding())
 	}
 }
 

@@ -115,7 +115,7 @@ type hostPipe struct {
 	conn net.Conn             // Static after construction.
 	logf func(string, ...any) // Static after construction.
 	q    *frameQueue          // Static after construction; towards sendLoop.
-	mu   sync.Mutex           // Guards the fields below.
+	mu   sync.Mutex           // Guards the fields below. Lock order: see docs/locks.md.
 	end  *ending              // Guarded by mu: set once, by finish.
 	src  *sourceproto.Source  // Guarded by mu: set once, after the hello.
 

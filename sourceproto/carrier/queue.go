@@ -14,7 +14,7 @@ type queueLimit struct {
 // frames for one peer (the read loop's replies, Registry.Send callers) and
 // the connection's one sendLoop. push never blocks.
 type frameQueue struct {
-	mu     sync.Mutex
+	mu     sync.Mutex    // Lock order: see docs/locks.md.
 	frames [][]byte      // Guarded by mu.
 	bytes  int           // Guarded by mu.
 	closed bool          // Guarded by mu: no more pushes; next drains what is left.
