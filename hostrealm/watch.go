@@ -17,6 +17,7 @@ import (
 type WatchRule uint8
 
 const (
+	// WatchNo: not recorded.
 	WatchNo WatchRule = iota
 	// WatchEnable: an enable or disable; the replay enables what is on.
 	WatchEnable
@@ -38,7 +39,8 @@ type WatchTable struct {
 
 // WatchState is what one window set in its Node session, recorded so that
 // `run --watch` can replay it into the window's session to the next host
-// (cdpserver/watch.go swaps the sessions), and the breakpoint id map that keeps the ids the window knows.
+// (cdpserver/watch.go swaps the sessions), and the breakpoint id map that
+// keeps the ids the window knows.
 // Only Node's answers commit a change: a request Node refused changes
 // nothing.
 //
@@ -90,6 +92,8 @@ const (
 )
 
 // NewWatchState is an empty record of one window, kept by table's rules.
+// table must be complete before the first Request (cdpserver fills its
+// Settings in init).
 func NewWatchState(table *WatchTable) *WatchState {
 	return &WatchState{
 		table:    table,
