@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/inspector-worker/inspector-worker/cdpproject"
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/realm"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
@@ -47,7 +48,7 @@ func (hostBackend) serve(sess *Session, req request, msg []byte, e methodEntry, 
 		return
 	}
 	if e.hostParams != nil && req.Params != nil {
-		msg = replaceParams(msg, e.hostParams(req.Params))
+		msg = cdpwire.ReplaceParams(msg, e.hostParams(req.Params))
 	}
 	sess.relay(req, msg)
 }

@@ -133,7 +133,7 @@ func BenchmarkRelayPipelined(b *testing.B) {
 // BenchmarkRelayFlood measures host console events relayed to one window:
 // each iteration asks the host for 1,000 console.log calls and reads the
 // events and the answer. The host runs as a CommonJS file, so every event's
-// stack trace carries a bare-path url the worker rewrites (rewrite.go).
+// stack trace carries a bare-path url the worker rewrites (hostrealm/rewrite.go).
 // Profile the relay with
 //
 //	go test -run '^$' -bench RelayFlood -benchtime 200x -cpuprofile cpu.out ./cdpserver

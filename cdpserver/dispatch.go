@@ -11,6 +11,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/inspector-worker/inspector-worker/hostrealm"
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 	"github.com/inspector-worker/inspector-worker/object"
 	"github.com/inspector-worker/inspector-worker/realm"
 )
@@ -87,7 +89,7 @@ func (sess *Session) hostAnswered(method string, answer []byte) (after func(*Ses
 	if !ok || (e.hook == nil && e.after == nil) {
 		return nil
 	}
-	if _, _, isError := findMember(answer, "error"); isError {
+	if _, _, isError := cdpwire.FindMember(answer, "error"); isError {
 		return nil
 	}
 	if e.hook != nil {
@@ -132,12 +134,12 @@ type routingParams struct {
 // pass: an objectId wins over a uniqueContextId, which wins over a numeric id.
 func scanRoutingParams(params []byte) routingParams {
 	var p routingParams
-	dec := jsontext.NewDecoder(bytes.NewReader(params), decodeOpts...)
+	dec := jsontext.NewDecoder(bytes.NewReader(params), cdpwire.DecodeOpts...)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return p
 	}
 	for dec.PeekKind() == '"' {
-		name, err := readName(dec)
+		name, err := cdpwire.ReadName(dec)
 		if err != nil {
 			return p
 		}
@@ -147,9 +149,9 @@ func scanRoutingParams(params []byte) routingParams {
 		}
 		switch name {
 		case "objectId", "promiseObjectId":
-			p.objectID = unquote(val)
+			p.objectID = cdpwire.Unquote(val)
 		case "uniqueContextId":
-			p.uniqueID = unquote(val)
+			p.uniqueID = cdpwire.Unquote(val)
 		case "contextId", "executionContextId":
 			if id, err := strconv.Atoi(string(val)); err == nil {
 				p.contextID = &id
@@ -192,7 +194,7 @@ func (sess *Session) relay(req request, msg []byte) {
 	}
 	sess.pending[id] = req.Method
 	if sess.watch != nil {
-		msg = sess.watch.request(id, req.Method, msg)
+		msg = sess.watch.Request(id, req.Method, msg)
 	}
 	sess.mu.Unlock()
 	sess.hostMu.Unlock()
@@ -208,7 +210,7 @@ func (sess *Session) relay(req request, msg []byte) {
 }
 
 // fromHost relays one message from Node to DevTools, rewriting where the
-// worker must (rewrite.go). A response settles its pending request.
+// worker must (hostrealm/rewrite.go). A response settles its pending request.
 func (sess *Session) fromHost(msg []byte) {
 	raw := msg
 	defer func() {
@@ -225,7 +227,7 @@ func (sess *Session) fromHost(msg []byte) {
 		return
 	}
 	if hm.IsResponse {
-		if sess.watch != nil && sess.watch.internalAnswer(hm.ID, msg) {
+		if sess.watch != nil && sess.watch.InternalAnswer(hm.ID, msg) {
 			return // a replayed request's answer (watch.go)
 		}
 		sess.mu.Lock()
@@ -239,19 +241,19 @@ func (sess *Session) fromHost(msg []byte) {
 		sess.logHostRefusal(method, msg)
 		after = sess.hostAnswered(method, msg)
 		if sess.watch != nil {
-			sess.watch.answered(hm.ID, msg)
+			sess.watch.Answered(hm.ID, msg)
 		}
-	} else if sess.watch != nil && !sess.watch.event(hm.Method, &msg) {
+	} else if sess.watch != nil && !sess.watch.Event(hm.Method, &msg) {
 		return
 	} else if hm.Method == "Runtime.executionContextCreated" {
-		msg = rewriteContextCreated(renameHostContext(msg, sess.srv.hostContextName()), sess.srv.targetID)
+		msg = hostrealm.RewriteContextCreated(hostrealm.RenameHostContext(msg, sess.srv.hostContextName()), sess.srv.targetID)
 	} else if hm.Method == "Debugger.scriptParsed" {
 		if sess.srv.hidden(msg) {
 			return
 		}
-		sess.srv.hostScripts.note(msg)
+		sess.srv.hostScripts.Note(msg)
 	}
-	sess.enqueueFromHost(rewriteFileURLs(msg))
+	sess.enqueueFromHost(hostrealm.RewriteFileURLs(msg))
 	if after != nil {
 		sess.runAfter(after)
 	}
@@ -267,18 +269,4 @@ func (sess *Session) runAfter(after func(*Session)) {
 		}
 	}()
 	after(sess)
-}
-
-// replaceParams returns msg with its "params" value replaced.
-func replaceParams(msg, params []byte) []byte {
-	s, e, ok := findMember(msg, "params")
-	if !ok {
-		return msg
-	}
-	var b bytes.Buffer
-	b.Grow(len(msg) + len(params))
-	b.Write(msg[:s])
-	b.Write(params)
-	b.Write(msg[e:])
-	return b.Bytes()
 }

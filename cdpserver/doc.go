@@ -9,15 +9,17 @@
 // scaffold in page.go), named no-ops, deliberate refusals, or routing through
 // the realm registry to the realm that owns the request's context, object or
 // script id. The realm backends (backend.go) are the Node host, relayed over
-// the session's own Node inspector connection, and the browser pages,
-// package pagerealm, which this package drives through pagerealm.Hub and
-// sees each window as a pagerealm.Window. /json/protocol (protocol.go) and
+// the session's own Node inspector connection (the rewrites and the
+// watch-mode record of each window in package hostrealm; swapping the host
+// sessions of every window in watch.go), and the browser pages, package
+// pagerealm, which this package drives through pagerealm.Hub and sees each
+// window as a pagerealm.Window. /json/protocol (protocol.go) and
 // docs/methods.md (methodsdoc.go, `go generate ./cdpserver`) are generated
 // from the same table.
 //
 // It never evaluates anything in the host on its own initiative and never
 // re-marshals a relayed message through typed structs: relayed bytes stay
-// untouched except for the rewrites listed in rewrite.go.
+// untouched except for the rewrites listed in hostrealm/rewrite.go.
 //
 // Spec: the method table itself (methods.go) and the decisions in
 // docs/agent-note.md: "Relay rules", "Concurrency and bounds", "Relay cost",

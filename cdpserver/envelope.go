@@ -6,14 +6,9 @@ import (
 	"strconv"
 
 	"github.com/go-json-experiment/json/jsontext"
-)
 
-// decodeOpts tolerate what V8 and DevTools really send: lone surrogates
-// ("\ud800") and invalid UTF-8 must survive, so strings are never normalised.
-var decodeOpts = []jsontext.Options{
-	jsontext.AllowInvalidUTF8(true),
-	jsontext.AllowDuplicateNames(true),
-}
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
+)
 
 // request is the strict envelope of a DevTools → worker message. Params stay raw
 // bytes: only methods the worker intercepts ever decode them.
@@ -28,12 +23,12 @@ type request struct {
 // anything that is not an object with an integer id and a string method.
 func parseRequest(msg []byte) (request, *wireError) {
 	var r request
-	dec := jsontext.NewDecoder(bytes.NewReader(msg), decodeOpts...)
+	dec := jsontext.NewDecoder(bytes.NewReader(msg), cdpwire.DecodeOpts...)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return r, &wireError{codeParseError, "Message must be a valid JSON object"}
 	}
 	for dec.PeekKind() != '}' {
-		name, err := readName(dec)
+		name, err := cdpwire.ReadName(dec)
 		if err != nil {
 			return r, &wireError{codeParseError, "Message must be a valid JSON object"}
 		}
@@ -55,7 +50,7 @@ func parseRequest(msg []byte) (request, *wireError) {
 			if val.Kind() != '"' {
 				return r, &wireError{codeInvalidRequest, "Message must have string 'method' property"}
 			}
-			r.Method = unquote(val)
+			r.Method = cdpwire.Unquote(val)
 		case "sessionId":
 			if val.Kind() != '"' {
 				return r, &wireError{codeInvalidRequest, "'sessionId' must be a string"}
@@ -93,14 +88,6 @@ func unquoteOrRaw(v jsontext.Value) string {
 		return string(b)
 	}
 	return string(v)
-}
-
-func unquote(v jsontext.Value) string {
-	b, err := jsontext.AppendUnquote(nil, v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
 }
 
 // hostMessage is what the worker needs to know about a message from Node: the
@@ -158,12 +145,12 @@ func eventName(b []byte) string {
 func parseHostMessageSlow(msg []byte) (hostMessage, error) {
 	var m hostMessage
 	decided := false
-	dec := jsontext.NewDecoder(bytes.NewReader(msg), decodeOpts...)
+	dec := jsontext.NewDecoder(bytes.NewReader(msg), cdpwire.DecodeOpts...)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return m, fmt.Errorf("cdpserver: host message is not a JSON object")
 	}
 	for dec.PeekKind() != '}' {
-		name, err := readName(dec)
+		name, err := cdpwire.ReadName(dec)
 		if err != nil {
 			return hostMessage{}, fmt.Errorf("cdpserver: host message: %w", err)
 		}
@@ -180,7 +167,7 @@ func parseHostMessageSlow(msg []byte) (hostMessage, error) {
 			}
 			m, decided = hostMessage{ID: id, IsResponse: true}, true
 		case name == "method":
-			if m.Method = unquote(val); m.Method == "" {
+			if m.Method = cdpwire.Unquote(val); m.Method == "" {
 				return hostMessage{}, fmt.Errorf("cdpserver: host message method %s is not a string", val)
 			}
 			decided = true
@@ -193,17 +180,4 @@ func parseHostMessageSlow(msg []byte) (hostMessage, error) {
 		return hostMessage{}, fmt.Errorf("cdpserver: host message has neither id nor method")
 	}
 	return m, nil
-}
-
-// readName reads an object member name. The string is copied: a jsontext
-// Token is only valid until the decoder's next call.
-func readName(dec *jsontext.Decoder) (string, error) {
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return "", err
-	}
-	if tok.Kind() != '"' {
-		return "", fmt.Errorf("cdpserver: member name is a %v, not a string", tok.Kind())
-	}
-	return tok.String(), nil
 }

@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 )
 
 // parseRequestCase is one row of the parseRequest table. wantParams is nil
@@ -172,7 +174,7 @@ func FuzzParseRequest(f *testing.F) {
 			if !isSubSlice(r.Params, msg) || !bytes.Contains(msg, r.Params) {
 				t.Fatalf("parseRequest(%q).Params = %q is not a sub-slice of the input", msg, r.Params)
 			}
-			if r.Params.Kind() != '{' || !r.Params.IsValid(decodeOpts...) {
+			if r.Params.Kind() != '{' || !r.Params.IsValid(cdpwire.DecodeOpts...) {
 				t.Fatalf("parseRequest(%q).Params = %q is not a JSON object", msg, r.Params)
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/inspector-worker/inspector-worker/hostrealm"
 	"github.com/inspector-worker/inspector-worker/pagerealm"
 )
 
@@ -81,18 +82,14 @@ const (
 )
 
 // watchRule says whether `run --watch` records a method in the window's
-// Node session and replays it into the next host (watch_state.go).
-type watchRule uint8
+// Node session and replays it into the next host (hostrealm.WatchState).
+type watchRule = hostrealm.WatchRule
 
 const (
-	watchNo watchRule = iota
-	// watchEnable: an enable or disable; the replay enables what is on.
-	watchEnable
-	// watchSetting: a setting whose last params are replayed after the
-	// enables, in watchOrder.
-	watchSetting
-	// watchBreakpoint: a breakpoint set or removed; replayed by URL.
-	watchBreakpoint
+	watchNo         = hostrealm.WatchNo
+	watchEnable     = hostrealm.WatchEnable     // an enable or disable; the replay enables what is on
+	watchSetting    = hostrealm.WatchSetting    // last params replayed after the enables, in watchOrder
+	watchBreakpoint = hostrealm.WatchBreakpoint // a breakpoint set or removed; replayed by URL
 )
 
 // domainRule is how a domain Node serves is routed, and what a page does
@@ -232,11 +229,18 @@ func init() {
 	sort.SliceStable(watchedSettings, func(i, j int) bool {
 		return methods[watchedSettings[i]].watchOrder < methods[watchedSettings[j]].watchOrder
 	})
+	watchTable.Settings = watchedSettings
 }
 
 // watchedSettings are the table's watchSetting methods in watchOrder: the
 // order --watch replays them in.
 var watchedSettings []string
+
+// watchTable is the table's watch column as hostrealm.WatchState reads it.
+var watchTable = &hostrealm.WatchTable{
+	Rule:     func(method string) hostrealm.WatchRule { return methods[method].watch },
+	Settings: nil, // watchedSettings, once init has sorted them
+}
 
 // sortedMethods lists the table's methods in order.
 func sortedMethods() []string {
@@ -294,8 +298,8 @@ var methods = map[string]methodEntry{
 	"Debugger.disable": routed(methodEntry{hook: clientFlagOff, watch: watchEnable,
 		note: "the pages' scripts stop for the window"}),
 	// Node names CommonJS scripts by path and ES modules by URL: a file://
-	// url becomes a urlRegex matching both (rewrite.go).
-	"Debugger.setBreakpointByUrl": routed(methodEntry{hostParams: mapBreakpointURL, watch: watchBreakpoint,
+	// url becomes a urlRegex matching both (hostrealm/rewrite.go).
+	"Debugger.setBreakpointByUrl": routed(methodEntry{hostParams: hostrealm.MapBreakpointURL, watch: watchBreakpoint,
 		page: readOnly, note: "a file:// url matches the script by path and by URL"}),
 	"Debugger.setBreakpoint":       routed(methodEntry{watch: watchBreakpoint, page: readOnly}),
 	"Debugger.removeBreakpoint":    routed(methodEntry{watch: watchBreakpoint}),

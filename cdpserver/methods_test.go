@@ -89,6 +89,15 @@ func TestMethodTableWatchColumn(t *testing.T) {
 	if !slices.Equal(watchedSettings, want) {
 		t.Errorf("watchedSettings = %v, want %v", watchedSettings, want)
 	}
+	// What hostrealm.WatchState is handed is the same column.
+	if !slices.Equal(watchTable.Settings, want) {
+		t.Errorf("watchTable.Settings = %v, want %v", watchTable.Settings, want)
+	}
+	for m, e := range methods {
+		if got := watchTable.Rule(m); got != e.watch {
+			t.Errorf("watchTable.Rule(%s) = %v, want the table's %v", m, got, e.watch)
+		}
+	}
 	for _, m := range []string{"Runtime.enable", "Runtime.disable", "Debugger.enable", "Debugger.disable",
 		"Profiler.enable", "Profiler.disable", "Debugger.setBreakpointByUrl", "Debugger.setBreakpoint", "Debugger.removeBreakpoint"} {
 		if methods[m].watch == watchNo {

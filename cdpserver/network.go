@@ -31,7 +31,7 @@ func (s *Server) newNetwork() *network.Domain {
 // the hub's lock (docs/locks.md).
 func (s *Server) fetchScriptID(r *fetchcapture.Request, u string) string {
 	if r.Origin.Role == sourceproto.RoleHost {
-		return s.hostScripts.id(u)
+		return s.hostScripts.ID(u)
 	}
 	return s.clients.ScriptIDFor(r.Source, u)
 }

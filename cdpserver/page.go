@@ -11,8 +11,8 @@ import (
 
 // The page-target scaffold: the worker is one "page" whose main frame is the
 // host. Its frame id is the target id (as in Chrome), and every host
-// execution context names it in auxData.frameId (rewrite.go), which is how
-// the frontend ties the Console's context to the frame.
+// execution context names it in auxData.frameId (hostrealm/rewrite.go), which
+// is how the frontend ties the Console's context to the frame.
 
 // mainFrame describes the host as the page's main frame. Its URL is the host
 // script's directory, not the script itself: when frame and script share a

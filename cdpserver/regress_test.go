@@ -1,7 +1,6 @@
 package cdpserver
 
 import (
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -45,23 +44,6 @@ func TestRegressCloseAfterPushIsNotSleptThrough(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the consumer never saw the close: the merged wake was slept through")
-	}
-}
-
-func TestRegressContextCreatedWithWhitespace(t *testing.T) {
-	for _, in := range []string{`{"params":{"context":{ }}}`, "{\"params\":{\"context\":{\n}}}"} {
-		out := rewriteContextCreated([]byte(in), "F00D")
-		if !json.Valid(out) {
-			t.Errorf("rewriteContextCreated(%q) = %s, not JSON", in, out)
-		}
-	}
-}
-
-func TestRegressBreakpointURLWithEscapedName(t *testing.T) {
-	in := `{"condition":"url","u\u0072l":"file:///a.js"}`
-	want := `{"condition":"url","urlRegex":"^(?:file:///a\\.js|/a\\.js)$"}`
-	if got := string(mapBreakpointURL([]byte(in))); got != want {
-		t.Errorf("mapBreakpointURL(%s) = %s, want %s", in, got, want)
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/inspector-worker/inspector-worker/hostnode"
+	"github.com/inspector-worker/inspector-worker/hostrealm"
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 	"github.com/inspector-worker/inspector-worker/network"
 	"github.com/inspector-worker/inspector-worker/pagerealm"
 	"github.com/inspector-worker/inspector-worker/realm"
@@ -106,7 +108,7 @@ type Server struct {
 	// hostScripts: the host's script URLs → scriptIds, for the Network
 	// domain's initiator links (its own leaf lock; emptied when the host
 	// is replaced: a new process reuses V8's script ids).
-	hostScripts hostScripts
+	hostScripts hostrealm.Scripts
 	network     *network.Domain      // Static after construction: the fetch journal's Network domain.
 	logf        func(string, ...any) // Static after construction.
 	debug       bool                 // Static after construction: Options.Logf was set.
@@ -403,11 +405,11 @@ func (s *Server) hidden(msg []byte) bool {
 	if len(s.opts.HideScripts) == 0 {
 		return false
 	}
-	start, end, ok := findMember(msg, "params", "url")
+	start, end, ok := cdpwire.FindMember(msg, "params", "url")
 	if !ok {
 		return false
 	}
-	u := unquote(msg[start:end])
+	u := cdpwire.Unquote(msg[start:end])
 	for _, p := range s.opts.HideScripts {
 		if u == p || u == "file://"+p {
 			return true

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/inspector-worker/inspector-worker/hostnode"
+	"github.com/inspector-worker/inspector-worker/hostrealm"
 	"github.com/inspector-worker/inspector-worker/network"
 	"github.com/inspector-worker/inspector-worker/object"
 	"github.com/inspector-worker/inspector-worker/pagerealm"
@@ -76,18 +77,18 @@ type Session struct {
 	// watch-mode rebind replays the window's state into a new session that
 	// is not yet published here (watch.go). Read by hostLoop, which is handed
 	// each new session through next.
-	hostMu    sync.Mutex          // Taken before mu; a leaf otherwise. Lock order: see docs/locks.md.
-	host      *websocket.Conn     // Guarded by hostMu; nil while the host is down (watch mode only).
-	hostIO    *hostnode.SessionIO // Guarded by hostMu: host's socket below the library (relay), nil when not bound.
-	direct    directRun           // Owned by hostLoop: its open run of direct writes (direct.go).
-	downWhy   string              // Guarded by hostMu: why host is nil.
-	next      *rebinding          // Guarded by hostMu: a new session for hostLoop to take (watch mode).
-	loopDone  bool                // Guarded by hostMu: hostLoop returned; a rebind closes its session instead.
-	resetDone bool                // Guarded by hostMu: hostLoop has told the window the host is gone (hostLost).
-	lateNotes [][]byte            // Guarded by hostMu: Console lines about the gone host, queued after that reset.
-	rebound   chan struct{}       // cap 1: next was set
-	dtGone    chan struct{}       // closed when readLoop ends
-	watch     *watchState         // Static after construction; nil without Options.Watch (watch_state.go).
+	hostMu    sync.Mutex            // Taken before mu; a leaf otherwise. Lock order: see docs/locks.md.
+	host      *websocket.Conn       // Guarded by hostMu; nil while the host is down (watch mode only).
+	hostIO    *hostnode.SessionIO   // Guarded by hostMu: host's socket below the library (relay), nil when not bound.
+	direct    directRun             // Owned by hostLoop: its open run of direct writes (direct.go).
+	downWhy   string                // Guarded by hostMu: why host is nil.
+	next      *rebinding            // Guarded by hostMu: a new session for hostLoop to take (watch mode).
+	loopDone  bool                  // Guarded by hostMu: hostLoop returned; a rebind closes its session instead.
+	resetDone bool                  // Guarded by hostMu: hostLoop has told the window the host is gone (hostLost).
+	lateNotes [][]byte              // Guarded by hostMu: Console lines about the gone host, queued after that reset.
+	rebound   chan struct{}         // cap 1: next was set
+	dtGone    chan struct{}         // closed when readLoop ends
+	watch     *hostrealm.WatchState // Static after construction; nil without Options.Watch.
 
 	mu         sync.Mutex       // Lock order: see docs/locks.md.
 	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.

@@ -11,13 +11,14 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/inspector-worker/inspector-worker/hostnode"
+	"github.com/inspector-worker/inspector-worker/hostrealm"
 )
 
 // Watch mode (Options.Watch, `run --watch`): the host process is replaced
 // while every DevTools window stays open. The run supervisor calls HostDown
 // before it stops a host (or once one exited on its own) and HostUp once the
 // next one is attached but not yet released. Each window then gets a new
-// Node session with its own state replayed (watch_state.go), sees the old
+// Node session with its own state replayed (hostrealm.WatchState), sees the old
 // host's contexts destroyed and the new ones created, and keeps its
 // breakpoint ids. See docs/agent-note.md, "Watch mode".
 
@@ -47,7 +48,7 @@ func (s *Server) HostDown(reason, level, note string) {
 	s.hostDown = reason
 	s.hostGen++
 	s.hostMu.Unlock()
-	s.hostScripts.reset() // the next process reuses V8's script ids
+	s.hostScripts.Reset() // the next process reuses V8's script ids
 	for _, sess := range s.openSessions() {
 		sess.dropNext()
 		sess.detachHost(nil, reason)
@@ -179,7 +180,7 @@ func (sess *Session) detachHost(conn *websocket.Conn, reason string) {
 // that the host's contexts are gone.
 func (sess *Session) hostLost(conn *websocket.Conn, reason string) {
 	sess.detachHost(conn, reason)
-	msgs, unanswered := sess.watch.hostGone()
+	msgs, unanswered := sess.watch.HostGone()
 	for _, h := range unanswered {
 		h(nil) // a replay Node never answered: its waiter stops waiting
 	}
@@ -239,7 +240,7 @@ func (sess *Session) hostLoopDone() {
 		hostnode.CloseSession(next.conn)
 	}
 	if sess.watch != nil {
-		_, unanswered := sess.watch.hostGone()
+		_, unanswered := sess.watch.HostGone()
 		for _, h := range unanswered {
 			h(nil)
 		}
@@ -288,7 +289,7 @@ func (sess *Session) rebind(gen uint64, conn *websocket.Conn, batch *hostnode.Se
 // the window's own requests, so Node sees the replay first. hostLoop is the
 // only writer until then; answers are read by hostLoop afterwards.
 func (sess *Session) replayInto(rb *rebinding) {
-	reqs := sess.watch.replay()
+	reqs := sess.watch.Replay()
 	left := len(reqs)
 	var mu sync.Mutex
 	if left == 0 {
@@ -297,10 +298,10 @@ func (sess *Session) replayInto(rb *rebinding) {
 	msgs := make([][]byte, len(reqs))
 	for i, r := range reqs {
 		var once sync.Once
-		msgs[i] = sess.watch.register(r, func(answer []byte) {
+		msgs[i] = sess.watch.Register(r, func(answer []byte) {
 			once.Do(func() {
-				if r.onAnswer != nil && answer != nil {
-					for _, ev := range r.onAnswer(answer) {
+				if r.OnAnswer != nil && answer != nil {
+					for _, ev := range r.OnAnswer(answer) {
 						sess.enqueue(ev)
 					}
 				}
@@ -332,4 +333,13 @@ func (s *Server) hostProtocol(r *http.Request) ([]byte, error) {
 		return nil, errors.New("the Node host is not running: " + down)
 	}
 	return h.Protocol(r.Context())
+}
+
+// newWatchState is a window's record for --watch (hostrealm.WatchState), or
+// nil without Options.Watch.
+func newWatchState(watch bool) *hostrealm.WatchState {
+	if !watch {
+		return nil
+	}
+	return hostrealm.NewWatchState(watchTable)
 }

@@ -58,7 +58,7 @@ func headerValue(h []sourceproto.HTTPHeader, name string) string {
 
 // initiator is the Initiator column: the caller's stack when the producer
 // sent one. A host stack names files by path; the frontend links file://
-// URLs (the host's scripts are listed by file:// URL, rewrite.go).
+// URLs (the host's scripts are listed by file:// URL, hostrealm/rewrite.go).
 func initiator(r *fetchcapture.Request, scriptID ScriptIDFunc) *cdpnet.Initiator {
 	if r.Stack == nil || len(r.Stack.CallFrames) == 0 {
 		return &cdpnet.Initiator{Type: cdpnet.InitiatorTypeOther}

@@ -457,7 +457,7 @@ func (f *clientFrame) origin() string {
 	return u.Scheme + "://" + u.Host
 }
 
-// HostRestarted queues msgs (the host's reset, watchState.hostGone) and then
+// HostRestarted queues msgs (the host's reset, hostrealm.WatchState.HostGone) and then
 // announces the client pages' contexts and scripts again, which the reset
 // cleared from the frontend. Under the hub lock, as every projection of
 // client state: a page that opens meanwhile is announced exactly once. A

@@ -5,7 +5,8 @@
 // id or unique context id; what each realm kind answers is its column of the
 // worker's method table (cdpserver/methods.go), which refuses in the realm's
 // words (UnsupportedError). The backends that serve the realms are
-// elsewhere: the host's relay in cdpserver (its Node connection in
-// hostnode), the pages' in pagerealm. This package holds descriptions and
+// elsewhere: the host's relay in cdpserver (its rewrites and watch-mode
+// record in hostrealm, its Node connection in hostnode), the pages' in
+// pagerealm. This package holds descriptions and
 // routing tables only; it never touches a socket.
 package realm

@@ -1,7 +1,8 @@
 // Package cdpwire is what the worker's transport (cdpserver) and its realm
-// backends (pagerealm) share about a DevTools window's wire: the error
-// codes, the answer envelope, and the bound of
-// a window's queue. It has no state.
+// backends (pagerealm, hostrealm) share about a DevTools window's wire: the
+// error codes, the answer envelope, the bound of a window's queue, and the
+// lookups of a message's members that leave its other bytes untouched
+// (member.go). It has no state.
 package cdpwire
 
 import (

@@ -1,4 +1,4 @@
-package cdpserver
+package hostrealm
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"github.com/inspector-worker/inspector-worker/hostnode"
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 )
 
 type rewriteCase struct {
@@ -85,16 +85,16 @@ func TestRewriteFileURLs(t *testing.T) {
 	for _, tc := range rewriteFileURLCases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := []byte(tc.in)
-			got := rewriteFileURLs(in)
+			got := RewriteFileURLs(in)
 			want := tc.want
 			if want == "" {
 				want = tc.in
 			}
 			if string(got) != want {
-				t.Errorf("rewriteFileURLs(%s)\n got %s\nwant %s", tc.in, got, want)
+				t.Errorf("RewriteFileURLs(%s)\n got %s\nwant %s", tc.in, got, want)
 			}
 			if string(in) != tc.in {
-				t.Errorf("rewriteFileURLs modified its input: %q", in)
+				t.Errorf("RewriteFileURLs modified its input: %q", in)
 			}
 		})
 	}
@@ -110,9 +110,9 @@ func TestRewriteFileURLsWithoutMarkerReturnsInput(t *testing.T) {
 		`{"method":"Runtime.consoleAPICalled","params":{"args":[{"value":"\ud800"}]}}`,
 	} {
 		msg := []byte(in)
-		got := rewriteFileURLs(msg)
+		got := RewriteFileURLs(msg)
 		if !isSameSlice(got, msg) {
-			t.Errorf("rewriteFileURLs(%s) = %s, want the very same slice (no copy, no change)", in, got)
+			t.Errorf("RewriteFileURLs(%s) = %s, want the very same slice (no copy, no change)", in, got)
 		}
 	}
 }
@@ -130,21 +130,21 @@ func FuzzRewriteFileURLs(f *testing.F) {
 		if hasURLPath(msg) != bytes.Contains(msg, urlPathMarker) {
 			t.Fatalf("hasURLPath(%q) = %v, bytes.Contains says otherwise", msg, hasURLPath(msg))
 		}
-		got := rewriteFileURLs(msg)
+		got := RewriteFileURLs(msg)
 		if !bytes.Equal(msg, orig) {
-			t.Fatalf("rewriteFileURLs modified its input %q", orig)
+			t.Fatalf("RewriteFileURLs modified its input %q", orig)
 		}
 		if !bytes.Contains(msg, urlPathMarker) && !isSameSlice(got, msg) {
-			t.Fatalf("rewriteFileURLs(%q) = %q; without the marker it must return the input", msg, got)
+			t.Fatalf("RewriteFileURLs(%q) = %q; without the marker it must return the input", msg, got)
 		}
-		if !jsontext.Value(msg).IsValid(decodeOpts...) {
+		if !jsontext.Value(msg).IsValid(cdpwire.DecodeOpts...) {
 			return
 		}
-		if !jsontext.Value(got).IsValid(decodeOpts...) {
-			t.Fatalf("rewriteFileURLs(%q) = %q is not valid JSON", msg, got)
+		if !jsontext.Value(got).IsValid(cdpwire.DecodeOpts...) {
+			t.Fatalf("RewriteFileURLs(%q) = %q is not valid JSON", msg, got)
 		}
-		if again := rewriteFileURLs(got); !bytes.Equal(again, got) {
-			t.Fatalf("rewriteFileURLs is not idempotent on %q: %q then %q", msg, got, again)
+		if again := RewriteFileURLs(got); !bytes.Equal(again, got) {
+			t.Fatalf("RewriteFileURLs is not idempotent on %q: %q then %q", msg, got, again)
 		}
 	})
 }
@@ -202,15 +202,15 @@ var contextCases = []contextCase{
 func TestRewriteContextCreated(t *testing.T) {
 	for _, tc := range contextCases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := rewriteContextCreated([]byte(tc.in), frameID)
+			got := RewriteContextCreated([]byte(tc.in), frameID)
 			if tc.wantAux == nil {
 				if string(got) != tc.in {
-					t.Fatalf("rewriteContextCreated(%s) = %s, want it unchanged", tc.in, got)
+					t.Fatalf("RewriteContextCreated(%s) = %s, want it unchanged", tc.in, got)
 				}
 				return
 			}
-			if !jsontext.Value(got).IsValid(decodeOpts...) {
-				t.Fatalf("rewriteContextCreated(%s) = %s is not valid JSON", tc.in, got)
+			if !jsontext.Value(got).IsValid(cdpwire.DecodeOpts...) {
+				t.Fatalf("RewriteContextCreated(%s) = %s is not valid JSON", tc.in, got)
 			}
 			var m struct {
 				Params struct {
@@ -218,18 +218,18 @@ func TestRewriteContextCreated(t *testing.T) {
 				} `json:"params"`
 			}
 			if err := json.Unmarshal(got, &m); err != nil {
-				t.Fatalf("rewriteContextCreated(%s) = %s: %v", tc.in, got, err)
+				t.Fatalf("RewriteContextCreated(%s) = %s: %v", tc.in, got, err)
 			}
 			if aux := m.Params.Context["auxData"]; !reflect.DeepEqual(aux, tc.wantAux) {
-				t.Errorf("rewriteContextCreated(%s) auxData = %#v, want %#v", tc.in, aux, tc.wantAux)
+				t.Errorf("RewriteContextCreated(%s) auxData = %#v, want %#v", tc.in, aux, tc.wantAux)
 			}
 			if tc.outside != "" {
-				s, e, ok := findMember(got, "params", "context", "auxData")
+				s, e, ok := cdpwire.FindMember(got, "params", "context", "auxData")
 				if !ok {
-					t.Fatalf("rewriteContextCreated(%s) = %s has no auxData", tc.in, got)
+					t.Fatalf("RewriteContextCreated(%s) = %s has no auxData", tc.in, got)
 				}
 				if cut := string(got[:s]) + string(got[e:]); cut != tc.outside {
-					t.Errorf("rewriteContextCreated(%s): bytes outside auxData\n got %s\nwant %s", tc.in, cut, tc.outside)
+					t.Errorf("RewriteContextCreated(%s): bytes outside auxData\n got %s\nwant %s", tc.in, cut, tc.outside)
 				}
 				return
 			}
@@ -245,17 +245,17 @@ func TestRewriteContextCreated(t *testing.T) {
 			}
 			delete(all["params"].(map[string]any)["context"].(map[string]any), "auxData")
 			if !reflect.DeepEqual(all, orig) {
-				t.Errorf("rewriteContextCreated(%s) = %s changed more than auxData", tc.in, got)
+				t.Errorf("RewriteContextCreated(%s) = %s changed more than auxData", tc.in, got)
 			}
 		})
 	}
 }
 
 func TestRewriteContextCreatedQuotesFrameID(t *testing.T) {
-	got := rewriteContextCreated([]byte(`{"params":{"context":{"auxData":{}}}}`), `a"b\c`)
+	got := RewriteContextCreated([]byte(`{"params":{"context":{"auxData":{}}}}`), `a"b\c`)
 	want := `{"params":{"context":{"auxData":{"isDefault":true,"frameId":"a\"b\\c"}}}}`
 	if string(got) != want {
-		t.Errorf("rewriteContextCreated with frame id %q = %s, want %s", `a"b\c`, got, want)
+		t.Errorf("RewriteContextCreated with frame id %q = %s, want %s", `a"b\c`, got, want)
 	}
 }
 
@@ -265,32 +265,32 @@ func FuzzRewriteContextCreated(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		orig := bytes.Clone(msg)
-		got := rewriteContextCreated(msg, frameID)
+		got := RewriteContextCreated(msg, frameID)
 		if !bytes.Equal(msg, orig) {
-			t.Fatalf("rewriteContextCreated modified its input %q", orig)
+			t.Fatalf("RewriteContextCreated modified its input %q", orig)
 		}
-		if !jsontext.Value(msg).IsValid(decodeOpts...) {
+		if !jsontext.Value(msg).IsValid(cdpwire.DecodeOpts...) {
 			return
 		}
-		if !jsontext.Value(got).IsValid(decodeOpts...) {
-			t.Fatalf("rewriteContextCreated(%q) = %q is not valid JSON", msg, got)
+		if !jsontext.Value(got).IsValid(cdpwire.DecodeOpts...) {
+			t.Fatalf("RewriteContextCreated(%q) = %q is not valid JSON", msg, got)
 		}
 		if bytes.Equal(got, msg) {
 			return
 		}
-		s, e, ok := findMember(got, "params", "context", "auxData")
+		s, e, ok := cdpwire.FindMember(got, "params", "context", "auxData")
 		if !ok {
-			t.Fatalf("rewriteContextCreated(%q) = %q changed the message but has no params.context.auxData", msg, got)
+			t.Fatalf("RewriteContextCreated(%q) = %q changed the message but has no params.context.auxData", msg, got)
 		}
 		var aux map[string]jsontext.Value
 		if err := json.Unmarshal(got[s:e], &aux); err != nil {
-			t.Fatalf("rewriteContextCreated(%q): auxData %q is not an object: %v", msg, got[s:e], err)
+			t.Fatalf("RewriteContextCreated(%q): auxData %q is not an object: %v", msg, got[s:e], err)
 		}
 		if string(aux["isDefault"]) != "true" || string(aux["frameId"]) != `"`+frameID+`"` {
-			t.Fatalf("rewriteContextCreated(%q): auxData %q lacks isDefault:true and frameId %q", msg, got[s:e], frameID)
+			t.Fatalf("RewriteContextCreated(%q): auxData %q lacks isDefault:true and frameId %q", msg, got[s:e], frameID)
 		}
-		if again := rewriteContextCreated(got, frameID); !bytes.Equal(again, got) {
-			t.Fatalf("rewriteContextCreated is not idempotent on %q: %q then %q", msg, got, again)
+		if again := RewriteContextCreated(got, frameID); !bytes.Equal(again, got) {
+			t.Fatalf("RewriteContextCreated is not idempotent on %q: %q then %q", msg, got, again)
 		}
 	})
 }
@@ -347,34 +347,34 @@ func TestMapBreakpointURL(t *testing.T) {
 	for _, tc := range breakpointCases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := []byte(tc.in)
-			got := mapBreakpointURL(in)
+			got := MapBreakpointURL(in)
 			if string(in) != tc.in {
-				t.Fatalf("mapBreakpointURL modified its input: %s", in)
+				t.Fatalf("MapBreakpointURL modified its input: %s", in)
 			}
 			if tc.url == "" {
 				if string(got) != tc.in {
-					t.Fatalf("mapBreakpointURL(%s) = %s, want it unchanged", tc.in, got)
+					t.Fatalf("MapBreakpointURL(%s) = %s, want it unchanged", tc.in, got)
 				}
 				return
 			}
 			var m map[string]any
 			if err := json.Unmarshal(got, &m); err != nil {
-				t.Fatalf("mapBreakpointURL(%s) = %s is not a JSON object: %v", tc.in, got, err)
+				t.Fatalf("MapBreakpointURL(%s) = %s is not a JSON object: %v", tc.in, got, err)
 			}
 			if _, ok := m["url"]; ok {
-				t.Errorf("mapBreakpointURL(%s) = %s still has url: V8 refuses url together with urlRegex", tc.in, got)
+				t.Errorf("MapBreakpointURL(%s) = %s still has url: V8 refuses url together with urlRegex", tc.in, got)
 			}
 			src, ok := m["urlRegex"].(string)
 			if !ok {
-				t.Fatalf("mapBreakpointURL(%s) = %s has no string urlRegex", tc.in, got)
+				t.Fatalf("MapBreakpointURL(%s) = %s has no string urlRegex", tc.in, got)
 			}
 			delete(m, "urlRegex")
 			if !reflect.DeepEqual(m, tc.wantOther) {
-				t.Errorf("mapBreakpointURL(%s) other members = %v, want %v", tc.in, m, tc.wantOther)
+				t.Errorf("MapBreakpointURL(%s) other members = %v, want %v", tc.in, m, tc.wantOther)
 			}
 			re, err := regexp.Compile(src)
 			if err != nil {
-				t.Fatalf("mapBreakpointURL(%s) urlRegex %q does not compile: %v", tc.in, src, err)
+				t.Fatalf("MapBreakpointURL(%s) urlRegex %q does not compile: %v", tc.in, src, err)
 			}
 			u, err := url.Parse(tc.url)
 			if err != nil {
@@ -400,38 +400,38 @@ func FuzzMapBreakpointURL(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, params []byte) {
 		orig := bytes.Clone(params)
-		got := mapBreakpointURL(params)
+		got := MapBreakpointURL(params)
 		if !bytes.Equal(params, orig) {
-			t.Fatalf("mapBreakpointURL modified its input %q", orig)
+			t.Fatalf("MapBreakpointURL modified its input %q", orig)
 		}
 		if bytes.Equal(got, params) {
 			return
 		}
-		s, e, ok := findMember(params, "url")
+		s, e, ok := cdpwire.FindMember(params, "url")
 		if !ok || params[s] != '"' {
-			t.Fatalf("mapBreakpointURL(%q) = %q rewrote params without a string url", params, got)
+			t.Fatalf("MapBreakpointURL(%q) = %q rewrote params without a string url", params, got)
 		}
-		raw := unquote(params[s:e])
+		raw := cdpwire.Unquote(params[s:e])
 		u, err := url.Parse(raw)
 		if err != nil || u.Scheme != "file" {
-			t.Fatalf("mapBreakpointURL(%q) = %q rewrote url %q, which is not a file URL", params, got, raw)
+			t.Fatalf("MapBreakpointURL(%q) = %q rewrote url %q, which is not a file URL", params, got, raw)
 		}
-		rs, re, ok := findMember(got, "urlRegex")
+		rs, re, ok := cdpwire.FindMember(got, "urlRegex")
 		if !ok || got[rs] != '"' {
-			t.Fatalf("mapBreakpointURL(%q) = %q has no string urlRegex", params, got)
+			t.Fatalf("MapBreakpointURL(%q) = %q has no string urlRegex", params, got)
 		}
-		rx, err := regexp.Compile(unquote(got[rs:re]))
+		rx, err := regexp.Compile(cdpwire.Unquote(got[rs:re]))
 		if err != nil {
-			t.Fatalf("mapBreakpointURL(%q): urlRegex %s does not compile: %v", params, got[rs:re], err)
+			t.Fatalf("MapBreakpointURL(%q): urlRegex %s does not compile: %v", params, got[rs:re], err)
 		}
 		if !rx.MatchString(raw) || !rx.MatchString(u.Path) {
-			t.Fatalf("mapBreakpointURL(%q): urlRegex %s must match %q and %q", params, got[rs:re], raw, u.Path)
+			t.Fatalf("MapBreakpointURL(%q): urlRegex %s must match %q and %q", params, got[rs:re], raw, u.Path)
 		}
 		if rx.MatchString(raw+"x") || rx.MatchString(u.Path+".map") {
-			t.Fatalf("mapBreakpointURL(%q): urlRegex %s matches a sibling of %q", params, got[rs:re], raw)
+			t.Fatalf("MapBreakpointURL(%q): urlRegex %s matches a sibling of %q", params, got[rs:re], raw)
 		}
-		if jsontext.Value(params).IsValid(decodeOpts...) && !jsontext.Value(got).IsValid(decodeOpts...) {
-			t.Fatalf("mapBreakpointURL(%q) = %q is not valid JSON", params, got)
+		if jsontext.Value(params).IsValid(cdpwire.DecodeOpts...) && !jsontext.Value(got).IsValid(cdpwire.DecodeOpts...) {
+			t.Fatalf("MapBreakpointURL(%q) = %q is not valid JSON", params, got)
 		}
 	})
 }
@@ -454,25 +454,10 @@ func TestRenameHostContext(t *testing.T) {
 			if want == "" {
 				want = tc.in
 			}
-			if got := renameHostContext([]byte(tc.in), `app "1".js`); string(got) != want {
-				t.Errorf("renameHostContext(%s)\n got %s\nwant %s", tc.in, got, want)
+			if got := RenameHostContext([]byte(tc.in), `app "1".js`); string(got) != want {
+				t.Errorf("RenameHostContext(%s)\n got %s\nwant %s", tc.in, got, want)
 			}
 		})
-	}
-}
-
-// TestHostContextName: the context selector never shows a path.
-func TestHostContextName(t *testing.T) {
-	for url, want := range map[string]string{
-		"file:///home/me/app/server.js": "server.js",
-		"file:///":                      "Host",
-		"":                              "Host",
-		"node:internal/repl":            "Host",
-	} {
-		s := &Server{hostInfo: hostnode.HostInfo{URL: url, Title: "/usr/bin/node"}}
-		if got := s.hostContextName(); got != want {
-			t.Errorf("hostContextName() with host URL %q = %q, want %q", url, got, want)
-		}
 	}
 }
 
@@ -493,7 +478,7 @@ func TestHasURLPath(t *testing.T) {
 
 // BenchmarkHasURLPath compares hasURLPath with the bytes.Contains it stands
 // for, on a 5 MB string result and on a host console event, in one run:
-// go test -run '^$' -bench HasURLPath ./cdpserver
+// go test -run '^$' -bench HasURLPath ./hostrealm
 func BenchmarkHasURLPath(b *testing.B) {
 	big := []byte(`{"id":7,"result":{"result":{"type":"string","value":"` + strings.Repeat("x", 5<<20) + `"}}}`)
 	event := []byte(`{"method":"Runtime.consoleAPICalled","params":{"type":"log","args":[{"type":"string","value":"tick 1"}],"executionContextId":1,"timestamp":1.7e12,"stackTrace":{"callFrames":[{"functionName":"tick","scriptId":"71","url":"file:///srv/app/host.js","lineNumber":3,"columnNumber":10}]}}}`)
@@ -513,5 +498,24 @@ func BenchmarkHasURLPath(b *testing.B) {
 				bytes.Contains(m.msg, urlPathMarker)
 			}
 		})
+	}
+}
+
+// Regressions found by the unit-test pass; each failed before its fix.
+
+func TestRegressContextCreatedWithWhitespace(t *testing.T) {
+	for _, in := range []string{`{"params":{"context":{ }}}`, "{\"params\":{\"context\":{\n}}}"} {
+		out := RewriteContextCreated([]byte(in), "F00D")
+		if !json.Valid(out) {
+			t.Errorf("RewriteContextCreated(%q) = %s, not JSON", in, out)
+		}
+	}
+}
+
+func TestRegressBreakpointURLWithEscapedName(t *testing.T) {
+	in := `{"condition":"url","u\u0072l":"file:///a.js"}`
+	want := `{"condition":"url","urlRegex":"^(?:file:///a\\.js|/a\\.js)$"}`
+	if got := string(MapBreakpointURL([]byte(in))); got != want {
+		t.Errorf("MapBreakpointURL(%s) = %s, want %s", in, got, want)
 	}
 }

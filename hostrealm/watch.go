@@ -1,4 +1,4 @@
-package cdpserver
+package hostrealm
 
 import (
 	"encoding/json"
@@ -8,11 +8,39 @@ import (
 	cdpdebugger "github.com/chromedp/cdproto/debugger"
 
 	"github.com/inspector-worker/inspector-worker/cdpproject"
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 )
 
-// watchState is what one window set in its Node session, recorded so that
+// WatchRule says whether `run --watch` records a method in the window's
+// Node session and replays it into the next host: the method table's watch
+// column (cdpserver/methods.go).
+type WatchRule uint8
+
+const (
+	// WatchNo: not recorded.
+	WatchNo WatchRule = iota
+	// WatchEnable: an enable or disable; the replay enables what is on.
+	WatchEnable
+	// WatchSetting: a setting whose last params are replayed after the
+	// enables, in the table's order.
+	WatchSetting
+	// WatchBreakpoint: a breakpoint set or removed; replayed by URL.
+	WatchBreakpoint
+)
+
+// WatchTable is what a WatchState needs of the method table: the watch
+// column, and its WatchSetting methods in the order they are replayed. The
+// table lives with the transport (cdpserver), which hands it over, so that
+// this package does not import cdpserver.
+type WatchTable struct {
+	Rule     func(method string) WatchRule
+	Settings []string
+}
+
+// WatchState is what one window set in its Node session, recorded so that
 // `run --watch` can replay it into the window's session to the next host
-// (watch.go), and the breakpoint id map that keeps the ids the window knows.
+// (cdpserver/watch.go swaps the sessions), and the breakpoint id map that
+// keeps the ids the window knows.
 // Only Node's answers commit a change: a request Node refused changes
 // nothing.
 //
@@ -21,7 +49,9 @@ import (
 // a breakpoint is not replayed, a script's breakpoints by location do not
 // map), because a window sets breakpoints one click at a time and a host
 // that parses more scripts than that is generating them.
-type watchState struct {
+type WatchState struct {
+	table *WatchTable // Static.
+
 	mu sync.Mutex // A leaf lock. Lock order: see docs/locks.md.
 
 	inflight map[int64]trackedReq   // Guarded by mu: tracked requests Node has not answered.
@@ -61,23 +91,24 @@ const (
 	firstReplayID = 1 << 30
 )
 
-func newWatchState(watch bool) *watchState {
-	if !watch {
-		return nil
-	}
-	return &watchState{
+// NewWatchState is an empty record of one window, kept by table's rules.
+// table must be complete before the first Request (cdpserver fills its
+// Settings in init).
+func NewWatchState(table *WatchTable) *WatchState {
+	return &WatchState{
+		table:    table,
 		inflight: map[int64]trackedReq{}, internal: map[int64]func([]byte){}, nextID: firstReplayID,
 		settings: map[string][]byte{}, bps: map[string]*bpRecord{}, hostToWin: map[string]string{},
 		scripts: map[string]string{}, contexts: map[int]string{},
 	}
 }
 
-// request notes a request about to be relayed and returns the message to
+// Request notes a request about to be relayed and returns the message to
 // send (removeBreakpoint names the host's id of a replayed breakpoint).
 // Which methods are recorded is the method table's watch column.
-func (w *watchState) request(id int64, method string, msg []byte) []byte {
+func (w *WatchState) Request(id int64, method string, msg []byte) []byte {
 	switch {
-	case methods[method].watch == watchNo:
+	case w.table.Rule(method) == WatchNo:
 		return msg
 	case method == "Debugger.setBreakpoint":
 		w.mu.Lock()
@@ -95,7 +126,7 @@ func (w *watchState) request(id int64, method string, msg []byte) []byte {
 
 // paramsOf is the raw params of a request, or {}.
 func paramsOf(msg []byte) []byte {
-	if s, e, ok := findMember(msg, "params"); ok {
+	if s, e, ok := cdpwire.FindMember(msg, "params"); ok {
 		return append([]byte(nil), msg[s:e]...)
 	}
 	return []byte("{}")
@@ -105,7 +136,7 @@ func paramsOf(msg []byte) []byte {
 // this host) into setBreakpointByUrl params for the script's URL, so the
 // breakpoint maps to the next host's script of the same file. nil when the
 // script has no URL (eval code) or is unknown.
-func (w *watchState) byURLLocked(params []byte) []byte {
+func (w *WatchState) byURLLocked(params []byte) []byte {
 	var p struct {
 		Location struct {
 			ScriptID     string `json:"scriptId"`
@@ -133,11 +164,11 @@ func (w *watchState) byURLLocked(params []byte) []byte {
 	if err != nil {
 		return nil
 	}
-	return mapBreakpointURL(b)
+	return MapBreakpointURL(b)
 }
 
 // removeBreakpoint forgets a breakpoint and names it to Node by the host's id.
-func (w *watchState) removeBreakpoint(msg []byte) []byte {
+func (w *WatchState) removeBreakpoint(msg []byte) []byte {
 	var p struct {
 		BreakpointID string `json:"breakpointId"`
 	}
@@ -158,10 +189,10 @@ func (w *watchState) removeBreakpoint(msg []byte) []byte {
 	if err != nil {
 		return msg
 	}
-	return replaceParams(msg, b)
+	return cdpwire.ReplaceParams(msg, b)
 }
 
-func (w *watchState) forgetBreakpointLocked(winID string) {
+func (w *WatchState) forgetBreakpointLocked(winID string) {
 	rec := w.bps[winID]
 	delete(w.bps, winID)
 	if rec != nil && rec.hostID != "" {
@@ -175,8 +206,8 @@ func (w *watchState) forgetBreakpointLocked(winID string) {
 	}
 }
 
-// answered commits a tracked request once Node accepted it.
-func (w *watchState) answered(id int64, answer []byte) {
+// Answered commits a tracked request once Node accepted it.
+func (w *WatchState) Answered(id int64, answer []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	req, ok := w.inflight[id]
@@ -184,7 +215,7 @@ func (w *watchState) answered(id int64, answer []byte) {
 		return
 	}
 	delete(w.inflight, id)
-	if _, _, isError := findMember(answer, "error"); isError {
+	if _, _, isError := cdpwire.FindMember(answer, "error"); isError {
 		return
 	}
 	switch req.method {
@@ -227,9 +258,9 @@ func breakpointIDOf(answer []byte) string {
 	return a.Result.BreakpointID
 }
 
-// event observes one host event and rewrites host breakpoint ids to the
+// Event observes one host event and rewrites host breakpoint ids to the
 // window's. It reports whether the event is to be relayed (always, today).
-func (w *watchState) event(method string, msg *[]byte) bool {
+func (w *WatchState) Event(method string, msg *[]byte) bool {
 	switch method {
 	case "Runtime.executionContextCreated":
 		var p struct {
@@ -261,10 +292,10 @@ func (w *watchState) event(method string, msg *[]byte) bool {
 		clear(w.contexts)
 		w.mu.Unlock()
 	case "Debugger.scriptParsed":
-		s, e, ok1 := findMember(*msg, "params", "scriptId")
-		us, ue, ok2 := findMember(*msg, "params", "url")
+		s, e, ok1 := cdpwire.FindMember(*msg, "params", "scriptId")
+		us, ue, ok2 := cdpwire.FindMember(*msg, "params", "url")
 		if ok1 && ok2 {
-			id, u := unquote((*msg)[s:e]), unquote((*msg)[us:ue])
+			id, u := cdpwire.Unquote((*msg)[s:e]), cdpwire.Unquote((*msg)[us:ue])
 			w.mu.Lock()
 			if len(w.scripts) < maxWatchScripts {
 				w.scripts[id] = u
@@ -285,8 +316,8 @@ func (w *watchState) event(method string, msg *[]byte) bool {
 	case "Debugger.breakpointResolved":
 		w.mu.Lock()
 		if len(w.hostToWin) > 0 {
-			if s, e, ok := findMember(*msg, "params", "breakpointId"); ok {
-				if win, ok := w.hostToWin[unquote((*msg)[s:e])]; ok {
+			if s, e, ok := cdpwire.FindMember(*msg, "params", "breakpointId"); ok {
+				if win, ok := w.hostToWin[cdpwire.Unquote((*msg)[s:e])]; ok {
 					q, _ := json.Marshal(win)
 					*msg = splice(*msg, s, e, q)
 				}
@@ -298,8 +329,8 @@ func (w *watchState) event(method string, msg *[]byte) bool {
 }
 
 // mapHitBreakpointsLocked rewrites Debugger.paused's hitBreakpoints.
-func (w *watchState) mapHitBreakpointsLocked(msg []byte) []byte {
-	s, e, ok := findMember(msg, "params", "hitBreakpoints")
+func (w *WatchState) mapHitBreakpointsLocked(msg []byte) []byte {
+	s, e, ok := cdpwire.FindMember(msg, "params", "hitBreakpoints")
 	if !ok {
 		return msg
 	}
@@ -323,11 +354,11 @@ func splice(msg []byte, s, e int64, val []byte) []byte {
 	return append(out, msg[e:]...)
 }
 
-// hostGone forgets the host that went away and returns what tells the
+// HostGone forgets the host that went away and returns what tells the
 // window (Debugger.resumed if it was paused, then
 // Runtime.executionContextsCleared), and the answer handlers of replayed
 // requests Node will now never answer.
-func (w *watchState) hostGone() (msgs [][]byte, unanswered []func([]byte)) {
+func (w *WatchState) HostGone() (msgs [][]byte, unanswered []func([]byte)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, h := range w.internal {
@@ -360,31 +391,32 @@ func (w *watchState) hostGone() (msgs [][]byte, unanswered []func([]byte)) {
 	return out, unanswered
 }
 
-// replayed is one request of a replay and what to do with its answer.
-type replayed struct {
-	msg      []byte
-	onAnswer func(answer []byte) [][]byte // events for the window; may be nil
+// Replayed is one request of a replay and what to do with its answer.
+type Replayed struct {
+	Msg      []byte
+	OnAnswer func(answer []byte) [][]byte // events for the window; may be nil
 }
 
-// replay lists the requests that put the window's state into a new Node
-// session, in order: enables, settings, breakpoints, Profiler. The answers
-// reach handle (registered under ids it returns) instead of the window.
-func (w *watchState) replay() []replayed {
+// Replay lists the requests that put the window's state into a new Node
+// session, in order: enables, settings, breakpoints, Profiler. Each is sent
+// under the id Register gives it; its answer reaches the handler given there
+// (InternalAnswer) instead of the window.
+func (w *WatchState) Replay() []Replayed {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out []replayed
+	var out []Replayed
 	add := func(method string, params []byte, on func([]byte) [][]byte) {
 		if params == nil {
 			params = []byte("{}")
 		}
-		out = append(out, replayed{cdpproject.Event(method, cdpproject.Raw(params)), on})
+		out = append(out, Replayed{cdpproject.Event(method, cdpproject.Raw(params)), on})
 	}
 	if w.runtime {
 		add("Runtime.enable", nil, nil)
 	}
 	if w.debugger {
 		add("Debugger.enable", w.debuggerParams, nil)
-		for _, m := range watchedSettings { // the table's order (methods.go)
+		for _, m := range w.table.Settings { // the table's order
 			if p, ok := w.settings[m]; ok && strings.HasPrefix(m, "Debugger.") {
 				add(m, p, nil)
 			}
@@ -406,7 +438,7 @@ func (w *watchState) replay() []replayed {
 // breakpointReplayed maps a replayed breakpoint's new host id to the window's
 // and tells the window where it is bound now (breakpointResolved per
 // location: V8 reports the locations of a new breakpoint in its answer only).
-func (w *watchState) breakpointReplayed(winID string) func([]byte) [][]byte {
+func (w *WatchState) breakpointReplayed(winID string) func([]byte) [][]byte {
 	return func(answer []byte) [][]byte {
 		var a struct {
 			Result struct {
@@ -433,21 +465,21 @@ func (w *watchState) breakpointReplayed(winID string) func([]byte) [][]byte {
 	}
 }
 
-// register gives a replayed request an id and an answer handler; it
+// Register gives a replayed request an id and an answer handler; it
 // returns the message with the id.
-func (w *watchState) register(r replayed, handle func([]byte)) []byte {
+func (w *WatchState) Register(r Replayed, handle func([]byte)) []byte {
 	w.mu.Lock()
 	id := w.nextID
 	w.nextID++
 	w.internal[id] = handle
 	w.mu.Unlock()
 	b, _ := json.Marshal(id)
-	return append(append([]byte(`{"id":`), b...), append([]byte(","), r.msg[1:]...)...)
+	return append(append([]byte(`{"id":`), b...), append([]byte(","), r.Msg[1:]...)...)
 }
 
-// internalAnswer runs the handler of a replayed request's answer, if id is
+// InternalAnswer runs the handler of a replayed request's answer, if id is
 // one.
-func (w *watchState) internalAnswer(id int64, answer []byte) bool {
+func (w *WatchState) InternalAnswer(id int64, answer []byte) bool {
 	w.mu.Lock()
 	h, ok := w.internal[id]
 	delete(w.internal, id)

@@ -1,4 +1,4 @@
-package cdpserver
+package hostrealm
 
 import (
 	"encoding/json"
@@ -12,17 +12,18 @@ import (
 // a loop.
 const maxHostScripts = 65536
 
-// hostScripts maps the URLs of the host's scripts, as windows see them
-// (file:// for paths, rewriteFileURLs), to their V8 scriptIds, learned from
+// Scripts maps the URLs of the host's scripts, as windows see them
+// (file:// for paths, RewriteFileURLs), to their V8 scriptIds, learned from
 // the Debugger.scriptParsed events relayed to windows. The Network domain
-// uses it to link a fetch's initiator frames. mu is a leaf lock.
-type hostScripts struct {
+// uses it to link a fetch's initiator frames. mu is a leaf lock. The zero
+// value is empty and ready.
+type Scripts struct {
 	mu  sync.Mutex        // Lock order: see docs/locks.md.
 	ids map[string]string // Guarded by mu.
 }
 
-// note records a scriptParsed event's script.
-func (h *hostScripts) note(msg []byte) {
+// Note records a scriptParsed event's script.
+func (h *Scripts) Note(msg []byte) {
 	var ev struct {
 		Params struct {
 			ScriptID string `json:"scriptId"`
@@ -43,22 +44,22 @@ func (h *hostScripts) note(msg []byte) {
 	}
 }
 
-// reset forgets every script (the host process was replaced).
-func (h *hostScripts) reset() {
+// Reset forgets every script (the host process was replaced).
+func (h *Scripts) Reset() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.ids = nil
 }
 
-// id is the scriptId of the host script at u, or "".
-func (h *hostScripts) id(u string) string {
+// ID is the scriptId of the host script at u, or "".
+func (h *Scripts) ID(u string) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.ids[hostFileURL(u)]
 }
 
 // hostFileURL is the file:// form of a host path, as windows see it
-// (rewriteFileURLs).
+// (RewriteFileURLs).
 func hostFileURL(u string) string {
 	if strings.HasPrefix(u, "/") {
 		return pathToFileURL(u)

@@ -1,4 +1,4 @@
-package cdpserver
+package hostrealm
 
 import (
 	"bytes"
@@ -7,21 +7,23 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 )
 
 // The worker rewrites relayed messages in exactly these places, and nowhere else:
 //
 //  1. host → DevTools: every "url" member whose value is a bare absolute file
 //     path (Node's CommonJS scripts, stack frames) becomes a file:// URL, so
-//     the page-target frontend builds a proper Sources tree (rewriteFileURLs).
+//     the page-target frontend builds a proper Sources tree (RewriteFileURLs).
 //  2. host → DevTools: Runtime.executionContextCreated gets auxData.frameId =
-//     the main frame and isDefault = true (rewriteContextCreated); Node's
+//     the main frame and isDefault = true (RewriteContextCreated); Node's
 //     main context is named after the app instead of the node binary's path
-//     (renameHostContext).
+//     (RenameHostContext).
 //  3. DevTools → host: Debugger.setBreakpointByUrl with a file:// url is sent
 //     as a urlRegex that matches both the file:// form (ES modules) and the bare
 //     path form (CommonJS), so breakpoints bind whichever way Node names the
-//     script, including scripts not parsed yet (mapBreakpointURL).
+//     script, including scripts not parsed yet (MapBreakpointURL).
 //
 // Every rewrite splices new bytes into the original message: all other bytes,
 // lone surrogates included, pass through untouched.
@@ -52,13 +54,13 @@ func hasURLPath(msg []byte) bool {
 	return false
 }
 
-// rewriteFileURLs returns msg with bare-path "url" values turned into file://
+// RewriteFileURLs returns msg with bare-path "url" values turned into file://
 // URLs, or msg itself when there is nothing to rewrite.
-func rewriteFileURLs(msg []byte) []byte {
+func RewriteFileURLs(msg []byte) []byte {
 	if !hasURLPath(msg) {
 		return msg
 	}
-	dec := jsontext.NewDecoder(bytes.NewReader(msg), decodeOpts...)
+	dec := jsontext.NewDecoder(bytes.NewReader(msg), cdpwire.DecodeOpts...)
 	var out []byte
 	last := int64(0)
 	for {
@@ -75,7 +77,7 @@ func rewriteFileURLs(msg []byte) []byte {
 		}
 		end := dec.InputOffset()
 		start := end - int64(len(val))
-		path := unquote(val)
+		path := cdpwire.Unquote(val)
 		if !strings.HasPrefix(path, "/") || strings.HasPrefix(path, "//") {
 			continue
 		}
@@ -102,15 +104,15 @@ func pathToFileURL(p string) string {
 	return (&url.URL{Scheme: "file", Path: p}).String()
 }
 
-// rewriteContextCreated sets auxData.frameId and auxData.isDefault on a host
+// RewriteContextCreated sets auxData.frameId and auxData.isDefault on a host
 // Runtime.executionContextCreated event. The frontend attaches a context to a
 // frame through auxData.frameId; without it the Console has no context to
 // evaluate in on a page target. Other auxData members are kept.
-func rewriteContextCreated(msg []byte, frameID string) []byte {
-	start, end, ok := findMember(msg, "params", "context", "auxData")
+func RewriteContextCreated(msg []byte, frameID string) []byte {
+	start, end, ok := cdpwire.FindMember(msg, "params", "context", "auxData")
 	if !ok {
 		// No auxData: insert one right after the context's opening brace.
-		cs, ce, ok := findMember(msg, "params", "context")
+		cs, ce, ok := cdpwire.FindMember(msg, "params", "context")
 		if !ok || msg[cs] != '{' {
 			return msg
 		}
@@ -127,19 +129,19 @@ func rewriteContextCreated(msg []byte, frameID string) []byte {
 	return append(out, msg[end:]...)
 }
 
-// renameHostContext gives Node's main context (auxData.isDefault true, as
+// RenameHostContext gives Node's main context (auxData.isDefault true, as
 // Node sends it) the app's name. Node names it "<process title>[<pid>]",
 // which under `run` is the node binary's full path: that is what the
 // Console's context selector showed (the label is the context's name; the
 // frame's name is only a fallback for an empty one). Other contexts (vm
 // contexts, isDefault false) keep their names. Call it before
-// rewriteContextCreated, which makes every context a default one.
-func renameHostContext(msg []byte, name string) []byte {
-	as, ae, ok := findMember(msg, "params", "context", "auxData", "isDefault")
+// RewriteContextCreated, which makes every context a default one.
+func RenameHostContext(msg []byte, name string) []byte {
+	as, ae, ok := cdpwire.FindMember(msg, "params", "context", "auxData", "isDefault")
 	if !ok || string(msg[as:ae]) != "true" {
 		return msg
 	}
-	ns, ne, ok := findMember(msg, "params", "context", "name")
+	ns, ne, ok := cdpwire.FindMember(msg, "params", "context", "name")
 	if !ok || msg[ns] != '"' {
 		return msg
 	}
@@ -153,10 +155,10 @@ func renameHostContext(msg []byte, name string) []byte {
 func appendAuxData(b, old []byte, frameID string) []byte {
 	b = append(b, '{')
 	if len(old) > 0 {
-		dec := jsontext.NewDecoder(bytes.NewReader(old), decodeOpts...)
+		dec := jsontext.NewDecoder(bytes.NewReader(old), cdpwire.DecodeOpts...)
 		if _, err := dec.ReadToken(); err == nil {
 			for dec.PeekKind() != '}' {
-				name, err := readName(dec)
+				name, err := cdpwire.ReadName(dec)
 				if err != nil {
 					break
 				}
@@ -179,56 +181,20 @@ func appendAuxData(b, old []byte, frameID string) []byte {
 	return append(b, '}')
 }
 
-// findMember returns the byte range of the value at the given member path.
-func findMember(msg []byte, path ...string) (start, end int64, ok bool) {
-	dec := jsontext.NewDecoder(bytes.NewReader(msg), decodeOpts...)
-	for depth, want := range path {
-		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
-			return 0, 0, false
-		}
-		found := false
-		for dec.PeekKind() != '}' && dec.PeekKind() != 0 {
-			name, err := readName(dec)
-			if err != nil {
-				return 0, 0, false
-			}
-			if name == want {
-				found = true
-				break
-			}
-			if err := dec.SkipValue(); err != nil {
-				return 0, 0, false
-			}
-		}
-		if !found {
-			return 0, 0, false
-		}
-		if depth == len(path)-1 {
-			val, err := dec.ReadValue()
-			if err != nil {
-				return 0, 0, false
-			}
-			end = dec.InputOffset()
-			return end - int64(len(val)), end, true
-		}
-	}
-	return 0, 0, false
-}
-
-// mapBreakpointURL rewrites Debugger.setBreakpointByUrl params whose "url" is a
+// MapBreakpointURL rewrites Debugger.setBreakpointByUrl params whose "url" is a
 // file:// URL into an equivalent "urlRegex" that also matches the bare path
 // Node uses for CommonJS scripts. Params without a file:// url come back
 // unchanged. The params object is rebuilt member by member (it is small and
 // DevTools-made), every other member's value copied as raw bytes.
-func mapBreakpointURL(params []byte) []byte {
-	dec := jsontext.NewDecoder(bytes.NewReader(params), decodeOpts...)
+func MapBreakpointURL(params []byte) []byte {
+	dec := jsontext.NewDecoder(bytes.NewReader(params), cdpwire.DecodeOpts...)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return params
 	}
 	out := []byte{'{'}
 	mapped := false
 	for dec.PeekKind() == '"' {
-		name, err := readName(dec)
+		name, err := cdpwire.ReadName(dec)
 		if err != nil {
 			return params
 		}
@@ -260,7 +226,7 @@ func fileURLRegex(name string, val jsontext.Value) (string, bool) {
 	if name != "url" || val.Kind() != '"' {
 		return "", false
 	}
-	raw := unquote(val)
+	raw := cdpwire.Unquote(val)
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "file" || u.Path == "" {
 		return "", false
