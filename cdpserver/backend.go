@@ -16,7 +16,7 @@ import (
 // dispatcher never asks "is this the host?": it asks the registry which
 // realm owns the request's id and hands the request to that realm kind's
 // backend, after refusing what the column refuses (a client script's
-// Debugger methods are refused by the pages' column, clientScriptRequest).
+// Debugger methods are refused by the pages' column, pagerealm.Hub.ScriptRequest).
 //
 // The interface lives here rather than in package realm because a backend
 // answers on a Session (sockets are cdpserver's); realm keeps the

@@ -12,7 +12,7 @@ import (
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
-// Flow control of the worker's frames to a page (clients_flow.go), with the
+// Flow control of the worker's frames to a page (pagerealm/flow.go), with the
 // fake page agent.
 
 // contextOf is the live context of a page source.

@@ -54,7 +54,7 @@ const (
 	// says whose it is (Session.realmFor); V8 ids are the host's.
 	keyObjectID
 	// keyScriptID: a client script id ("c<n>"), or a client script's URL
-	// (Debugger): answered by the client hub (clientScriptRequest);
+	// (Debugger): answered by the client hub (pagerealm.Hub.ScriptRequest);
 	// anything else is the host's.
 	keyScriptID
 	// keyCallFrameID: call frames are the host's: client pages never pause.

@@ -65,7 +65,7 @@ type Hub struct {
 	// outbox makes Send end the page's connection and deliver its
 	// SourceClosed on the caller's goroutine, which takes mu again. Nor
 	// write to a socket or call another package's callback: decide under
-	// mu, release it, then act (clientScriptRequest, sendRead; runtime and
+	// mu, release it, then act (ScriptRequest, sendRead; runtime and
 	// console frames are queued in the page's flow under mu and written by
 	// its pageSendLoop goroutine, flow.go). Holding mu
 	// the hub may: queue messages to sessions (Session.enqueue never
