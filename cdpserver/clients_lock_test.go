@@ -70,8 +70,9 @@ func scriptIDOf(t *testing.T, c *cdptest.Client, suffix string) string {
 	return p.ScriptID
 }
 
-// serveScriptRead answers the page's next script.read with body.
-func serveScriptRead(t *testing.T, pg *clientPage, body string) {
+// serveScriptRead answers the page's next script.read with body and
+// returns it.
+func serveScriptRead(t *testing.T, pg *clientPage, body string) *sourceproto.ScriptRead {
 	t.Helper()
 	var read *sourceproto.ScriptRead
 	select {
@@ -90,6 +91,7 @@ func serveScriptRead(t *testing.T, pg *clientPage, body string) {
 	pg.ingest(pg.p.Frame(t, &sourceproto.ScriptMeta{ID: read.ID, URL: read.URL, Length: int64(len(body))}))
 	pg.ingest(pg.p.Frame(t, &sourceproto.ScriptChunk{ID: read.ID, Offset: 0, Data: []byte(body)}))
 	pg.ingest(pg.p.Frame(t, &sourceproto.ScriptEnd{ID: read.ID, Length: int64(len(body))}))
+	return read
 }
 
 // A window reads a script of a page whose outbox is full: sending the

@@ -147,24 +147,10 @@ func TestClientPageAppearsLive(t *testing.T) {
 
 	// Sources: the window reads the script from the page.
 	id := a.Send("Debugger.getScriptSource", map[string]any{"scriptId": script.ScriptID})
-	var read *sourceproto.ScriptRead
-	select {
-	case f := <-pg.out:
-		fr, err := sourceproto.Decode(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		read, _ = fr.Body.(*sourceproto.ScriptRead)
-	case <-time.After(cdptest.Timeout):
-		t.Fatal("no script.read sent to the page")
-	}
-	if read == nil || read.URL != "http://127.0.0.1:3000/app.js" {
+	body := "console.log('hi \u2028 there');\n"
+	if read := serveScriptRead(t, pg, body); read.URL != "http://127.0.0.1:3000/app.js" {
 		t.Fatalf("script.read %+v", read)
 	}
-	body := "console.log('hi \u2028 there');\n"
-	pg.ingest(pg.p.Frame(t, &sourceproto.ScriptMeta{ID: read.ID, URL: read.URL, Length: int64(len(body))}))
-	pg.ingest(pg.p.Frame(t, &sourceproto.ScriptChunk{ID: read.ID, Offset: 0, Data: []byte(body)}))
-	pg.ingest(pg.p.Frame(t, &sourceproto.ScriptEnd{ID: read.ID, Length: int64(len(body))}))
 	src := a.ExpectResponse(id)
 	var got struct {
 		ScriptSource string `json:"scriptSource"`

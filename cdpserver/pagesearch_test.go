@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
@@ -28,24 +27,10 @@ func TestClientScriptSearchInContent(t *testing.T) {
 	json.Unmarshal(sp.Params, &script)
 
 	id := a.Send("Debugger.searchInContent", map[string]any{"scriptId": script.ScriptID, "query": "cart"})
-	var read *sourceproto.ScriptRead
-	select {
-	case f := <-pg.out:
-		fr, err := sourceproto.Decode(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		read, _ = fr.Body.(*sourceproto.ScriptRead)
-	case <-time.After(cdptest.Timeout):
-		t.Fatal("no script.read sent to the page")
-	}
-	if read == nil || read.URL != "http://127.0.0.1:3000/app.js" {
+	body := "const cart = [];\nfunction pay() {}\nCart.push(1);\n"
+	if read := serveScriptRead(t, pg, body); read.URL != "http://127.0.0.1:3000/app.js" {
 		t.Fatalf("script.read %+v", read)
 	}
-	body := "const cart = [];\nfunction pay() {}\nCart.push(1);\n"
-	pg.ingest(pg.p.Frame(t, &sourceproto.ScriptMeta{ID: read.ID, URL: read.URL, Length: int64(len(body))}))
-	pg.ingest(pg.p.Frame(t, &sourceproto.ScriptChunk{ID: read.ID, Offset: 0, Data: []byte(body)}))
-	pg.ingest(pg.p.Frame(t, &sourceproto.ScriptEnd{ID: read.ID, Length: int64(len(body))}))
 	m := a.ExpectResponse(id)
 	want := `{"result":[{"lineNumber":0,"lineContent":"const cart = [];"},{"lineNumber":2,"lineContent":"Cart.push(1);"}]}`
 	if m.Error != nil || compact(t, m.Result) != want {
