@@ -18,11 +18,12 @@ const routes = {
   '/end': (_q, res) => { res.setHeader('Content-Type', 'text/html; charset=utf-8'); res.end(PAGE); },
   '/setlength': (_q, res) => {
     res.setHeader('content-type', 'text/html');
+    res.setHeader('ETag', 'W/"1"');
     res.setHeader('content-length', Buffer.byteLength(PAGE));
     res.end(PAGE);
   },
   '/writehead': (_q, res) => {
-    res.writeHead(200, 'Fine', { 'Content-Type': 'text/html', 'Content-Length': Buffer.byteLength(PAGE), 'X-A': '1' });
+    res.writeHead(200, 'Fine', { 'Content-Type': 'text/html', 'Content-Length': Buffer.byteLength(PAGE), 'Last-Modified': 'Thu, 01 Jan 2026 00:00:00 GMT', 'X-A': '1' });
     res.end(Buffer.from(PAGE));
   },
   '/flat': (_q, res) => {
@@ -169,9 +170,11 @@ for (const path of ['/end', '/setlength', '/writehead', '/flat', '/pairs']) {
     const r = await both(path);
     const cl = assertInjected(r, '<head>');
     assert.equal(Number(cl), r.plain.body.length + Buffer.byteLength(TAG));
-    // The other headers are kept, duplicates included.
-    const other = (/** @type {string[]} */ h) => h.filter((l) => !/^content-length:/i.test(l));
+    // The other headers are kept, duplicates included; validators go.
+    const other = (/** @type {string[]} */ h) => h.filter((l) => !/^(content-length|etag|last-modified):/i.test(l));
     assert.deepEqual(other(r.injected.headers), other(r.plain.headers));
+    assert.equal(header(r.injected.headers, 'etag'), undefined);
+    assert.equal(header(r.injected.headers, 'last-modified'), undefined);
   });
 }
 
@@ -243,6 +246,8 @@ test('withLength: object, flat array, pairs; added only where it was', () => {
   assert.deepEqual(withLength({ a: 'b' }, 9), { a: 'b' });
   assert.deepEqual(withLength(['content-length', '3', 'a', 'b'], -1), ['a', 'b']);
   assert.deepEqual(withLength([['a', 'b'], ['Content-Length', '3']], 5), [['a', 'b'], ['Content-Length', '5']]);
+  assert.deepEqual(withLength(['ETag', 'x', 'Last-Modified', 'y', 'a', 'b'], -1, true), ['a', 'b']);
+  assert.deepEqual(withLength({ ETag: 'x' }, -1), { ETag: 'x' });
 });
 
 test('cspBlocks: what lets the client in and what does not', () => {

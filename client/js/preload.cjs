@@ -3448,6 +3448,7 @@ var IWInject = (function () {
 // the prefix and replayed, with its headers (object, flat array or array of
 // pairs) minus or with the fixed Content-Length; res.statusCode is set at
 // once, res.headersSent stays false until the prefix is flushed.
+// An injected response also loses ETag and Last-Modified (VALIDATORS).
 // http2's compatibility response is not node:http's and is not touched.
 
 /**
@@ -3553,12 +3554,12 @@ function installInject(http, o) {
     if (st.head) {
       const [status, reason, headers] = st.head;
       st.head = null;
-      if (length !== null) fixLength(res, length);
-      const fixed = length === null ? headers : withLength(headers, length);
+      if (length !== null) fixLength(res, length, true);
+      const fixed = length === null ? headers : withLength(headers, length, true);
       if (reason !== undefined) orig.writeHead.call(res, status, reason, fixed);
       else orig.writeHead.call(res, status, fixed);
     } else if (length !== null && !res.headersSent) {
-      fixLength(res, length);
+      fixLength(res, length, true);
     }
     const cbs = st.cbs;
     st.cbs = [];
@@ -3641,11 +3642,13 @@ function installInject(http, o) {
 }
 
 /**
- * A Content-Length set with setHeader becomes length (-1: removed).
- * @param {any} res @param {number} length
+ * A Content-Length set with setHeader becomes length (-1: removed); with
+ * validators, ETag and Last-Modified go too (see VALIDATORS).
+ * @param {any} res @param {number} length @param {boolean} [validators]
  */
-function fixLength(res, length) {
+function fixLength(res, length, validators) {
   try {
+    if (validators) for (const v of VALIDATORS) res.removeHeader(v);
     if (!res.hasHeader('content-length')) return;
     if (length >= 0) res.setHeader('content-length', length);
     else res.removeHeader('content-length');
@@ -3704,15 +3707,27 @@ function mergedHeaders(res, extra) {
 }
 
 /**
- * writeHead's headers with Content-Length replaced by length (-1: removed).
+ * An injected response loses its validators: the tag carries this run's
+ * token, and the app's ETag / Last-Modified describe the page without it,
+ * so a copy cached in one run would be revalidated (304) in the next and
+ * the browser would reuse the old run's tag, which the new worker refuses.
+ * Without them the page is fetched whole; a dev server's HTML is small.
+ */
+const VALIDATORS = ['etag', 'last-modified'];
+
+/**
+ * writeHead's headers with Content-Length replaced by length (-1: removed),
+ * and with validators, without ETag and Last-Modified.
  * @param {any} headers object, flat array or array of pairs
  * @param {number} length
+ * @param {boolean} [validators]
  */
-function withLength(headers, length) {
+function withLength(headers, length, validators) {
+  const drop = (/** @type {any} */ k) => validators === true && VALIDATORS.includes(String(k).toLowerCase());
   const isLen = (/** @type {any} */ k) => String(k).toLowerCase() === 'content-length';
   if (Array.isArray(headers)) {
     if (headers.length && Array.isArray(headers[0])) {
-      const out = headers.filter((p) => !isLen(p[0]));
+      const out = headers.filter((p) => !isLen(p[0]) && !drop(p[0]));
       if (length >= 0 && out.length !== headers.length) out.push(['Content-Length', String(length)]);
       return out;
     }
@@ -3721,7 +3736,7 @@ function withLength(headers, length) {
     let had = false;
     for (let i = 0; i + 1 < headers.length; i += 2) {
       if (isLen(headers[i])) had = true;
-      else out.push(headers[i], headers[i + 1]);
+      else if (!drop(headers[i])) out.push(headers[i], headers[i + 1]);
     }
     if (length >= 0 && had) out.push('Content-Length', String(length));
     return out;
@@ -3732,7 +3747,7 @@ function withLength(headers, length) {
   let had = false;
   for (const k of Object.keys(headers)) {
     if (isLen(k)) had = true;
-    else out[k] = headers[k];
+    else if (!drop(k)) out[k] = headers[k];
   }
   if (length >= 0 && had) out['Content-Length'] = String(length);
   return out;
