@@ -40,11 +40,11 @@ const routes = {
     let called = 0;
     const next = () => {
       const p = parts.shift();
-      if (p === undefined) { res.end(() => { res.socket; }); return; }
+      if (p === undefined) { res.end(); return; }
       res.write(p, () => { called++; });
       setTimeout(next, 5);
     };
-    res.on('finish', () => { res.setHeader; globalThis.streamCallbacks = called; });
+    res.on('finish', () => { /** @type {any} */ (globalThis).streamCallbacks = called; });
     next();
   },
   '/gzip': (_q, res) => {
@@ -74,6 +74,18 @@ const routes = {
     res.setHeader('content-type', 'text/html');
     for (const c of PAGE) res.write(c);
     res.end();
+  },
+  '/flushheaders': (_q, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.setHeader('content-length', String(Buffer.byteLength(PAGE)));
+    res.flushHeaders();
+    res.end(PAGE);
+  },
+  '/writehead-flush': (_q, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(Buffer.byteLength(PAGE)), etag: '"e"' });
+    res.flushHeaders();
+    res.write(PAGE.slice(0, 20));
+    setTimeout(() => res.end(PAGE.slice(20)), 5);
   },
   '/304': (_q, res) => { res.writeHead(304, { 'content-type': 'text/html' }); res.end(); },
   '/express-head': (q, res) => {
@@ -184,6 +196,15 @@ test('a streamed page: the tag in the chunk that completes the head, chunked, ca
   assert.equal(header(r.injected.headers, 'transfer-encoding'), 'chunked');
   assert.equal(/** @type {any} */ (globalThis).streamCallbacks, 5);
 });
+
+for (const path of ['/flushheaders', '/writehead-flush']) {
+  test('flushHeaders() before or after writeHead (' + path + '): the tag in, Content-Length absent or exact', async () => {
+    const r = await both(path);
+    assertInjected(r, '<head>');
+    assert.equal(header(r.injected.headers, 'etag'), undefined);
+    assert.equal(header(r.injected.headers, 'content-type'), 'text/html');
+  });
+}
 
 test('one-byte writes: injected once, in linear time', async () => {
   const r = await both('/tiny');

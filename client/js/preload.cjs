@@ -3447,7 +3447,9 @@ var IWInject = (function () {
 // — is not touched. An explicit writeHead() of a candidate is held with
 // the prefix and replayed, with its headers (object, flat array or array of
 // pairs) minus or with the fixed Content-Length; res.statusCode is set at
-// once, res.headersSent stays false until the prefix is flushed.
+// once, res.headersSent stays false until the prefix is flushed (so does
+// a flushHeaders() before the first write; one after writeHead sends the
+// held head at once, without Content-Length).
 // An injected response also loses ETag and Last-Modified (VALIDATORS).
 // http2's compatibility response is not node:http's and is not touched.
 
@@ -3571,8 +3573,24 @@ function installInject(http, o) {
     return orig.write.call(res, out, done);
   }
 
+  /**
+   * The headers go out while the prefix is held — flushHeaders(), or a
+   * second writeHead (which Node would refuse; the held one is sent): as
+   * for a streamed body, without Content-Length and validators.
+   * @param {any} res @param {any} st @param {any} args writeHead's
+   */
+  function commitEarly(res, st, args) {
+    fixLength(res, -1, true);
+    if (!st.head) return orig.writeHead.apply(res, args);
+    const [status, reason, headers] = st.head;
+    st.head = null;
+    const fixed = withLength(headers, -1, true);
+    return reason !== undefined ? orig.writeHead.call(res, status, reason, fixed) : orig.writeHead.call(res, status, fixed);
+  }
+
   proto.writeHead = function writeHead(/** @type {any} */ status, /** @type {any} */ reason, /** @type {any} */ headers) {
     const st = state(this);
+    if (st.mode === 'buffer' && !this.headersSent) return commitEarly(this, st, arguments);
     if (st.mode !== 'undecided' || this.headersSent) return orig.writeHead.apply(this, arguments);
     const explicitReason = typeof reason === 'string';
     const h = explicitReason ? headers : reason;
