@@ -76,3 +76,41 @@ func TestRunInjectFlag(t *testing.T) {
 		})
 	}
 }
+
+// helmet's default Content-Security-Policy blocks the client: the page is
+// served as the app wrote it and the host prints ONE line naming the header
+// and the fix, however many pages it serves.
+func TestRunInjectCSPHint(t *testing.T) {
+	const cspHost = `
+const http = require('http');
+const csp = "default-src 'self';base-uri 'self';font-src 'self' https: data:;form-action 'self';frame-ancestors 'self';img-src 'self' data:;object-src 'none';script-src 'self';script-src-attr 'none';style-src 'self' https: 'unsafe-inline';upgrade-insecure-requests";
+http.createServer((req, res) => {
+  res.setHeader('content-security-policy', csp);
+  res.setHeader('content-type', 'text/html');
+  res.end('<!doctype html><html><head><title>CSP page</title></head><body></body></html>');
+}).listen(0, '127.0.0.1', function () { console.log('page http://127.0.0.1:' + this.address().port + '/'); });
+`
+	dir, script := writeScript(t, cspHost)
+	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
+	page := w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
+	for i := 0; i < 3; i++ {
+		resp, err := http.Get(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(body), "data-endpoint") {
+			t.Fatalf("a page whose CSP blocks the client got the tag: %s", body)
+		}
+	}
+	hint := w.waitFor(w.stderr, `(inspector-worker: the page's Content-Security-Policy \(script-src 'self'\) blocks the client.*connect-src)`)
+	if !strings.Contains(hint, "add http://"+w.addr()+" to script-src and ws://"+w.addr()+" to connect-src") {
+		t.Fatalf("hint %q does not name the fix for %s", hint, w.addr())
+	}
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	w.wait()
+	if n := strings.Count(w.stderr.String(), "Content-Security-Policy"); n != 1 {
+		t.Fatalf("%d CSP lines on stderr, want 1:\n%s", n, w.stderr)
+	}
+}
