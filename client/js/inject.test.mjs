@@ -87,6 +87,12 @@ const routes = {
     res.write(PAGE.slice(0, 20));
     setTimeout(() => res.end(PAGE.slice(20)), 5);
   },
+  '/bytes': (_q, res) => {
+    res.setHeader('content-type', 'text/html');
+    const b = new TextEncoder().encode(PAGE);
+    res.write(b.subarray(0, 30));
+    res.end(Buffer.from(b.subarray(30)).toString('latin1'), 'latin1', () => {});
+  },
   '/304': (_q, res) => { res.writeHead(304, { 'content-type': 'text/html' }); res.end(); },
   '/express-head': (q, res) => {
     // What Express's res.send does: the length of the GET body, no body on HEAD.
@@ -206,6 +212,10 @@ for (const path of ['/flushheaders', '/writehead-flush']) {
   });
 }
 
+test('a Uint8Array write, then end(string, encoding, cb)', async () => {
+  assertInjected(await both('/bytes'), '<head>');
+});
+
 test('one-byte writes: injected once, in linear time', async () => {
   const r = await both('/tiny');
   assertInjected(r, '<head>');
@@ -251,6 +261,10 @@ test('HEAD: no body, no Content-Length promised; GET of the same page is injecte
   const other = (/** @type {string[]} */ h) => h.filter((l) => !/^content-length:/i.test(l));
   assert.deepEqual(other(head.injected.headers), other(head.plain.headers));
   assertInjected(await both('/express-head'), '<head>');
+  const wh = await both('/writehead', 'HEAD');
+  assert.equal(wh.injected.body.length, 0);
+  assert.equal(header(wh.injected.headers, 'content-length'), undefined);
+  assert.deepEqual(other(wh.injected.headers), other(wh.plain.headers));
   const plainHead = await both('/plain', 'HEAD');
   assertUntouched(plainHead);
 });
