@@ -28,6 +28,7 @@ test('an edit of a frame or a module without a rebuild is stale', () => {
   assert.deepEqual(staleAfter('preload.in.cjs'), ['preload.cjs']);
   assert.deepEqual(staleAfter('runtime.mjs'), ['client.js']);
   assert.deepEqual(staleAfter('nodecapture.mjs'), ['preload.cjs', 'embed.mjs']);
+  assert.deepEqual(staleAfter('inject.mjs'), ['preload.cjs']);
   assert.deepEqual(staleAfter('core.mjs'), SHIPPED);
 });
 

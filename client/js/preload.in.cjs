@@ -26,6 +26,11 @@
  *                        INSPECTOR_WORKER_TOKEN), or '' outside a run
  *   stats()              {queued, dropped, sent, acked}
  *
+ * Injection (env INSPECTOR_WORKER_INJECT=1, set by `run --inject`, the
+ * default): node:http's HTML responses get bootstrapSnippet()'s tag before
+ * the page's own scripts, so pages join with no code (inject.mjs says
+ * exactly which responses and how).
+ *
  * Capture (on whenever the host channel is open; env
  * INSPECTOR_WORKER_CAPTURE=0 installs nothing at all): globalThis.fetch is
  * wrapped (capture.mjs) and node:http/https requests are observed through
@@ -47,6 +52,8 @@
 // build.mjs inlines capture.mjs here
 
 // build.mjs inlines nodecapture.mjs here
+
+// build.mjs inlines inject.mjs here
 
 const fs = require('node:fs');
 const net = require('node:net');
@@ -194,6 +201,25 @@ function bootstrapSnippet() {
   return '<script src="http://' + escapeAttr(host) + '/client.js" data-endpoint="ws://' + escapeAttr(host) +
     '/client" data-token="' + escapeAttr(token) + '"></script>';
 }
+
+// Injection, read once at start like the token (and removed, so the app's
+// children — which have no token — do not see it either).
+const INJECT_ENV = 'INSPECTOR_WORKER_INJECT';
+(function installInjection() {
+  const on = process.env[INJECT_ENV] === '1';
+  delete process.env[INJECT_ENV];
+  const snippet = bootstrapSnippet();
+  if (!on || !snippet) return;
+  const host = endpoint.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/\/.*$/, '');
+  try {
+    IWInject.installInject(require('node:http'), {
+      snippet,
+      marker: 'data-endpoint="ws://' + escapeAttr(host) + '/client"',
+      host,
+      warn: (line) => { try { process.stderr.write(line + '\n'); } catch (e) { /* no stderr */ } },
+    });
+  } catch (e) { /* no injection */ }
+})();
 
 /** @returns {{queued:number, dropped:number, sent:number, acked:number}} */
 function stats() {

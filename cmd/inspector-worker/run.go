@@ -25,6 +25,7 @@ func cmdRun(args []string, stderr io.Writer) int {
 	brk := fs.Bool("brk", false, "start the host paused on its first line (--inspect-brk)")
 	traceNode := fs.String("node", "", "the Node.js executable for /api/trace sessions (default: the host's own, the command's first word)")
 	watch := fs.Bool("watch", false, "restart the host when a watched file changes; DevTools windows stay open")
+	inject := fs.Bool("inject", true, "add the client's <script> tag to the host's text/html responses, so pages join with no code (--inject=false: only pages that include bootstrapSnippet())")
 	var watchPaths pathList
 	fs.Var(&watchPaths, "watch-path", "with --watch: a file or directory to watch instead of the script's directory (repeatable)")
 	if err := parseFlags(fs, args, &ep); err != nil {
@@ -40,7 +41,7 @@ func cmdRun(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker run: --watch-path needs --watch\n")
 		return 2
 	}
-	r := hostRun{ep: ep, argv: argv, brk: *brk, traceNode: *traceNode, watchPaths: watchPaths}
+	r := hostRun{ep: ep, argv: argv, brk: *brk, traceNode: *traceNode, watchPaths: watchPaths, noInject: !*inject}
 	if *watch {
 		return runWatch(r, stderr)
 	}
@@ -61,6 +62,21 @@ type hostRun struct {
 	traceNode string
 	// watchPaths replace the watched script directory (run --watch).
 	watchPaths []string
+	// noInject turns off the preload's script tag in HTML responses
+	// (run --inject=false); the zero value injects, so demo does too.
+	noInject bool
+}
+
+// injectEnv switches the preload's injection (client/js/inject.mjs).
+const injectEnv = "INSPECTOR_WORKER_INJECT"
+
+// hostEnv is the host's environment: the observation's, and --inject.
+func (r hostRun) hostEnv(obs *observation) []string {
+	v := "1"
+	if r.noInject {
+		v = "0"
+	}
+	return append(obs.hostEnv(r.ep.noCapture), injectEnv+"="+v) // the last value of a name wins
 }
 
 // maxForwardedSignals is how many SIGINT/SIGTERM are forwarded before the
@@ -98,7 +114,7 @@ func runHost(r hostRun, stderr io.Writer) int {
 		Brk:        r.brk,
 		Wait:       !r.brk,
 		Dir:        r.dir,
-		Env:        obs.hostEnv(r.ep.noCapture),
+		Env:        r.hostEnv(obs),
 		Stdin:      os.Stdin,
 		Stdout:     os.Stdout,
 		Stderr:     filter,

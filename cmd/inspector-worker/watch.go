@@ -146,7 +146,7 @@ func runWatch(r hostRun, stderr io.Writer) int {
 	defer obs.close()
 	w := &watchRun{r: r, stderr: stderr, filter: filter, obs: obs, lastCode: 0}
 	w.opts = hostnode.Options{
-		Argv: r.argv, Brk: r.brk, Wait: !r.brk, Dir: r.dir, Env: obs.hostEnv(r.ep.noCapture),
+		Argv: r.argv, Brk: r.brk, Wait: !r.brk, Dir: r.dir, Env: r.hostEnv(obs),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: filter,
 		ExtraFiles: obs.extraFiles(), ExtraFlags: obs.nodeFlags(),
 		RemoveIfOrphaned: append([]string{obs.preload}, r.temp...),
