@@ -59,8 +59,10 @@ const (
 	keyScriptID
 	// keyCallFrameID: call frames are the host's: client pages never pause.
 	keyCallFrameID
-	// keySessionID: reserved for flat child sessions (worker threads, child
-	// processes); a request with a sessionId is refused today (dispatch.go).
+	// keySessionID: a flat child session (a worker thread, threads.go). A
+	// request carrying a sessionId goes to that thread before the table is
+	// asked (dispatch.go): the thread is a Node realm of its own and
+	// answers every method itself; an unknown sessionId is -32001.
 	keySessionID
 )
 
@@ -383,8 +385,9 @@ var methods = map[string]methodEntry{
 	"BackgroundService.startObserving":      noop(`{}`),
 	"Debugger.setBlackboxExecutionContexts": noop(`{}`),
 
-	// Target: the worker is one target with no children.
-	"Target.setAutoAttach":      noop(`{}`),
+	// Target: the worker is one page target; with flatten, the host's
+	// worker threads are its children (threads.go).
+	"Target.setAutoAttach":      local(targetSetAutoAttach),
 	"Target.setDiscoverTargets": noop(`{}`),
 	"Target.setRemoteLocations": noop(`{}`),
 

@@ -1,0 +1,142 @@
+package cdpserver
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+)
+
+// threadHostScript starts two worker threads that stay until told to exit;
+// startThread() starts one more, stopThread(i) ends the i-th. Each thread
+// keeps threadsWaiting alive so it never exits on its own.
+const threadHostScript = `
+const { Worker, isMainThread, parentPort } = require('worker_threads');
+if (!isMainThread) {
+  parentPort.on('message', (m) => { if (m === 'exit') process.exit(0); });
+} else {
+  const threads = [];
+  let online = 0;
+  const start = () => {
+    const w = new Worker(__filename);
+    threads.push(w);
+    w.on('online', () => { if (++online === 2) process.stdout.write('host ready\n'); });
+    return w.threadId;
+  };
+  globalThis.startThread = start;
+  globalThis.stopThread = (i) => { threads[i].postMessage('exit'); return i; };
+  start(); start();
+  setInterval(() => {}, 1 << 30);
+}
+`
+
+// attached is what a test reads of a Target.attachedToTarget.
+type attached struct {
+	SessionID  string `json:"sessionId"`
+	TargetInfo struct {
+		TargetID string `json:"targetId"`
+		Type     string `json:"type"`
+		Title    string `json:"title"`
+		URL      string `json:"url"`
+		Attached bool   `json:"attached"`
+	} `json:"targetInfo"`
+	WaitingForDebugger bool `json:"waitingForDebugger"`
+}
+
+func expectAttached(t *testing.T, c *cdptest.Client) attached {
+	t.Helper()
+	m := c.ExpectEvent("Target.attachedToTarget", nil)
+	var a attached
+	if err := json.Unmarshal(m.Params, &a); err != nil {
+		t.Fatalf("attachedToTarget: %v: %s", err, m.Raw)
+	}
+	if a.SessionID == "" || a.TargetInfo.TargetID == "" || a.TargetInfo.Type != "worker" || !a.TargetInfo.Attached {
+		t.Fatalf("attachedToTarget is not a worker child target: %s", m.Raw)
+	}
+	return a
+}
+
+// threadIDIn evaluates the thread's own threadId in the child session.
+func threadIDIn(t *testing.T, c *cdptest.Client, sessionID string) int {
+	t.Helper()
+	m := c.CallIn(sessionID, "Runtime.evaluate", map[string]any{
+		"expression": "require('worker_threads').threadId", "returnByValue": true, "includeCommandLineAPI": true,
+	})
+	if m.Error != nil || m.SessionID != sessionID {
+		t.Fatalf("Runtime.evaluate in session %s: %s", sessionID, m.Raw)
+	}
+	var r struct {
+		Result struct {
+			Value int `json:"value"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(m.Result, &r); err != nil {
+		t.Fatalf("Runtime.evaluate: %v: %s", err, m.Raw)
+	}
+	return r.Result.Value
+}
+
+// A window that asks for auto-attach (flat sessions) gets each of the
+// host's worker threads as a child target: requests with its sessionId run
+// in that thread, a thread that exits is detached (a request waiting on it
+// answered once), one started later is attached, and an unknown sessionId
+// is refused once.
+func TestThreadTargets(t *testing.T) {
+	w := startWorker(t, threadHostScript, Options{})
+	c := w.dial("A")
+	c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+	byThread := map[int]attached{}
+	for range 2 {
+		a := expectAttached(t, c)
+		byThread[threadIDIn(t, c, a.SessionID)] = a
+	}
+	if _, ok := byThread[1]; !ok {
+		t.Fatalf("no session runs in thread 1: %v", byThread)
+	}
+	if _, ok := byThread[2]; !ok {
+		t.Fatalf("no session runs in thread 2: %v", byThread)
+	}
+	t.Logf("thread 1: %+v", byThread[1])
+
+	// A request that never finishes in thread 1, then thread 1 exits.
+	one := byThread[1].SessionID
+	waiting := c.SendTo(one, "Runtime.evaluate", map[string]any{"expression": "new Promise(() => {})", "awaitPromise": true})
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "stopThread(0)"})
+	c.ExpectEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool {
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		return json.Unmarshal(m.Params, &p) == nil && p.SessionID == one
+	})
+	if m := c.ExpectResponse(waiting); m.Error == nil || m.SessionID != one {
+		t.Errorf("the request waiting on the exited thread was answered %s, want an error in its session", m.Raw)
+	}
+
+	// A thread started later is attached.
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "startThread()"})
+	late := expectAttached(t, c)
+	if got := threadIDIn(t, c, late.SessionID); got != 3 {
+		t.Errorf("the late thread's session runs in thread %d, want 3", got)
+	}
+
+	// Requests in a gone or unknown session are refused, each exactly once.
+	gone := c.SendTo(one, "Runtime.evaluate", map[string]any{"expression": "1"})
+	unknown := c.SendTo("no-such-session", "Runtime.evaluate", map[string]any{"expression": "1"})
+	for _, id := range []int64{gone, unknown} {
+		if m := c.ExpectResponse(id); m.Error == nil || m.Error.Code != -32001 {
+			t.Errorf("request %d: %s, want -32001", id, m.Raw)
+		}
+	}
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "1"}) // everything before it is in
+	answers := map[int64]int{}
+	for _, m := range c.All() {
+		if m.ID != nil {
+			answers[*m.ID]++
+		}
+	}
+	for id, n := range answers {
+		if n != 1 {
+			t.Errorf("request %d answered %d times", id, n)
+		}
+	}
+}
