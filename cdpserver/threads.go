@@ -246,10 +246,12 @@ func (sess *Session) threadEvent(method string, msg []byte) {
 }
 
 func (sess *Session) threadAttached(sessionID, workerID, title, url string, waiting bool) {
+	// Node's workerId numbers the threads in the order Node made them, not
+	// their threadId (which only the thread itself can be asked for).
 	if url != "" {
-		title = fmt.Sprintf("%s (thread %s)", path.Base(url), workerID)
+		title = fmt.Sprintf("%s (worker %s)", path.Base(url), workerID)
 	}
-	targetID := "thread-" + workerID
+	targetID := "node-worker-" + workerID
 	tt := sess.threads
 	tt.mu.Lock()
 	if tt.closed {

@@ -3,6 +3,7 @@ package cdpserver
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 )
@@ -13,6 +14,7 @@ import (
 const threadHostScript = `
 const { Worker, isMainThread, parentPort } = require('worker_threads');
 if (!isMainThread) {
+  globalThis.threadStarted = true;
   parentPort.on('message', (m) => { if (m === 'exit') process.exit(0); });
 } else {
   const threads = [];
@@ -56,24 +58,54 @@ func expectAttached(t *testing.T, c *cdptest.Client) attached {
 	return a
 }
 
-// threadIDIn evaluates the thread's own threadId in the child session.
-func threadIDIn(t *testing.T, c *cdptest.Client, sessionID string) int {
+// evaluateIn evaluates expression in the child session and returns its
+// value and whether it threw.
+func evaluateIn(t *testing.T, c *cdptest.Client, sessionID, expression string) (value json.RawMessage, threw bool) {
 	t.Helper()
 	m := c.CallIn(sessionID, "Runtime.evaluate", map[string]any{
-		"expression": "require('worker_threads').threadId", "returnByValue": true, "includeCommandLineAPI": true,
+		"expression": expression, "returnByValue": true, "includeCommandLineAPI": true,
 	})
 	if m.Error != nil || m.SessionID != sessionID {
 		t.Fatalf("Runtime.evaluate in session %s: %s", sessionID, m.Raw)
 	}
 	var r struct {
 		Result struct {
-			Value int `json:"value"`
+			Value json.RawMessage `json:"value"`
 		} `json:"result"`
+		ExceptionDetails json.RawMessage `json:"exceptionDetails"`
 	}
 	if err := json.Unmarshal(m.Result, &r); err != nil {
 		t.Fatalf("Runtime.evaluate: %v: %s", err, m.Raw)
 	}
-	return r.Result.Value
+	return r.Result.Value, r.ExceptionDetails != nil
+}
+
+// threadIDIn evaluates the thread's own threadId in the child session. A
+// thread is attached while Node is still starting it, and a require then
+// runs inside Node's half-made module loader (seen: "testEnabled is not a
+// function", and the thread never got require afterwards), so the test
+// first waits, with a harmless expression, for the thread's first line.
+func threadIDIn(t *testing.T, c *cdptest.Client, sessionID string) int {
+	t.Helper()
+	deadline := time.Now().Add(cdptest.Timeout)
+	for tries := 1; ; tries++ {
+		if v, _ := evaluateIn(t, c, sessionID, "globalThis.threadStarted === true"); string(v) == "true" {
+			if tries > 1 {
+				t.Logf("session %s: the thread ran its first line by try %d", sessionID, tries)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s: the thread did not start within %v", sessionID, cdptest.Timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	v, threw := evaluateIn(t, c, sessionID, "require('worker_threads').threadId")
+	var id int
+	if threw || json.Unmarshal(v, &id) != nil {
+		t.Fatalf("session %s: threadId: %s (threw %v)", sessionID, v, threw)
+	}
+	return id
 }
 
 // A window that asks for auto-attach (flat sessions) gets each of the
