@@ -60,10 +60,10 @@ func expectAttached(t *testing.T, c *cdptest.Client) attached {
 
 // evaluateIn evaluates expression in the child session and returns its
 // value and whether it threw.
-func evaluateIn(t *testing.T, c *cdptest.Client, sessionID, expression string) (value json.RawMessage, threw bool) {
+func evaluateIn(t *testing.T, c *cdptest.Client, sessionID, expression string, commandLineAPI bool) (value json.RawMessage, threw bool) {
 	t.Helper()
 	m := c.CallIn(sessionID, "Runtime.evaluate", map[string]any{
-		"expression": expression, "returnByValue": true, "includeCommandLineAPI": true,
+		"expression": expression, "returnByValue": true, "includeCommandLineAPI": commandLineAPI,
 	})
 	if m.Error != nil || m.SessionID != sessionID {
 		t.Fatalf("Runtime.evaluate in session %s: %s", sessionID, m.Raw)
@@ -77,19 +77,24 @@ func evaluateIn(t *testing.T, c *cdptest.Client, sessionID, expression string) (
 	if err := json.Unmarshal(m.Result, &r); err != nil {
 		t.Fatalf("Runtime.evaluate: %v: %s", err, m.Raw)
 	}
+	if r.ExceptionDetails != nil {
+		t.Logf("session %s: %s threw: %.300s", sessionID, expression, r.ExceptionDetails)
+	}
 	return r.Result.Value, r.ExceptionDetails != nil
 }
 
 // threadIDIn evaluates the thread's own threadId in the child session. A
-// thread is attached while Node is still starting it, and a require then
-// runs inside Node's half-made module loader (seen: "testEnabled is not a
-// function", and the thread never got require afterwards), so the test
-// first waits, with a harmless expression, for the thread's first line.
+// thread is attached while Node is still starting it: a require then runs
+// inside Node's half-made module loader (seen: "testEnabled is not a
+// function"), and an evaluation with the command-line API before Node has
+// installed its require there leaves the thread's console without require
+// for good (seen: "require is not defined" for 60 s). So the test first
+// waits, with a plain expression, for the thread's first line.
 func threadIDIn(t *testing.T, c *cdptest.Client, sessionID string) int {
 	t.Helper()
 	deadline := time.Now().Add(cdptest.Timeout)
 	for tries := 1; ; tries++ {
-		if v, _ := evaluateIn(t, c, sessionID, "globalThis.threadStarted === true"); string(v) == "true" {
+		if v, _ := evaluateIn(t, c, sessionID, "globalThis.threadStarted === true", false); string(v) == "true" {
 			if tries > 1 {
 				t.Logf("session %s: the thread ran its first line by try %d", sessionID, tries)
 			}
@@ -100,7 +105,7 @@ func threadIDIn(t *testing.T, c *cdptest.Client, sessionID string) int {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	v, threw := evaluateIn(t, c, sessionID, "require('worker_threads').threadId")
+	v, threw := evaluateIn(t, c, sessionID, "require('worker_threads').threadId", true)
 	var id int
 	if threw || json.Unmarshal(v, &id) != nil {
 		t.Fatalf("session %s: threadId: %s (threw %v)", sessionID, v, threw)
