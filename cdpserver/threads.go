@@ -338,6 +338,9 @@ func (sess *Session) fromThread(sessionID string, msg []byte) {
 	if th == nil || (hm.IsResponse && !answered) {
 		return // a detached thread's, or an answer already given (threadGone)
 	}
+	if hm.Method == "Debugger.scriptParsed" && sess.srv.hidden(msg) {
+		return // the run preload runs in every thread too (Options.HideScripts)
+	}
 	quoted, _ := json.Marshal(sessionID)
 	out := make([]byte, 0, len(msg)+len(quoted)+14)
 	out = append(out, msg[:len(msg)-1]...)

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 	"github.com/inspector-worker/inspector-worker/internal/proctest"
@@ -65,4 +68,77 @@ func TestRunStartsWorkerThreads(t *testing.T) {
 		}
 		proctest.AssertGone(t, pid)
 	})
+}
+
+// threadPoolScript keeps two worker threads alive; each says when its first
+// line ran.
+const threadPoolScript = `
+const { Worker, isMainThread } = require('worker_threads');
+if (!isMainThread) {
+  globalThis.threadStarted = true;
+  setInterval(() => {}, 1 << 30);
+} else {
+  new Worker(__filename); new Worker(__filename);
+  setInterval(() => {}, 1 << 30);
+}
+`
+
+// Under run (threads inherit --inspect-wait; the watcher releases them) a
+// window that asks for flat auto-attach gets each thread as a child target
+// whose session runs in that thread, and the preload, which runs in every
+// thread too, is hidden from the thread's scripts as from the main thread's.
+func TestRunThreadTargets(t *testing.T) {
+	dir, script := writeScript(t, threadPoolScript)
+	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
+	c := cdptest.Dial(t, "A", pageURL(t, w.addr()), nil)
+	c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+	seen := map[string]bool{}
+	for range 2 {
+		var p struct {
+			SessionID  string `json:"sessionId"`
+			TargetInfo struct {
+				Type string `json:"type"`
+				URL  string `json:"url"`
+			} `json:"targetInfo"`
+		}
+		m := c.ExpectEvent("Target.attachedToTarget", nil)
+		if err := json.Unmarshal(m.Params, &p); err != nil || p.TargetInfo.Type != "worker" || p.SessionID == "" {
+			t.Fatalf("attachedToTarget: %s", m.Raw)
+		}
+		seen[p.SessionID] = true
+		c.CallIn(p.SessionID, "Debugger.enable", nil)
+		deadline := time.Now().Add(cdptest.Timeout)
+		for {
+			m := c.CallIn(p.SessionID, "Runtime.evaluate", map[string]any{"expression": "globalThis.threadStarted === true", "returnByValue": true})
+			if m.Error != nil || m.SessionID != p.SessionID {
+				t.Fatalf("Runtime.evaluate in session %s: %s", p.SessionID, m.Raw)
+			}
+			if strings.Contains(string(m.Result), `"value":true`) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("thread of session %s did not run its first line within %v", p.SessionID, cdptest.Timeout)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if len(seen) != 2 {
+		t.Fatalf("sessions %v, want 2", seen)
+	}
+	for _, m := range c.All() {
+		if m.Method == "Debugger.scriptParsed" && m.SessionID != "" && strings.Contains(string(m.Params), "inspector-worker-preload-") {
+			t.Errorf("a thread's scriptParsed shows the preload: %.300s", m.Raw)
+		}
+	}
+	t.Logf("%d scriptParsed from threads", countThreadScripts(c.All()))
+}
+
+func countThreadScripts(msgs []cdptest.Msg) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Method == "Debugger.scriptParsed" && m.SessionID != "" {
+			n++
+		}
+	}
+	return n
 }
