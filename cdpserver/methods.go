@@ -210,6 +210,28 @@ func pageRuleOf(method string) pageRule {
 	return e.page
 }
 
+// threadLiteral is the threads' column: a request in a thread's session
+// that the worker answers itself, with the answer. A thread answers the
+// domains Node serves; of the others, the frontend sends a worker target
+// the enables and settings a page's worker takes (Log, Network, Emulation
+// …): the table's named no-ops answer them with their literal, as on the
+// page. Target.setAutoAttach is {} there: threads of threads are not
+// attached yet. Everything else goes to the thread, which answers -32601
+// for what it does not know.
+func threadLiteral(method string) (result string, ok bool) {
+	domain, _, _ := strings.Cut(method, ".")
+	if _, nodeServes := nodeDomains[domain]; nodeServes {
+		return "", false
+	}
+	if method == "Target.setAutoAttach" {
+		return `{}`, true
+	}
+	if e := methods[method]; e.kind == answerNoop {
+		return e.result, true
+	}
+	return "", false
+}
+
 // pageAgentMethods lists the methods the page agent serves (pageAgent with
 // a handler), for the refusal of the others.
 func pageAgentMethods() []string {

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/coder/websocket"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/inspector-worker/inspector-worker/hostrealm"
 	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
@@ -144,6 +145,11 @@ func (sess *Session) toThread(req request) {
 		sess.refuse(req, refusal)
 		return
 	}
+	if result, ok := threadLiteral(req.Method); ok {
+		tt.mu.Unlock()
+		sess.enqueue(threadResult(req, result))
+		return
+	}
 	th.pending[id] = req.Method
 	relayID := tt.nextID
 	if tt.nextID++; tt.nextID > lastThreadRelayID {
@@ -186,6 +192,14 @@ func (sess *Session) threadRelayFailed(relayID int64, why string, emit func([]by
 	if method != "" {
 		emit(threadError(r.session, r.id, method, why))
 	}
+}
+
+// threadResult renders the answer to a request in a thread's session.
+func threadResult(req request, result string) []byte {
+	b := appendResult(nil, req.ID, []byte(result))
+	b = append(b[:len(b)-1], `,"sessionId":`...)
+	b, _ = jsontext.AppendQuote(b, req.SessionID)
+	return append(b, '}')
 }
 
 func threadError(sessionID string, id int64, method, why string) []byte {

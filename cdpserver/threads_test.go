@@ -135,6 +135,14 @@ func TestThreadTargets(t *testing.T) {
 	}
 	t.Logf("thread 1: %+v", byThread[1])
 
+	// What the frontend sends a worker target beyond Node's domains is
+	// answered by the table's threads' column, in the thread's session.
+	for _, method := range []string{"Target.setAutoAttach", "Log.enable", "Network.setAttachDebugStack"} {
+		if m := c.CallIn(byThread[2].SessionID, method, map[string]any{}); m.Error != nil || m.SessionID != byThread[2].SessionID {
+			t.Errorf("%s in a thread's session: %s", method, m.Raw)
+		}
+	}
+
 	// A request that never finishes in thread 1, then thread 1 exits.
 	one := byThread[1].SessionID
 	waiting := c.SendTo(one, "Runtime.evaluate", map[string]any{"expression": "new Promise(() => {})", "awaitPromise": true})
