@@ -185,3 +185,39 @@ func TestThreadTargets(t *testing.T) {
 		}
 	}
 }
+
+// Each window has its own Node session and so its own thread sessions: two
+// windows see both threads, and a thread that exits is detached in both.
+// A window that never asked for auto-attach sees none.
+func TestThreadTargetsTwoWindows(t *testing.T) {
+	w := startWorker(t, threadHostScript, Options{})
+	windows := []*cdptest.Client{w.dial("A"), w.dial("B")}
+	plain := w.dial("C")
+	sessions := make([]map[int]string, len(windows)) // threadId → sessionId, per window
+	for i, c := range windows {
+		c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+		sessions[i] = map[int]string{}
+		for range 2 {
+			a := expectAttached(t, c)
+			sessions[i][threadIDIn(t, c, a.SessionID)] = a.SessionID
+		}
+		if sessions[i][1] == "" || sessions[i][2] == "" {
+			t.Fatalf("window %d: sessions by thread %v, want threads 1 and 2", i, sessions[i])
+		}
+	}
+	windows[0].MustCall("Runtime.evaluate", map[string]any{"expression": "stopThread(0)"})
+	for i, c := range windows {
+		c.ExpectEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool {
+			var p struct {
+				SessionID string `json:"sessionId"`
+			}
+			return json.Unmarshal(m.Params, &p) == nil && p.SessionID == sessions[i][1]
+		})
+	}
+	plain.MustCall("Runtime.evaluate", map[string]any{"expression": "1"})
+	for _, m := range plain.All() {
+		if m.Method == "Target.attachedToTarget" || m.SessionID != "" {
+			t.Errorf("a window without auto-attach got %.200s", m.Raw)
+		}
+	}
+}
