@@ -235,6 +235,7 @@ func (sess *Session) readLoop() {
 			}
 			sess.dtClosed.Store(true)
 			close(sess.dtGone)
+			sess.detachThreadsInNode() // threads.go
 			sess.closeHost()
 			sess.out.close(&closeState{websocket.StatusNormalClosure, "DevTools window closed"})
 			return

@@ -59,6 +59,49 @@ type threadTable struct {
 	nextID  int64                    // Guarded by mu: the next relay id.
 	closed  bool                     // Guarded by mu: the Node session ended; nothing more is attached.
 	closeBy string                   // Guarded by mu: why.
+	endHold func()                   // Guarded by mu: ends the window's hold on new threads (threadHolder), nil if none.
+}
+
+// threadHolder is a Host whose watcher can keep new threads waiting for a
+// window (hostnode.Host.HoldThreads). A Host without it releases every
+// thread: waitForDebuggerOnStart then has no effect.
+type threadHolder interface {
+	HoldThreads() (end func())
+}
+
+// holdThreads makes the window's hold on new threads match want: taken
+// once, ended once. The hold is taken before Node is asked to attach, so
+// no thread that starts after the answer is released by the watcher first.
+func (sess *Session) holdThreads(want bool) {
+	tt := sess.threads
+	tt.mu.Lock()
+	has := tt.endHold != nil
+	var end func()
+	if !want && has {
+		end, tt.endHold = tt.endHold, nil
+	}
+	tt.mu.Unlock()
+	if end != nil {
+		end() // writes the releases on the watcher's session: outside mu
+		return
+	}
+	if !want || has {
+		return
+	}
+	h, _ := sess.srv.currentHost()
+	holder, ok := h.(threadHolder)
+	if !ok {
+		return
+	}
+	end = holder.HoldThreads()
+	tt.mu.Lock()
+	if tt.closed || tt.endHold != nil {
+		tt.mu.Unlock()
+		end()
+		return
+	}
+	tt.endHold = end
+	tt.mu.Unlock()
 }
 
 // threadTarget is one attached thread.
@@ -87,13 +130,16 @@ func isRelayID(id int64) bool { return id >= firstThreadRelayID && id <= lastThr
 // sessions the worker can carry: the answer is {} and no thread is
 // announced, as before threads were targets.
 //
-// waitForDebuggerOnStart is not passed on: the host watcher
-// (hostnode.AttachHost) releases every thread as it starts, so a thread
-// cannot wait for one window's wish (docs/agent-note.md "Worker threads").
+// With waitForDebuggerOnStart the window holds the host watcher's release
+// of threads that start from now on (holdThreads): each waits until the
+// window sends Runtime.runIfWaitingForDebugger in its session, or until
+// the window lets go (closes, or asks again without the flag), when the
+// watcher releases it (docs/agent-note.md "Worker threads").
 func targetSetAutoAttach(sess *Session, req request) {
 	var p struct {
 		AutoAttach bool `json:"autoAttach"`
 		Flatten    bool `json:"flatten"`
+		Wait       bool `json:"waitForDebuggerOnStart"`
 	}
 	if req.Params != nil {
 		if err := json.Unmarshal(req.Params, &p); err != nil {
@@ -102,9 +148,15 @@ func targetSetAutoAttach(sess *Session, req request) {
 		}
 	}
 	if !p.Flatten {
+		sess.holdThreads(false)
 		sess.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
 		return
 	}
+	// Node's own waitForDebuggerOnStart stays false: with it Node pauses a
+	// released thread on its first statement ("Break on start"), which a
+	// page's worker never does. The thread waits anyway: it inherited the
+	// host's --inspect-wait, and the watcher holds back its release.
+	sess.holdThreads(p.AutoAttach && p.Wait)
 	method := `"NodeWorker.enable","params":{"waitForDebuggerOnStart":false}`
 	if !p.AutoAttach {
 		method = `"NodeWorker.disable"`
@@ -260,8 +312,9 @@ func (sess *Session) threadEvent(method string, msg []byte) {
 }
 
 func (sess *Session) threadAttached(sessionID, workerID, title, url string, waiting bool) {
-	// Node's workerId numbers the threads in the order Node made them, not
-	// their threadId (which only the thread itself can be asked for).
+	// Node's workerId numbers the threads in the order they were attached
+	// to this Node session (so per window), not by threadId, which only
+	// the thread itself can be asked for.
 	if url != "" {
 		title = fmt.Sprintf("%s (worker %s)", path.Base(url), workerID)
 	}
@@ -273,6 +326,11 @@ func (sess *Session) threadAttached(sessionID, workerID, title, url string, wait
 		return
 	}
 	tt.byID[sessionID] = &threadTarget{targetID: targetID, pending: map[int64]string{}}
+	// Node says false (the window's NodeWorker.enable asks no wait of
+	// Node): a thread that starts while the window holds waits for it.
+	// Threads already running when the window asked are said to wait too;
+	// their runIfWaitingForDebugger does nothing.
+	waiting = waiting || tt.endHold != nil
 	tt.mu.Unlock()
 	ev, _ := json.Marshal(map[string]any{"method": "Target.attachedToTarget", "params": map[string]any{
 		"sessionId": sessionID,
@@ -318,7 +376,12 @@ func (sess *Session) closeThreads(why string, reopen bool) {
 	tt.byID = map[string]*threadTarget{}
 	tt.relays = map[int64]threadRelay{}
 	tt.closed, tt.closeBy = !reopen, why
+	end := tt.endHold
+	tt.endHold = nil
 	tt.mu.Unlock()
+	if end != nil {
+		end() // the threads of a host this window no longer sees are not its to hold
+	}
 	ids := make([]string, 0, len(gone))
 	for id := range gone {
 		ids = append(ids, id)
@@ -372,4 +435,39 @@ func sortedIDs(m map[int64]string) []int64 {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids
+}
+
+// detachThreadsInNode asks Node to detach each of the window's threads
+// (NodeWorker.detach) before the window's Node session is closed. Closing
+// the session alone left a thread the window had paused at a breakpoint
+// paused for good (Node 20: TestThreadWaitsForWindow, 60 s and more);
+// detaching its session resumes it, as closing the window resumes the main
+// thread. Runs on readLoop, the host connection's only writer; the answers
+// are dropped (relayAnswered).
+func (sess *Session) detachThreadsInNode() {
+	tt := sess.threads
+	tt.mu.Lock()
+	var msgs [][]byte
+	for id := range tt.byID {
+		relayID := tt.nextID
+		if tt.nextID++; tt.nextID > lastThreadRelayID {
+			tt.nextID = firstThreadRelayID
+		}
+		tt.relays[relayID] = threadRelay{id: -1} // carries no window request
+		params, _ := json.Marshal(map[string]string{"sessionId": id})
+		msgs = append(msgs, []byte(`{"id":`+strconv.FormatInt(relayID, 10)+`,"method":"NodeWorker.detach","params":`+string(params)+`}`))
+	}
+	tt.mu.Unlock()
+	if len(msgs) == 0 {
+		return
+	}
+	conn := sess.hostConn()
+	if conn == nil {
+		return
+	}
+	for _, m := range msgs {
+		if conn.Write(context.Background(), websocket.MessageText, m) != nil {
+			return
+		}
+	}
 }

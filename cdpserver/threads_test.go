@@ -3,7 +3,6 @@ package cdpserver
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 )
@@ -32,87 +31,6 @@ if (!isMainThread) {
 }
 `
 
-// attached is what a test reads of a Target.attachedToTarget.
-type attached struct {
-	SessionID  string `json:"sessionId"`
-	TargetInfo struct {
-		TargetID string `json:"targetId"`
-		Type     string `json:"type"`
-		Title    string `json:"title"`
-		URL      string `json:"url"`
-		Attached bool   `json:"attached"`
-	} `json:"targetInfo"`
-	WaitingForDebugger bool `json:"waitingForDebugger"`
-}
-
-func expectAttached(t *testing.T, c *cdptest.Client) attached {
-	t.Helper()
-	m := c.ExpectEvent("Target.attachedToTarget", nil)
-	var a attached
-	if err := json.Unmarshal(m.Params, &a); err != nil {
-		t.Fatalf("attachedToTarget: %v: %s", err, m.Raw)
-	}
-	if a.SessionID == "" || a.TargetInfo.TargetID == "" || a.TargetInfo.Type != "worker" || !a.TargetInfo.Attached {
-		t.Fatalf("attachedToTarget is not a worker child target: %s", m.Raw)
-	}
-	return a
-}
-
-// evaluateIn evaluates expression in the child session and returns its
-// value and whether it threw.
-func evaluateIn(t *testing.T, c *cdptest.Client, sessionID, expression string, commandLineAPI bool) (value json.RawMessage, threw bool) {
-	t.Helper()
-	m := c.CallIn(sessionID, "Runtime.evaluate", map[string]any{
-		"expression": expression, "returnByValue": true, "includeCommandLineAPI": commandLineAPI,
-	})
-	if m.Error != nil || m.SessionID != sessionID {
-		t.Fatalf("Runtime.evaluate in session %s: %s", sessionID, m.Raw)
-	}
-	var r struct {
-		Result struct {
-			Value json.RawMessage `json:"value"`
-		} `json:"result"`
-		ExceptionDetails json.RawMessage `json:"exceptionDetails"`
-	}
-	if err := json.Unmarshal(m.Result, &r); err != nil {
-		t.Fatalf("Runtime.evaluate: %v: %s", err, m.Raw)
-	}
-	if r.ExceptionDetails != nil {
-		t.Logf("session %s: %s threw: %.300s", sessionID, expression, r.ExceptionDetails)
-	}
-	return r.Result.Value, r.ExceptionDetails != nil
-}
-
-// threadIDIn evaluates the thread's own threadId in the child session. A
-// thread is attached while Node is still starting it: a require then runs
-// inside Node's half-made module loader (seen: "testEnabled is not a
-// function"), and an evaluation with the command-line API before Node has
-// installed its require there leaves the thread's console without require
-// for good (seen: "require is not defined" for 60 s). So the test first
-// waits, with a plain expression, for the thread's first line.
-func threadIDIn(t *testing.T, c *cdptest.Client, sessionID string) int {
-	t.Helper()
-	deadline := time.Now().Add(cdptest.Timeout)
-	for tries := 1; ; tries++ {
-		if v, _ := evaluateIn(t, c, sessionID, "globalThis.threadStarted === true", false); string(v) == "true" {
-			if tries > 1 {
-				t.Logf("session %s: the thread ran its first line by try %d", sessionID, tries)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("session %s: the thread did not start within %v", sessionID, cdptest.Timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	v, threw := evaluateIn(t, c, sessionID, "require('worker_threads').threadId", true)
-	var id int
-	if threw || json.Unmarshal(v, &id) != nil {
-		t.Fatalf("session %s: threadId: %s (threw %v)", sessionID, v, threw)
-	}
-	return id
-}
-
 // A window that asks for auto-attach (flat sessions) gets each of the
 // host's worker threads as a child target: requests with its sessionId run
 // in that thread, a thread that exits is detached (a request waiting on it
@@ -122,10 +40,10 @@ func TestThreadTargets(t *testing.T) {
 	w := startWorker(t, threadHostScript, Options{})
 	c := w.dial("A")
 	c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
-	byThread := map[int]attached{}
+	byThread := map[int]cdptest.Attached{}
 	for range 2 {
-		a := expectAttached(t, c)
-		byThread[threadIDIn(t, c, a.SessionID)] = a
+		a := c.ExpectAttached()
+		byThread[c.ThreadIDIn(a.SessionID)] = a
 	}
 	if _, ok := byThread[1]; !ok {
 		t.Fatalf("no session runs in thread 1: %v", byThread)
@@ -159,8 +77,8 @@ func TestThreadTargets(t *testing.T) {
 
 	// A thread started later is attached.
 	c.MustCall("Runtime.evaluate", map[string]any{"expression": "startThread()"})
-	late := expectAttached(t, c)
-	if got := threadIDIn(t, c, late.SessionID); got != 3 {
+	late := c.ExpectAttached()
+	if got := c.ThreadIDIn(late.SessionID); got != 3 {
 		t.Errorf("the late thread's session runs in thread %d, want 3", got)
 	}
 
@@ -198,8 +116,8 @@ func TestThreadTargetsTwoWindows(t *testing.T) {
 		c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
 		sessions[i] = map[int]string{}
 		for range 2 {
-			a := expectAttached(t, c)
-			sessions[i][threadIDIn(t, c, a.SessionID)] = a.SessionID
+			a := c.ExpectAttached()
+			sessions[i][c.ThreadIDIn(a.SessionID)] = a.SessionID
 		}
 		if sessions[i][1] == "" || sessions[i][2] == "" {
 			t.Fatalf("window %d: sessions by thread %v, want threads 1 and 2", i, sessions[i])
