@@ -11,6 +11,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/hostrealm"
 	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 	"github.com/inspector-worker/inspector-worker/object"
@@ -36,7 +37,9 @@ func (sess *Session) handle(msg []byte) {
 		return
 	}
 	if req.SessionID != "" {
-		sess.refuse(req, &wireError{codeSessionUnknown, "Session with given id not found."})
+		// The sessionId is the realm key (methods.go, keySessionID): a
+		// thread answers every method itself, so the table is not asked.
+		sess.toThread(req)
 		return
 	}
 	e, ok := lookupMethod(req.Method)
@@ -230,6 +233,9 @@ func (sess *Session) fromHost(msg []byte) {
 		if sess.watch != nil && sess.watch.InternalAnswer(hm.ID, msg) {
 			return // a replayed request's answer (watch.go)
 		}
+		if isRelayID(hm.ID) && sess.relayAnswered(hm.ID, msg) {
+			return // a request relayed to a thread (threads.go)
+		}
 		sess.mu.Lock()
 		method, ok := sess.pending[hm.ID]
 		delete(sess.pending, hm.ID)
@@ -243,6 +249,9 @@ func (sess *Session) fromHost(msg []byte) {
 		if sess.watch != nil {
 			sess.watch.Answered(hm.ID, msg)
 		}
+	} else if hostnode.IsThreadEvent(hm.Method) {
+		sess.threadEvent(hm.Method, msg) // the window's threads (threads.go)
+		return
 	} else if sess.watch != nil && !sess.watch.Event(hm.Method, &msg) {
 		return
 	} else if hm.Method == "Runtime.executionContextCreated" {

@@ -59,8 +59,10 @@ const (
 	keyScriptID
 	// keyCallFrameID: call frames are the host's: client pages never pause.
 	keyCallFrameID
-	// keySessionID: reserved for flat child sessions (worker threads, child
-	// processes); a request with a sessionId is refused today (dispatch.go).
+	// keySessionID: a flat child session (a worker thread, threads.go). A
+	// request carrying a sessionId goes to that thread before the table is
+	// asked (dispatch.go): the thread is a Node realm of its own and
+	// answers every method itself; an unknown sessionId is -32001.
 	keySessionID
 )
 
@@ -206,6 +208,28 @@ func pageRuleOf(method string) pageRule {
 		return pageRule{Answer: pageHost}
 	}
 	return e.page
+}
+
+// threadLiteral is the threads' column: a request in a thread's session
+// that the worker answers itself, with the answer. A thread answers the
+// domains Node serves; of the others, the frontend sends a worker target
+// the enables and settings a page's worker takes (Log, Network, Emulation
+// …): the table's named no-ops answer them with their literal, as on the
+// page. Target.setAutoAttach is {} there: threads of threads are not
+// attached yet. Everything else goes to the thread, which answers -32601
+// for what it does not know.
+func threadLiteral(method string) (result string, ok bool) {
+	domain, _, _ := strings.Cut(method, ".")
+	if _, nodeServes := nodeDomains[domain]; nodeServes {
+		return "", false
+	}
+	if method == "Target.setAutoAttach" {
+		return `{}`, true
+	}
+	if e := methods[method]; e.kind == answerNoop {
+		return e.result, true
+	}
+	return "", false
 }
 
 // pageAgentMethods lists the methods the page agent serves (pageAgent with
@@ -383,8 +407,9 @@ var methods = map[string]methodEntry{
 	"BackgroundService.startObserving":      noop(`{}`),
 	"Debugger.setBlackboxExecutionContexts": noop(`{}`),
 
-	// Target: the worker is one target with no children.
-	"Target.setAutoAttach":      noop(`{}`),
+	// Target: the worker is one page target; with flatten, the host's
+	// worker threads are its children (threads.go).
+	"Target.setAutoAttach":      local(targetSetAutoAttach),
 	"Target.setDiscoverTargets": noop(`{}`),
 	"Target.setRemoteLocations": noop(`{}`),
 

@@ -47,6 +47,8 @@ func TestMethodTableAnswers(t *testing.T) {
 		"Target.getTargetInfo": srv.targetInfo,
 		"Network.enable":       func() []byte { return []byte(`{}`) },
 		"Network.disable":      func() []byte { return []byte(`{}`) },
+		// Without flatten: no child sessions, {} as before (threads.go).
+		"Target.setAutoAttach": func() []byte { return []byte(`{}`) },
 	}
 	// Local answers that are errors without a client page.
 	wantLocalError := map[string]string{

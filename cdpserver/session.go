@@ -94,6 +94,8 @@ type Session struct {
 	pending    map[int64]string // Guarded by mu: request id → method, relayed to the host and not yet answered.
 	hostClosed bool             // Guarded by mu.
 	goneReason string           // Guarded by mu: why the host session ended.
+
+	threads *threadTable // Static after construction: the window's worker threads (threads.go).
 }
 
 // closeState is queued as the queue's close reason: sendLoop sends it as the
@@ -233,6 +235,7 @@ func (sess *Session) readLoop() {
 			}
 			sess.dtClosed.Store(true)
 			close(sess.dtGone)
+			sess.detachThreadsInNode() // threads.go
 			sess.closeHost()
 			sess.out.close(&closeState{websocket.StatusNormalClosure, "DevTools window closed"})
 			return
@@ -545,6 +548,7 @@ func (sess *Session) finish(code websocket.StatusCode, reason string) {
 	sess.mu.Unlock()
 
 	sess.answerUnanswered(pending, reason)
+	sess.closeThreads(reason, false)
 	sess.out.close(&closeState{code, reason})
 }
 

@@ -170,6 +170,7 @@ func (sess *Session) detachHost(conn *websocket.Conn, reason string) {
 	sess.mu.Unlock()
 	sess.hostMu.Unlock()
 	sess.answerUnanswered(pending, reason)
+	sess.closeThreads(reason, true)
 	sess.settling.Add(-1)
 	sess.poke()
 	hostnode.CloseSession(cur)

@@ -76,6 +76,7 @@ func (s *Server) newSessionFunc(dt *websocket.Conn, gate *closeGate, host *webso
 			rebound:  make(chan struct{}, 1),
 			dtGone:   make(chan struct{}),
 			watch:    newWatchState(s.opts.Watch),
+			threads:  newThreadTable(),
 		}
 		sess.net = s.network.NewWindow(networkOutput{sess})
 		sess.page = pagerealm.NewWindow(id, sess.objects, pageSink{sess}, sess.sendDone)

@@ -348,3 +348,8 @@ func hostGet(ctx context.Context, wsURL, path string) ([]byte, error) {
 	}
 	return io.ReadAll(io.LimitReader(resp.Body, maxHostDiscovery))
 }
+
+// HoldThreads keeps the host's threads that start from now on waiting for
+// a debugger until the returned func is called (Threads.Hold): for a
+// DevTools window that attaches threads with waitForDebuggerOnStart.
+func (h *Host) HoldThreads() (end func()) { return h.threads.Hold() }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/cdpproject"
@@ -72,6 +73,78 @@ type Threads struct {
 	// pending are the threads not yet answered, by path; closed and removed
 	// when answered or gone. Owned by the reader goroutine (Event).
 	pending map[string]chan struct{}
+
+	holdMu sync.Mutex // Leaf: see docs/locks.md.
+	holds  int        // Guarded by holdMu: Hold calls not yet released.
+	held   [][]string // Guarded by holdMu: threads started while held, not released.
+}
+
+// Hold keeps the session's own threads (not theirs) that start from now
+// on waiting for a debugger, instead of releasing them: for a DevTools
+// window that asked to attach threads waiting (Target.setAutoAttach
+// waitForDebuggerOnStart), which releases each itself
+// (Runtime.runIfWaitingForDebugger in the thread's session). The returned
+// func ends this hold (idempotent); when the last hold ends, every thread
+// still held is released as usual, so a window that closes without
+// releasing leaves no thread waiting.
+func (t *Threads) Hold() (end func()) {
+	t.holdMu.Lock()
+	t.holds++
+	t.holdMu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.holdMu.Lock()
+			t.holds--
+			var release [][]string
+			if t.holds == 0 {
+				release, t.held = t.held, nil
+			}
+			t.holdMu.Unlock()
+			for _, path := range release {
+				t.releaseHeld(path)
+			}
+		})
+	}
+}
+
+// releaseHeld releases a thread that was held, from any goroutine: it
+// does not touch pending (the reader's), so its resends run their whole
+// schedule (a repeat is ignored by a running thread, and by Node for a
+// thread that is gone).
+func (t *Threads) releaseHeld(path []string) {
+	release := t.forThread(path, threadReleaseMsg)
+	if t.write(release) != nil {
+		return
+	}
+	go t.resend(nil, release)
+}
+
+// holdBack reports whether the thread at path is held (Hold) and records it.
+func (t *Threads) holdBack(path []string) bool {
+	if len(path) != 1 {
+		return false // a thread's own threads are not attached to windows yet
+	}
+	t.holdMu.Lock()
+	defer t.holdMu.Unlock()
+	if t.holds == 0 {
+		return false
+	}
+	t.held = append(t.held, path)
+	return true
+}
+
+// dropHeld forgets held threads at or under path (they exited).
+func (t *Threads) dropHeld(key string) {
+	t.holdMu.Lock()
+	defer t.holdMu.Unlock()
+	kept := t.held[:0]
+	for _, p := range t.held {
+		if k := threadKey(p); k != key && !strings.HasPrefix(k, key+"/") {
+			kept = append(kept, p)
+		}
+	}
+	t.held = kept
 }
 
 // NewThreads returns the releaser of one session's threads. write sends a
@@ -136,10 +209,15 @@ func (t *Threads) attached(path []string) {
 	if _, ok := t.pending[key]; ok {
 		return
 	}
+	// NodeWorker inside the thread first, held or not: its own threads
+	// are released by this session either way.
+	if t.write(t.forThread(path, threadEnableMsg)) != nil || t.holdBack(path) {
+		return
+	}
 	answered := make(chan struct{})
 	t.pending[key] = answered
-	enable, release := t.forThread(path, threadEnableMsg), t.forThread(path, threadReleaseMsg)
-	if t.write(enable) != nil || t.write(release) != nil {
+	release := t.forThread(path, threadReleaseMsg)
+	if t.write(release) != nil {
 		return
 	}
 	go t.resend(answered, release)
@@ -201,6 +279,7 @@ func threadKey(path []string) string { return strings.Join(path, "/") }
 // started (a thread that exits takes its own threads with it).
 func (t *Threads) forget(path []string) {
 	key := threadKey(path)
+	t.dropHeld(key)
 	for k, ch := range t.pending {
 		if k == key || strings.HasPrefix(k, key+"/") {
 			close(ch)

@@ -26,8 +26,11 @@ type Msg struct {
 	ID     *int64          `json:"id"`
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *struct {
+	// SessionID is the flat child session the message belongs to ("" for
+	// the window's own target).
+	SessionID string          `json:"sessionId"`
+	Result    json.RawMessage `json:"result"`
+	Error     *struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	} `json:"error"`
@@ -127,6 +130,14 @@ func (cl *Client) SendRaw(b []byte) {
 // Send sends a request and returns its id.
 func (cl *Client) Send(method string, params any) int64 {
 	cl.t.Helper()
+	return cl.SendTo("", method, params)
+}
+
+// SendTo sends a request in the flat child session sessionID ("" for the
+// window's own target) and returns its id. Ids are unique across sessions,
+// as the DevTools frontend's are.
+func (cl *Client) SendTo(sessionID, method string, params any) int64 {
+	cl.t.Helper()
 	cl.mu.Lock()
 	cl.nextID++
 	id := cl.nextID
@@ -134,6 +145,9 @@ func (cl *Client) Send(method string, params any) int64 {
 	req := map[string]any{"id": id, "method": method}
 	if params != nil {
 		req["params"] = params
+	}
+	if sessionID != "" {
+		req["sessionId"] = sessionID
 	}
 	b, err := json.Marshal(req)
 	if err != nil {
@@ -159,6 +173,12 @@ func (cl *Client) wait() time.Duration {
 func (cl *Client) Call(method string, params any) Msg {
 	cl.t.Helper()
 	return cl.ExpectResponse(cl.Send(method, params))
+}
+
+// CallIn is Call in the flat child session sessionID.
+func (cl *Client) CallIn(sessionID, method string, params any) Msg {
+	cl.t.Helper()
+	return cl.ExpectResponse(cl.SendTo(sessionID, method, params))
 }
 
 // MustCall is Call that fails the test on an error answer.
