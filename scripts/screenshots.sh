@@ -6,10 +6,12 @@
 #   paused.png   Sources while paused on a `debugger;` statement (status, call stack)
 #   client-console.png  Console with a client page's context selected: the page's
 #                messages (app.js links) next to the host's
+#   threads-console.png  Console: a worker thread's message ([worker eval] link)
+#                between the host's
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export E2E_ARTIFACTS=$(mktemp -d "${TMPDIR:-/tmp}/inspector-worker-screens.XXXXXX")
-bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js
+bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js tests/threads.test.js
 mkdir -p docs/screenshots
 copy() {
   [ -f "$E2E_ARTIFACTS/$1" ] || { echo "screenshots.sh: the suite did not write $1" >&2; exit 1; }
@@ -20,4 +22,5 @@ copy console-01-console.png console.png
 copy sources-01-sources.png sources.png
 copy debugger-statement-01-paused.png paused.png
 copy client-console-02-console-page-context.png client-console.png
+copy threads-01-threads-console.png threads-console.png
 rm -rf "$E2E_ARTIFACTS"
