@@ -76,7 +76,7 @@ let i = 0;
 setInterval(() => { console.log('out ' + i); console.error('err ' + i++); }, 1);
 `
 
-// `run … | head -1`, on stdout and on stderr (2>&1 >/dev/null | head -1):
+// `run … | head -1`, on stdout and on stderr (2>&1 >/dev/null | grep -m1):
 // the worker is never killed by SIGPIPE, exits 1 as plain node does on
 // EPIPE, and leaves no process and no temp file.
 func TestRunPipe(t *testing.T) {
@@ -111,11 +111,17 @@ func TestRunPipe(t *testing.T) {
 					<-done
 				}
 			})
-			first, err := bufio.NewReader(pr).ReadString('\n') // head -1
-			pr.Close()
-			if err != nil {
-				t.Fatalf("reading the first line: %v", err)
+			// Like `grep -m1`: the reader leaves after the host's first line
+			// (on stderr the worker's own lines come first), so that the host
+			// certainly ran and printed its pid.
+			br := bufio.NewReader(pr)
+			var first string
+			for !strings.HasPrefix(first, "pid ") && !strings.HasPrefix(first, "err ") {
+				if first, err = br.ReadString('\n'); err != nil {
+					t.Fatalf("reading up to the host's first line: %v", err)
+				}
 			}
+			pr.Close()
 			closed := time.Now()
 			select {
 			case <-done:
