@@ -76,12 +76,17 @@ let i = 0;
 setInterval(() => { console.log('out ' + i); console.error('err ' + i++); }, 1);
 `
 
-// `run … | head -1`, on stdout and on stderr (2>&1 >/dev/null | grep -m1):
+// `run … | head -1`, on stdout and on stderr (2>&1 >/dev/null | grep -m1),
+// and the latter under --watch:
 // the worker is never killed by SIGPIPE, exits 1 as plain node does on
 // EPIPE, and leaves no process and no temp file.
 func TestRunPipe(t *testing.T) {
-	for _, stream := range []string{"stdout", "stderr"} {
-		t.Run(stream, func(t *testing.T) {
+	for _, c := range []struct {
+		stream string
+		flags  []string
+	}{{"stdout", nil}, {"stderr", nil}, {"stderr", []string{"--watch"}}} {
+		stream := c.stream
+		t.Run(strings.Join(append([]string{stream}, c.flags...), ""), func(t *testing.T) {
 			proctest.Node(t)
 			dir, script := writeScript(t, pipeHost)
 			tmp := t.TempDir()
@@ -90,7 +95,8 @@ func TestRunPipe(t *testing.T) {
 				t.Fatal(err)
 			}
 			other := &syncBuffer{}
-			cmd := exec.Command(workerBin, "run", "--port", "0", "--", "node", script)
+			args := append(append([]string{"run", "--port", "0"}, c.flags...), "--", "node", script)
+			cmd := exec.Command(workerBin, args...)
 			cmd.Dir, cmd.Env = dir, append(os.Environ(), "TMPDIR="+tmp)
 			if stream == "stdout" {
 				cmd.Stdout, cmd.Stderr = pw, other
