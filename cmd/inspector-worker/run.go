@@ -37,6 +37,10 @@ func cmdRun(args []string, stderr io.Writer) int {
 			"  inspector-worker run -- node app.js\n")
 		return 2
 	}
+	if *watch && isNodeTestRunner(argv) {
+		fmt.Fprintf(stderr, "inspector-worker run: --watch with node --test: use Node's own, run -- node --test --watch\n")
+		return 2
+	}
 	if len(watchPaths) > 0 && !*watch {
 		fmt.Fprintf(stderr, "inspector-worker run: --watch-path needs --watch\n")
 		return 2
@@ -86,6 +90,9 @@ const maxForwardedSignals = 3
 // runHost starts the host, serves DevTools until the host exits, and returns
 // the host's exit code (128+signal when it was killed).
 func runHost(r hostRun, stderr io.Writer) int {
+	if isNodeTestRunner(r.argv) {
+		return runTestRunner(r, stderr)
+	}
 	ln, fellBack, err := r.ep.listen()
 	if err != nil {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
@@ -189,7 +196,7 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 	sigs <-chan os.Signal, serveErr <-chan error, filter io.Closer, stderr io.Writer) int {
 	finished := host.ScriptFinished()
 	var stuck <-chan time.Time
-	endedStuck := false
+	endedStuck, endedGone := false, false
 	forwarded := 0
 	for {
 		select {
@@ -214,6 +221,9 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 			fmt.Fprintf(stderr, "inspector-worker: the host did not exit within %v after its script finished "+
 				"(Node hangs like this after some process.exit() calls); ending it\n", stuckHostGrace)
 			proc.Kill()
+		case <-outputGone(stderr):
+			proc.Kill() // the user's pipeline ended (outputGuard)
+			endedGone = true
 		case <-proc.Done():
 			filter.Close()
 			code := proc.ExitCode()
@@ -223,6 +233,9 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 				} else {
 					fmt.Fprintf(stderr, "inspector-worker: the host did not report its exit code; exiting with %d\n", code)
 				}
+			}
+			if endedGone {
+				code = outputGoneCode
 			}
 			reason := fmt.Sprintf("the host exited with code %d", code)
 			host.Finish(reason)

@@ -220,6 +220,12 @@ func (w *watchRun) supervise(ctx context.Context, fw *fileWatcher, sigs <-chan o
 				continue
 			}
 			_ = w.proc.Signal(sig)
+		case <-outputGone(w.stderr):
+			if w.proc != nil {
+				w.proc.Kill() // the user's pipeline ended (outputGuard)
+			}
+			w.end("the reader of the worker's output is gone")
+			return outputGoneCode
 		case err := <-serveErr:
 			fmt.Fprintf(w.stderr, "inspector-worker: the DevTools endpoint failed: %v; stopping the host\n", err)
 			if w.proc != nil {
