@@ -87,6 +87,18 @@ func (r hostRun) hostEnv(obs *observation) []string {
 // worker stops asking and kills the host (a host may ignore SIGINT).
 const maxForwardedSignals = 3
 
+// forwardSignal passes sig, the forwarded-th received, to the process, or
+// kills it once maxForwardedSignals were asked for; what names it for the
+// user ("the host", "the test runner").
+func forwardSignal(proc *hostnode.Process, sig os.Signal, forwarded int, what string, stderr io.Writer) {
+	if forwarded >= maxForwardedSignals {
+		fmt.Fprintf(stderr, "inspector-worker: %s received %d times; killing %s\n", sig, forwarded, what)
+		proc.Kill()
+		return
+	}
+	_ = proc.Signal(sig)
+}
+
 // runHost starts the host, serves DevTools until the host exits, and returns
 // the host's exit code (128+signal when it was killed).
 func runHost(r hostRun, stderr io.Writer) int {
@@ -202,12 +214,7 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 		select {
 		case sig := <-sigs:
 			forwarded++
-			if forwarded >= maxForwardedSignals {
-				fmt.Fprintf(stderr, "inspector-worker: %s received %d times; killing the host\n", sig, forwarded)
-				proc.Kill()
-				continue
-			}
-			_ = proc.Signal(sig)
+			forwardSignal(proc, sig, forwarded, "the host", stderr)
 		case err := <-serveErr:
 			fmt.Fprintf(stderr, "inspector-worker: the DevTools endpoint failed: %v; stopping the host\n", err)
 			proc.Kill()

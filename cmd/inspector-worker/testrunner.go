@@ -69,12 +69,7 @@ func runTestRunner(r hostRun, stderr io.Writer) int {
 		select {
 		case sig := <-sigs:
 			forwarded++
-			if forwarded >= maxForwardedSignals {
-				fmt.Fprintf(stderr, "inspector-worker: %s received %d times; killing the test runner\n", sig, forwarded)
-				proc.Kill()
-				continue
-			}
-			_ = proc.Signal(sig)
+			forwardSignal(proc, sig, forwarded, "the test runner", stderr)
 		case <-outputGone(stderr):
 			proc.Kill() // the user's pipeline ended (outputGuard)
 			return outputGoneCode

@@ -214,12 +214,7 @@ func (w *watchRun) supervise(ctx context.Context, fw *fileWatcher, sigs <-chan o
 				return w.lastCode
 			}
 			stopping = true
-			if forwarded >= maxForwardedSignals {
-				fmt.Fprintf(w.stderr, "inspector-worker: %s received %d times; killing the host\n", sig, forwarded)
-				w.proc.Kill()
-				continue
-			}
-			_ = w.proc.Signal(sig)
+			forwardSignal(w.proc, sig, forwarded, "the host", w.stderr)
 		case <-outputGone(w.stderr):
 			if w.proc != nil {
 				w.proc.Kill() // the user's pipeline ended (outputGuard)
