@@ -54,9 +54,11 @@
  */
 export const MAX_PREFIX = 64 * 1024;
 
-// On the prototype, or on one response (injectResponse): installed once
-// (a second preload, or a middleware used twice, does not wrap twice).
+// On the prototype: installed once (a second preload does not wrap twice).
 const INSTALLED = Symbol('inspectorWorkerInjectInstalled');
+// On one response (injectResponse): wrapped once (a middleware used twice
+// does not wrap twice), and the prototype's wrappers leave it to its own.
+const OWN = Symbol('inspectorWorkerInjectResponse');
 
 /**
  * @typedef {object} InjectOptions
@@ -83,7 +85,7 @@ export function installInject(http, o) {
   const proto = http && http.ServerResponse && http.ServerResponse.prototype;
   if (!proto || !o.snippet || proto[INSTALLED]) return () => {};
   const orig = { writeHead: proto.writeHead, write: proto.write, end: proto.end };
-  Object.assign(proto, wrappers(orig, o));
+  Object.assign(proto, wrappers(orig, o, true));
   proto[INSTALLED] = true;
   return function uninstall() {
     Object.assign(proto, orig);
@@ -96,16 +98,18 @@ export function installInject(http, o) {
  * through the preload's injectResponse) with the same rules as
  * installInject, around whatever writeHead/write/end the response has now
  * — so a middleware registered after `compression` sees the page before it
- * is compressed. Returns whether it wrapped (false: no snippet, or this
- * response is wrapped already).
+ * is compressed, and injects it. Such a response is its wrappers' alone:
+ * the prototype's (installInject) pass it through, so a compressed page
+ * the middleware did inject gets no hint line. Returns whether it wrapped
+ * (false: no snippet, or this response is wrapped already).
  * @param {any} res an http.ServerResponse
  * @param {InjectOptions} o
  */
 export function injectResponse(res, o) {
-  if (!res || typeof res.end !== 'function' || !o.snippet || res[INSTALLED]) return false;
+  if (!res || typeof res.end !== 'function' || !o.snippet || Object.prototype.hasOwnProperty.call(res, OWN)) return false;
   const orig = { writeHead: res.writeHead, write: res.write, end: res.end };
-  Object.assign(res, wrappers(orig, o));
-  res[INSTALLED] = true;
+  Object.assign(res, wrappers(orig, o, false));
+  res[OWN] = true;
   return true;
 }
 
@@ -114,10 +118,11 @@ export function injectResponse(res, o) {
  * calling orig's for everything they send.
  * @param {{writeHead: Function, write: Function, end: Function}} orig
  * @param {InjectOptions} o
+ * @param {boolean} shared on the prototype: pass the responses injectResponse wrapped
  */
-function wrappers(orig, o) {
+function wrappers(orig, o, shared) {
   // Per wrapping: a response wrapped both on its prototype and on itself
-  // keeps two independent states (the inner one finds the tag, passes).
+  // keeps two states (the prototype's passes it, see decide).
   const STATE = Symbol('inspectorWorkerInject');
   const snippet = Buffer.from(o.snippet, 'latin1');
   const seen = warnedFor.get(o) || new Set();
@@ -130,6 +135,7 @@ function wrappers(orig, o) {
 
   /** @param {any} res @param {any} extra headers passed to writeHead */
   function decide(res, extra) {
+    if (shared && Object.prototype.hasOwnProperty.call(res, OWN)) return 'pass';
     let h;
     try { h = mergedHeaders(res, extra); } catch (e) { return 'pass'; }
     if (!/^\s*text\/html\b/i.test(String(h['content-type'] || ''))) return 'pass';

@@ -106,10 +106,11 @@ const routes = {
 const warnings = [];
 
 /**
- * How the hook is put in: on ServerResponse.prototype (`run --inject`), or
- * by the handler on each response before the route writes (injectResponse,
- * what the Express middleware does). Each mode runs every test below.
- * @type {'prototype'|'response'}
+ * How the hook is put in: on ServerResponse.prototype (`run --inject`), by
+ * the handler on each response before the route writes (injectResponse,
+ * what the Express middleware does), or both (the middleware under `run
+ * --inject`: still one tag, one hint). Each mode runs every test below.
+ * @type {'prototype'|'response'|'both'}
  */
 let mode = 'prototype';
 
@@ -156,8 +157,8 @@ async function both(path, method) {
   try {
     const plain = await get(s.port, path, method);
     const o = { snippet: TAG, marker: MARKER, host: HOST, warn: (/** @type {string} */ l) => warnings.push(l) };
-    const uninstall = mode === 'prototype' ? installInject(http, o) : () => {};
-    if (mode === 'response') perResponse = o;
+    const uninstall = mode !== 'response' ? installInject(http, o) : () => {};
+    if (mode !== 'prototype') perResponse = o;
     try {
       return { plain, injected: await get(s.port, path, method) };
     } finally {
@@ -200,7 +201,7 @@ function assertInjected(r, after) {
   return cl;
 }
 
-for (const m of /** @type {const} */ (['prototype', 'response'])) describe(m, () => {
+for (const m of /** @type {const} */ (['prototype', 'response', 'both'])) describe(m, () => {
   before(() => { mode = m; });
 
   for (const path of ['/end', '/setlength', '/writehead', '/flat', '/pairs']) {

@@ -26,8 +26,8 @@
  *                        this run's worker (INSPECTOR_WORKER_ENDPOINT,
  *                        INSPECTOR_WORKER_TOKEN), or '' outside a run
  *   injectResponse(res)  give one node:http response the tag by --inject's
- *                        rules (the Express middleware, wiring/express.mjs);
- *                        true when covered (by --inject too), false outside a run
+ *                        rules (the Express middleware, wiring/express.mjs),
+ *                        --inject on or off; false outside a run
  *   stats()              {queued, dropped, sent, acked}
  *
  * Injection (env INSPECTOR_WORKER_INJECT=1, set by `run --inject`, the
@@ -3466,9 +3466,11 @@ var IWInject = (function () {
  */
 const MAX_PREFIX = 64 * 1024;
 
-// On the prototype, or on one response (injectResponse): installed once
-// (a second preload, or a middleware used twice, does not wrap twice).
+// On the prototype: installed once (a second preload does not wrap twice).
 const INSTALLED = Symbol('inspectorWorkerInjectInstalled');
+// On one response (injectResponse): wrapped once (a middleware used twice
+// does not wrap twice), and the prototype's wrappers leave it to its own.
+const OWN = Symbol('inspectorWorkerInjectResponse');
 
 /**
  * @typedef {object} InjectOptions
@@ -3495,7 +3497,7 @@ function installInject(http, o) {
   const proto = http && http.ServerResponse && http.ServerResponse.prototype;
   if (!proto || !o.snippet || proto[INSTALLED]) return () => {};
   const orig = { writeHead: proto.writeHead, write: proto.write, end: proto.end };
-  Object.assign(proto, wrappers(orig, o));
+  Object.assign(proto, wrappers(orig, o, true));
   proto[INSTALLED] = true;
   return function uninstall() {
     Object.assign(proto, orig);
@@ -3508,16 +3510,18 @@ function installInject(http, o) {
  * through the preload's injectResponse) with the same rules as
  * installInject, around whatever writeHead/write/end the response has now
  * — so a middleware registered after `compression` sees the page before it
- * is compressed. Returns whether it wrapped (false: no snippet, or this
- * response is wrapped already).
+ * is compressed, and injects it. Such a response is its wrappers' alone:
+ * the prototype's (installInject) pass it through, so a compressed page
+ * the middleware did inject gets no hint line. Returns whether it wrapped
+ * (false: no snippet, or this response is wrapped already).
  * @param {any} res an http.ServerResponse
  * @param {InjectOptions} o
  */
 function injectResponse(res, o) {
-  if (!res || typeof res.end !== 'function' || !o.snippet || res[INSTALLED]) return false;
+  if (!res || typeof res.end !== 'function' || !o.snippet || Object.prototype.hasOwnProperty.call(res, OWN)) return false;
   const orig = { writeHead: res.writeHead, write: res.write, end: res.end };
-  Object.assign(res, wrappers(orig, o));
-  res[INSTALLED] = true;
+  Object.assign(res, wrappers(orig, o, false));
+  res[OWN] = true;
   return true;
 }
 
@@ -3526,10 +3530,11 @@ function injectResponse(res, o) {
  * calling orig's for everything they send.
  * @param {{writeHead: Function, write: Function, end: Function}} orig
  * @param {InjectOptions} o
+ * @param {boolean} shared on the prototype: pass the responses injectResponse wrapped
  */
-function wrappers(orig, o) {
+function wrappers(orig, o, shared) {
   // Per wrapping: a response wrapped both on its prototype and on itself
-  // keeps two independent states (the inner one finds the tag, passes).
+  // keeps two states (the prototype's passes it, see decide).
   const STATE = Symbol('inspectorWorkerInject');
   const snippet = Buffer.from(o.snippet, 'latin1');
   const seen = warnedFor.get(o) || new Set();
@@ -3542,6 +3547,7 @@ function wrappers(orig, o) {
 
   /** @param {any} res @param {any} extra headers passed to writeHead */
   function decide(res, extra) {
+    if (shared && Object.prototype.hasOwnProperty.call(res, OWN)) return 'pass';
     let h;
     try { h = mergedHeaders(res, extra); } catch (e) { return 'pass'; }
     if (!/^\s*text\/html\b/i.test(String(h['content-type'] || ''))) return 'pass';
@@ -4025,26 +4031,25 @@ const injectOptions = (function injectionOptions() {
     warn: (/** @type {string} */ line) => { try { process.stderr.write(line + '\n'); } catch (e) { /* no stderr */ } },
   };
 })();
-const injectOnPrototype = (function installInjection() {
+(function installInjection() {
   const on = process.env[INJECT_ENV] === '1';
   delete process.env[INJECT_ENV];
-  if (!on || !injectOptions) return false;
+  if (!on || !injectOptions) return;
   try {
     IWInject.installInject(require('node:http'), injectOptions);
-    return true;
-  } catch (e) { return false; /* no injection */ }
+  } catch (e) { /* no injection */ }
 })();
 
 /**
  * The explicit wiring (wiring/express.mjs calls it for each request): this
- * response gets the tag by --inject's rules. True when the response is
- * covered — by this call, or already by `run --inject` (the default), which
- * wraps every response — false outside a run.
+ * response gets the tag by --inject's rules, from wrappers on the response
+ * itself, which `run --inject` (the default, on the prototype) then leaves
+ * to them — so a middleware after `compression` injects under both. True
+ * when the response is wrapped (now or before), false outside a run.
  * @param {any} res an http.ServerResponse
  */
 function injectResponse(res) {
   if (!injectOptions) return false;
-  if (injectOnPrototype) return true;
   try {
     IWInject.injectResponse(res, injectOptions);
     return true;

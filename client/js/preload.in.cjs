@@ -25,8 +25,8 @@
  *                        this run's worker (INSPECTOR_WORKER_ENDPOINT,
  *                        INSPECTOR_WORKER_TOKEN), or '' outside a run
  *   injectResponse(res)  give one node:http response the tag by --inject's
- *                        rules (the Express middleware, wiring/express.mjs);
- *                        true when covered (by --inject too), false outside a run
+ *                        rules (the Express middleware, wiring/express.mjs),
+ *                        --inject on or off; false outside a run
  *   stats()              {queued, dropped, sent, acked}
  *
  * Injection (env INSPECTOR_WORKER_INJECT=1, set by `run --inject`, the
@@ -221,26 +221,25 @@ const injectOptions = (function injectionOptions() {
     warn: (/** @type {string} */ line) => { try { process.stderr.write(line + '\n'); } catch (e) { /* no stderr */ } },
   };
 })();
-const injectOnPrototype = (function installInjection() {
+(function installInjection() {
   const on = process.env[INJECT_ENV] === '1';
   delete process.env[INJECT_ENV];
-  if (!on || !injectOptions) return false;
+  if (!on || !injectOptions) return;
   try {
     IWInject.installInject(require('node:http'), injectOptions);
-    return true;
-  } catch (e) { return false; /* no injection */ }
+  } catch (e) { /* no injection */ }
 })();
 
 /**
  * The explicit wiring (wiring/express.mjs calls it for each request): this
- * response gets the tag by --inject's rules. True when the response is
- * covered — by this call, or already by `run --inject` (the default), which
- * wraps every response — false outside a run.
+ * response gets the tag by --inject's rules, from wrappers on the response
+ * itself, which `run --inject` (the default, on the prototype) then leaves
+ * to them — so a middleware after `compression` injects under both. True
+ * when the response is wrapped (now or before), false outside a run.
  * @param {any} res an http.ServerResponse
  */
 function injectResponse(res) {
   if (!injectOptions) return false;
-  if (injectOnPrototype) return true;
   try {
     IWInject.injectResponse(res, injectOptions);
     return true;
