@@ -318,3 +318,47 @@ test('cspBlocks: what lets the client in and what does not', () => {
   // helmet's default
   assert.match(cspBlocks("default-src 'self';base-uri 'self';font-src 'self' https: data:;form-action 'self';frame-ancestors 'self';img-src 'self' data:;object-src 'none';script-src 'self';script-src-attr 'none';style-src 'self' https: 'unsafe-inline';upgrade-insecure-requests", HOST), /^script-src 'self'$/);
 });
+
+/**
+ * A compressor as `compression` is one: it wraps the response's write/end
+ * and hands the methods under it gzip bytes with Content-Encoding set.
+ * @param {http.ServerResponse} res
+ */
+function gzipResponse(res) {
+  /** @type {Buffer[]} */
+  const chunks = [];
+  const end = res.end;
+  const take = (/** @type {any} */ c, /** @type {any} */ e) => { if (c && typeof c !== 'function') chunks.push(Buffer.from(c, typeof e === 'string' ? e : undefined)); };
+  res.write = /** @type {any} */ (function (/** @type {any} */ c, /** @type {any} */ e) { take(c, e); return true; });
+  res.end = /** @type {any} */ (function (/** @type {any} */ c, /** @type {any} */ e) {
+    take(c, e);
+    const z = zlib.gzipSync(Buffer.concat(chunks));
+    res.setHeader('content-encoding', 'gzip');
+    res.setHeader('content-length', z.length);
+    return end.call(res, z);
+  });
+}
+
+test('injectResponse after a compressor, under installInject too: the page injected before gzip, no hint line', async () => {
+  warnings.length = 0;
+  const o = { snippet: TAG, marker: MARKER, host: HOST, warn: (/** @type {string} */ l) => warnings.push(l) };
+  const uninstall = installInject(http, o);
+  const srv = http.createServer((_q, res) => {
+    gzipResponse(res);
+    injectResponse(res, o);
+    res.setHeader('content-type', 'text/html');
+    res.end(PAGE);
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', () => r(undefined)));
+  try {
+    const r = await get(/** @type {any} */ (srv.address()).port, '/');
+    assert.equal(header(r.headers, 'content-encoding'), 'gzip');
+    assert.equal(Number(header(r.headers, 'content-length')), r.body.length);
+    assert.equal(zlib.gunzipSync(r.body).toString(), PAGE.replace('<head>', '<head>' + TAG));
+    assert.deepEqual(warnings, []);
+  } finally {
+    uninstall();
+    srv.closeAllConnections();
+    await new Promise((r) => srv.close(r));
+  }
+});

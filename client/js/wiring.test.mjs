@@ -84,7 +84,7 @@ console.log(JSON.stringify({ apply: p.apply, order: p.transformIndexHtml.order, 
 
 test('vite.mjs under plain node: the page unchanged; dev server only', () => {
   const r = JSON.parse(node(VITE_HOOK));
-  assert.deepEqual(r, { apply: 'serve', order: 'pre', out: PAGE });
+  assert.deepEqual(r, { apply: 'serve', order: 'post', out: PAGE });
 });
 
 test('vite.mjs under a run: the tag prepended to <head> as a Vite tag descriptor', () => {

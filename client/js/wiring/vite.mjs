@@ -14,20 +14,22 @@
 //
 // Dev server only (`apply: 'serve'`): a build never carries the tag, whose
 // token is valid for one run. The tag is prepended to <head> (Vite makes
-// one when the page has none), a classic script, so it runs before the
-// page's own scripts; a page that already carries this run's tag is left
-// alone. Under plain `node`, or outside a run, the plugin changes nothing.
+// one when the page has none) in a 'post' hook, after Vite has added its
+// own client, so it comes first in the page and Vite leaves its URL alone;
+// a classic script, it runs before the page's own scripts. A page that
+// already carries this run's tag is left alone. Under plain `node`, or
+// outside a run, the plugin changes nothing.
 
 /**
  * The plugin. Options: none yet.
- * @returns {{name: string, apply: 'serve', transformIndexHtml: {order: 'pre', handler: (html: string) => any}}}
+ * @returns {{name: string, apply: 'serve', transformIndexHtml: {order: 'post', handler: (html: string) => any}}}
  */
 export default function inspectorWorker() {
   return {
     name: 'inspector-worker',
     apply: 'serve',
     transformIndexHtml: {
-      order: 'pre',
+      order: 'post',
       handler(html) {
         const iw = /** @type {any} */ (globalThis).inspectorWorker;
         let tag = '';
