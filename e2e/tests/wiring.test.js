@@ -143,21 +143,34 @@ async function compareResponses(plainURL, runURL, { injected, untouched, head, g
 }
 
 /**
+ * A CDP session on the worker's target with the Runtime on; `next(text)` resolves
+ * with the next console message `text` from a page (negative context id).
+ * @param {import('node:test').TestContext} t @param {{port: number, target: {id: string}}} w
+ */
+async function pageConsole(t, w) {
+  const client = await step(CDP({ host: '127.0.0.1', port: w.port, target: w.target.id }), 'CDP() connect');
+  t.after(() => client.close().catch(() => {}));
+  /** @type {Array<{text: string, resolve: (m: any) => void}>} */
+  const waiting = [];
+  client.on('Runtime.consoleAPICalled', (/** @type {any} */ m) => {
+    const i = waiting.findIndex((x) => m.executionContextId < 0 && m.args?.[0]?.value === x.text);
+    if (i >= 0) waiting.splice(i, 1)[0].resolve(m);
+  });
+  await step(client.Runtime.enable(), 'Runtime.enable');
+  return {
+    /** @param {string} text @returns {Promise<any>} */
+    next: (text) => new Promise((resolve) => { waiting.push({ text, resolve }); }),
+  };
+}
+
+/**
  * Loads the page in a tab of the suite's chromium and waits until the window sees
  * its console message `text` under a page context.
  * @param {import('node:test').TestContext} t @param {{port: number, target: {id: string}}} w
  * @param {string} url @param {string} text
  */
 async function expectPageJoins(t, w, url, text) {
-  const client = await step(CDP({ host: '127.0.0.1', port: w.port, target: w.target.id }), 'CDP() connect');
-  t.after(() => client.close().catch(() => {}));
-  /** @type {(v: any) => void} */
-  let seen = () => {};
-  const joined = new Promise((resolve) => { seen = resolve; });
-  client.on('Runtime.consoleAPICalled', (/** @type {any} */ m) => {
-    if (m.executionContextId < 0 && m.args?.[0]?.value === text) seen(m);
-  });
-  await step(client.Runtime.enable(), 'Runtime.enable');
+  const joined = (await pageConsole(t, w)).next(text);
   const page = await chrome().browser.contexts()[0].newPage();
   t.after(async () => { await page.close().catch(() => {}); });
   await page.goto(url, { timeout: STEP_MS });
@@ -291,4 +304,35 @@ test('vite plugin: under plain node it changes nothing; under run --inject=false
       await expectPageJoins(t, h.w, runURL, 'vite-page: ran');
     });
   }
+});
+
+const VITE_BIN = fileURLToPath(new URL('../node_modules/vite/bin/vite.js', import.meta.url));
+
+test("vite's own command under run, no plugin: the page joins by --inject; a save reloads it into a new page context", { timeout: TEST_MS }, async (t) => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-e2e-vite-cli-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
+  fs.writeFileSync(path.join(root, 'index.html'), '<!doctype html><html><head><title>Vite CLI page</title></head><body><script type="module" src="/main.js"></script></body></html>');
+  fs.writeFileSync(path.join(root, 'main.js'), "console.log('vite-cli-page: load 1');\n");
+  // As a user types it, with node named (run -- npx vite comes with child-process following).
+  const proc = spawnGroup(workerBin(), ['run', '--port', '0', '--', process.execPath, VITE_BIN, '--host', '127.0.0.1', '--port', '0'], { cwd: root });
+  t.after(async () => { await proc.stop({ graceMs: 10_000 }); });
+  const fail = (/** @type {string} */ what) => { if (proc.hasExited) throw new Error(`worker exited before ${what}:\n${proc.out.stderr}\n${proc.out.stdout}`); };
+  const port = await waitFor(() => { fail('listening'); return Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(proc.out.stderr)?.[1] ?? 0); }, { what: 'the worker to listen' });
+  const pageURL = await waitFor(() => { fail("Vite's URL"); return /Local:\s+(http:\/\/127\.0\.0\.1:\d+\/)/.exec(proc.out.stdout)?.[1]; }, { what: "Vite's Local: URL" });
+  const list = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
+  const w = { port, target: list[0] };
+  const html = (await fetchRaw(pageURL)).body.toString('utf8');
+  assert.equal((html.match(TAG) ?? []).length, 1, `one tag: ${html}`);
+  const con = await pageConsole(t, w);
+  const first = con.next('vite-cli-page: load 1');
+  const page = await chrome().browser.contexts()[0].newPage();
+  t.after(async () => { await page.close().catch(() => {}); });
+  await page.goto(pageURL, { timeout: STEP_MS });
+  const m1 = await step(first, 'the first load under a page context');
+  // main.js accepts no hot update: Vite reloads the page, which joins again.
+  const second = con.next('vite-cli-page: load 2');
+  fs.writeFileSync(path.join(root, 'main.js'), "console.log('vite-cli-page: load 2');\n");
+  const m2 = await step(second, 'the reloaded page under a page context');
+  assert.notEqual(m2.executionContextId, m1.executionContextId, 'the reload swapped the page context');
+  t.diagnostic(`contexts ${m1.executionContextId} then ${m2.executionContextId}`);
 });
