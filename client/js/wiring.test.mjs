@@ -125,3 +125,12 @@ test('the README\'s bootstrapSnippet() example: \'\' under plain node, the tag u
   assert.equal(JSON.parse(node(code)), '');
   assert.equal(JSON.parse(node(code, { preload: true })), TAG);
 });
+
+test('express.mjs from CommonJS: require() gives the middleware (Node >= 20.19 / 22.12)', { skip: process.features.require_module ? false : 'this node cannot require() an ES module' }, () => {
+  const code = 'const { inspectorWorker } = require(' + JSON.stringify(fileURLToPath(EXPRESS)) + ');\n' +
+    'let called = 0; inspectorWorker()({}, {}, () => { called++; }); console.log(called);';
+  const r = spawnSync(process.execPath, ['-e', code], { encoding: 'utf8', timeout: 30_000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), '1');
+  assert.doesNotMatch(r.stderr, /Error/);
+});

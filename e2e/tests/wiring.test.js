@@ -246,7 +246,7 @@ test('express with compression: --inject leaves gzip pages byte-identical with o
   }
 });
 
-test("express with helmet's default CSP: the page is left as the app sent it and one stderr line names the header and the fix", { timeout: TEST_MS }, async (t) => {
+test("express with helmet's default CSP: the page is left as the app sent it and one stderr line names the header and the fix; with that fix the page joins", { timeout: TEST_MS }, async (t) => {
   const plainURL = await plainHost(t, EXPRESS_HOST, ['--helmet']);
   const h = await startHost(t, { name: 'wiring-express-helmet', fixture: EXPRESS_HOST, hostArgs: ['--helmet'] });
   await h.run(async () => {
@@ -261,6 +261,15 @@ test("express with helmet's default CSP: the page is left as the app sent it and
     const addr = `127.0.0.1:${h.w.port}`;
     assert.equal(hints.length, 1, `one hint line for three pages: ${hints.join('\n')}`);
     assert.equal(hints[0].trim(), `inspector-worker: the page's Content-Security-Policy (script-src 'self') blocks the client, so that page will not join the window; in development add http://${addr} to script-src and ws://${addr} to connect-src`);
+  });
+  // The fix the line names, in helmet's own options: the page gets the tag and joins.
+  const fixed = await startHost(t, { name: 'wiring-express-helmet-fixed', fixture: EXPRESS_HOST, hostArgs: ['--helmet-allow-worker'] });
+  await fixed.run(async () => {
+    const runURL = pageOf(fixed.w);
+    const csp = header((await fetchRaw(runURL)).headers, 'content-security-policy') ?? '';
+    assert.match(csp, new RegExp(`script-src 'self' http://127\\.0\\.0\\.1:${fixed.w.port};`), csp);
+    await expectPageJoins(t, fixed.w, runURL, 'express-page: ran /');
+    assert.deepEqual(stderrLines(fixed.w, /Content-Security-Policy/), []);
   });
 });
 
