@@ -16,8 +16,9 @@
 //     worker says so once per process on stderr,
 //   - its status has a body (not 1xx, 204, 304),
 //   - no Content-Security-Policy blocks the client (cspBlocks: then the
-//     response is left alone and ONE line per process names the header
-//     and the fix).
+//     response is left alone and, for a 2xx page, ONE line per process
+//     names the header and the fix; an error page's policy — Express's
+//     404 sends default-src 'none' — gets no line).
 // Everything else passes through byte-identical, without buffering.
 //
 // A candidate's body is held (never more than MAX_PREFIX bytes) until the
@@ -151,6 +152,10 @@ function wrappers(orig, o, shared) {
     }
     const csp = cspBlocks(h['content-security-policy'], o.host);
     if (csp) {
+      // Error pages carry strict policies of their own (Express's 404, the
+      // answer to every browser's /favicon.ico, sends default-src 'none'):
+      // a hint for them would name a page nobody opened.
+      if (status >= 300) return 'pass';
       warnOnce('csp', 'inspector-worker: the page\'s Content-Security-Policy (' + csp + ') blocks the client, so that page ' +
         'will not join the window; in development add http://' + o.host + ' to script-src and ws://' + o.host + ' to connect-src');
       return 'pass';

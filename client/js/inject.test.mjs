@@ -56,6 +56,13 @@ const routes = {
   '/json': (_q, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.write('{"a":"<head>"'); res.end('}'); },
   '/already': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end(PAGE.replace('<title>', '<title>x</title>' + TAG + '<title>')); },
   '/csp-block': (_q, res) => { res.setHeader('content-type', 'text/html'); res.setHeader('content-security-policy', "default-src 'self'"); res.end(PAGE); },
+  '/csp-404': (_q, res) => {
+    // Express's finalhandler: every browser's /favicon.ico gets this.
+    res.statusCode = 404;
+    res.setHeader('content-security-policy', "default-src 'none'");
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.end('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>Cannot GET /favicon.ico</pre>\n</body>\n</html>\n');
+  },
   '/csp-ok': (_q, res) => {
     res.setHeader('content-type', 'text/html');
     res.setHeader('content-security-policy', "script-src 'self' http://" + HOST + "; connect-src 'self' ws://" + HOST);
@@ -272,6 +279,12 @@ for (const m of /** @type {const} */ (['prototype', 'response', 'both'])) descri
     assert.equal(warnings.length, 1);
     assert.match(warnings[0], /Content-Security-Policy \(default-src 'self'\).*http:\/\/127\.0\.0\.1:9229 to script-src and ws:\/\/127\.0\.0\.1:9229 to connect-src/);
     assertInjected(await both('/csp-ok'), '<head>');
+  });
+
+  test("an error page with a blocking CSP (Express's 404): byte-identical, no line", async () => {
+    warnings.length = 0;
+    assertUntouched(await both('/csp-404'));
+    assert.deepEqual(warnings, []);
   });
 
   test('HEAD: no body, no Content-Length promised; GET of the same page is injected', async () => {

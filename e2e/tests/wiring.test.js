@@ -194,6 +194,8 @@ test('express under run (--inject, the default): static, res.send and streamed p
     t.diagnostic(`${n} requests compared`);
     await expectPageJoins(t, h.w, runURL, 'express-page: ran /');
     await expectPageJoins(t, h.w, new URL('/stream', runURL).href, 'express-page: ran /stream');
+    // Express's 404 page (/missing, the browser's /favicon.ico) carries default-src 'none': no hint for it.
+    assert.deepEqual(stderrLines(h.w, /inspector-worker: (the page's Content-Security-Policy|an HTML response)/), [], 'no hint line');
   });
 });
 
