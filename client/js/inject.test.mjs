@@ -52,6 +52,11 @@ const routes = {
     res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': z.length });
     res.end(z);
   },
+  '/gzip-404': (_q, res) => {
+    const z = zlib.gzipSync('<!doctype html><html><head></head><body>Not Found</body></html>');
+    res.writeHead(404, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': z.length });
+    res.end(z);
+  },
   '/plain': (_q, res) => { res.setHeader('content-type', 'text/plain'); res.end(PAGE); },
   '/json': (_q, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.write('{"a":"<head>"'); res.end('}'); },
   '/already': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end(PAGE.replace('<title>', '<title>x</title>' + TAG + '<title>')); },
@@ -264,8 +269,10 @@ for (const m of /** @type {const} */ (['prototype', 'response', 'both'])) descri
     test('byte-identical: ' + path, async () => { assertUntouched(await both(path)); });
   }
 
-  test('gzip-compressed HTML is byte-identical, with one stderr line per process', async () => {
+  test('gzip-compressed HTML is byte-identical, with one stderr line per process (none for an error page)', async () => {
     warnings.length = 0;
+    assertUntouched(await both('/gzip-404'));
+    assert.deepEqual(warnings, []);
     const r = await both('/gzip');
     assertUntouched(r);
     assert.equal(zlib.gunzipSync(r.injected.body).toString(), PAGE);

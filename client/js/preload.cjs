@@ -3425,7 +3425,7 @@ var IWInject = (function () {
 //     compressor wraps write/end per response and calls ours with
 //     compressed bytes; decompressing and recompressing would cost every
 //     page CPU and change its bytes for a debugging aid — and the
-//     worker says so once per process on stderr,
+//     worker says so once per process on stderr (for a 2xx page),
 //   - its status has a body (not 1xx, 204, 304),
 //   - no Content-Security-Policy blocks the client (cspBlocks: then the
 //     response is left alone and, for a 2xx page, ONE line per process
@@ -3555,7 +3555,9 @@ function wrappers(orig, o, shared) {
     const status = Number(res.statusCode);
     if (status < 200 || status === 204 || status === 304) return 'pass';
     const enc = String(h['content-encoding'] || '').trim().toLowerCase();
+    // The hints are for pages someone opens, not error pages (below).
     if (enc && enc !== 'identity') {
+      if (status >= 300) return 'pass';
       warnOnce('encoding', 'inspector-worker: an HTML response compressed with Content-Encoding: ' + enc +
         ' was left without the client\'s script tag (--inject does not touch compressed bodies); ' +
         'turn compression off in development, or register the inspector-worker Express middleware after compression ' +
