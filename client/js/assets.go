@@ -14,10 +14,16 @@
 // child's fd 3): the app imports it from this folder, the binary never
 // serves it, so it is not embedded.
 //
-// The three files are generated, whole, by build.mjs from hand-written
-// sources in this folder: a frame per file (client.in.js, preload.in.cjs,
-// embed.in.mjs) and the modules each frame inlines (core.mjs, runtime.mjs,
-// capture.mjs …; what the tests import). Edit those, then run
+// wiring/ holds the explicit wiring for apps that do not rely on `run
+// --inject`: express.mjs (a middleware) and vite.mjs (a plugin), small
+// hand-written modules without dependencies. They are embedded so that
+// `inspector-worker wiring NAME` can print them for the app to keep.
+//
+// The three generated files (client.js, preload.cjs, embed.mjs) are made,
+// whole, by build.mjs from hand-written sources in this folder: a frame per
+// file (client.in.js, preload.in.cjs, embed.in.mjs) and the modules each
+// frame inlines (core.mjs, runtime.mjs, capture.mjs …; what the tests
+// import). Edit those, then run
 // `go generate ./client/js/` (or `node client/js/build.mjs`); `node --test
 // client/js/` fails on a stale file. The package has no behaviour of its
 // own: it only hands out the bytes, a fresh copy per call.
@@ -37,6 +43,27 @@ func ClientJS() []byte { return read("client.js") }
 // PreloadCJS returns preload.cjs, the Node host preload (write it to a file
 // and pass it to node with --require).
 func PreloadCJS() []byte { return read("preload.cjs") }
+
+//go:embed wiring/express.mjs wiring/vite.mjs
+var wiring embed.FS
+
+// WiringNames lists the explicit wiring modules Wiring knows, in order.
+func WiringNames() []string { return []string{"express", "vite"} }
+
+// Wiring returns wiring/NAME.mjs (an Express middleware, a Vite plugin),
+// or false for an unknown name.
+func Wiring(name string) ([]byte, bool) {
+	for _, n := range WiringNames() {
+		if n == name {
+			b, err := wiring.ReadFile("wiring/" + n + ".mjs")
+			if err != nil {
+				panic("clientjs: wiring/" + n + ".mjs is not embedded: " + err.Error()) // impossible: go:embed checked it at build time
+			}
+			return b, true
+		}
+	}
+	return nil, false
+}
 
 func read(name string) []byte {
 	b, err := files.ReadFile(name)

@@ -71,3 +71,18 @@ func linguistGenerated(attrs []byte, path string) bool {
 	}
 	return false
 }
+
+// The wiring modules `inspector-worker wiring NAME` prints are the files in
+// wiring/, and an unknown name is refused.
+func TestWiring(t *testing.T) {
+	for _, name := range clientjs.WiringNames() {
+		b, ok := clientjs.Wiring(name)
+		disk, err := os.ReadFile("wiring/" + name + ".mjs")
+		if !ok || err != nil || !bytes.Equal(b, disk) {
+			t.Errorf("%s: embedded copy differs from wiring/%s.mjs (ok %v, %v)", name, name, ok, err)
+		}
+	}
+	if b, ok := clientjs.Wiring("../client.js"); ok || b != nil {
+		t.Error("Wiring accepted a name that is not a wiring module")
+	}
+}

@@ -2,11 +2,11 @@
 // is fetched with the hook installed and without it, and compared (status,
 // raw headers but Date, body bytes).
 
-import test from 'node:test';
+import test, { before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { installInject, insertAt, cspBlocks, withLength, MAX_PREFIX } from './inject.mjs';
+import { installInject, injectResponse, insertAt, cspBlocks, withLength, MAX_PREFIX } from './inject.mjs';
 
 const HOST = '127.0.0.1:9229';
 const TAG = '<script src="http://' + HOST + '/client.js" data-endpoint="ws://' + HOST + '/client" data-token="t"></script>';
@@ -52,10 +52,22 @@ const routes = {
     res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': z.length });
     res.end(z);
   },
+  '/gzip-404': (_q, res) => {
+    const z = zlib.gzipSync('<!doctype html><html><head></head><body>Not Found</body></html>');
+    res.writeHead(404, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': z.length });
+    res.end(z);
+  },
   '/plain': (_q, res) => { res.setHeader('content-type', 'text/plain'); res.end(PAGE); },
   '/json': (_q, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.write('{"a":"<head>"'); res.end('}'); },
   '/already': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end(PAGE.replace('<title>', '<title>x</title>' + TAG + '<title>')); },
   '/csp-block': (_q, res) => { res.setHeader('content-type', 'text/html'); res.setHeader('content-security-policy', "default-src 'self'"); res.end(PAGE); },
+  '/csp-404': (_q, res) => {
+    // Express's finalhandler: every browser's /favicon.ico gets this.
+    res.statusCode = 404;
+    res.setHeader('content-security-policy', "default-src 'none'");
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.end('<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Error</title>\n</head>\n<body>\n<pre>Cannot GET /favicon.ico</pre>\n</body>\n</html>\n');
+  },
   '/csp-ok': (_q, res) => {
     res.setHeader('content-type', 'text/html');
     res.setHeader('content-security-policy', "script-src 'self' http://" + HOST + "; connect-src 'self' ws://" + HOST);
@@ -105,9 +117,24 @@ const routes = {
 /** @type {string[]} */
 const warnings = [];
 
+/**
+ * How the hook is put in: on ServerResponse.prototype (`run --inject`), by
+ * the handler on each response before the route writes (injectResponse,
+ * what the Express middleware does), or both (the middleware under `run
+ * --inject`: still one tag, one hint). Each mode runs every test below.
+ * @type {'prototype'|'response'|'both'}
+ */
+let mode = 'prototype';
+
+/** While set, the server's handler wraps each response with these options. @type {any} */
+let perResponse = null;
+
 /** Starts the server; returns its port and a closer. */
 async function serve() {
-  const srv = http.createServer((q, res) => (routes[/** @type {string} */ (q.url)] || routes['/end'])(q, res));
+  const srv = http.createServer((q, res) => {
+    if (perResponse) injectResponse(res, perResponse);
+    (routes[/** @type {string} */ (q.url)] || routes['/end'])(q, res);
+  });
   await new Promise((r) => srv.listen(0, '127.0.0.1', () => r(undefined)));
   return { port: /** @type {any} */ (srv.address()).port, close: () => new Promise((r) => { srv.closeAllConnections(); srv.close(r); }) };
 }
@@ -141,11 +168,14 @@ async function both(path, method) {
   const s = await serve();
   try {
     const plain = await get(s.port, path, method);
-    const uninstall = installInject(http, { snippet: TAG, marker: MARKER, host: HOST, warn: (l) => warnings.push(l) });
+    const o = { snippet: TAG, marker: MARKER, host: HOST, warn: (/** @type {string} */ l) => warnings.push(l) };
+    const uninstall = mode !== 'response' ? installInject(http, o) : () => {};
+    if (mode !== 'prototype') perResponse = o;
     try {
       return { plain, injected: await get(s.port, path, method) };
     } finally {
       uninstall();
+      perResponse = null;
     }
   } finally {
     await s.close();
@@ -183,90 +213,102 @@ function assertInjected(r, after) {
   return cl;
 }
 
-for (const path of ['/end', '/setlength', '/writehead', '/flat', '/pairs']) {
-  test('end(data) of an HTML page (' + path + '): the tag after <head>, exact Content-Length', async () => {
-    const r = await both(path);
-    const cl = assertInjected(r, '<head>');
-    assert.equal(Number(cl), r.plain.body.length + Buffer.byteLength(TAG));
-    // The other headers are kept, duplicates included; validators go.
-    const other = (/** @type {string[]} */ h) => h.filter((l) => !/^(content-length|etag|last-modified):/i.test(l));
-    assert.deepEqual(other(r.injected.headers), other(r.plain.headers));
-    assert.equal(header(r.injected.headers, 'etag'), undefined);
-    assert.equal(header(r.injected.headers, 'last-modified'), undefined);
+for (const m of /** @type {const} */ (['prototype', 'response', 'both'])) describe(m, () => {
+  before(() => { mode = m; });
+
+  for (const path of ['/end', '/setlength', '/writehead', '/flat', '/pairs']) {
+    test('end(data) of an HTML page (' + path + '): the tag after <head>, exact Content-Length', async () => {
+      const r = await both(path);
+      const cl = assertInjected(r, '<head>');
+      assert.equal(Number(cl), r.plain.body.length + Buffer.byteLength(TAG));
+      // The other headers are kept, duplicates included; validators go.
+      const other = (/** @type {string[]} */ h) => h.filter((l) => !/^(content-length|etag|last-modified):/i.test(l));
+      assert.deepEqual(other(r.injected.headers), other(r.plain.headers));
+      assert.equal(header(r.injected.headers, 'etag'), undefined);
+      assert.equal(header(r.injected.headers, 'last-modified'), undefined);
+    });
+  }
+
+  test('a streamed page: the tag in the chunk that completes the head, chunked, callbacks called', async () => {
+    const r = await both('/stream');
+    assertInjected(r, '<head lang="en">');
+    assert.equal(header(r.injected.headers, 'transfer-encoding'), 'chunked');
+    assert.equal(/** @type {any} */ (globalThis).streamCallbacks, 5);
   });
-}
 
-test('a streamed page: the tag in the chunk that completes the head, chunked, callbacks called', async () => {
-  const r = await both('/stream');
-  assertInjected(r, '<head lang="en">');
-  assert.equal(header(r.injected.headers, 'transfer-encoding'), 'chunked');
-  assert.equal(/** @type {any} */ (globalThis).streamCallbacks, 5);
-});
+  for (const path of ['/flushheaders', '/writehead-flush']) {
+    test('flushHeaders() before or after writeHead (' + path + '): the tag in, Content-Length absent or exact', async () => {
+      const r = await both(path);
+      assertInjected(r, '<head>');
+      assert.equal(header(r.injected.headers, 'etag'), undefined);
+      assert.equal(header(r.injected.headers, 'content-type'), 'text/html');
+    });
+  }
 
-for (const path of ['/flushheaders', '/writehead-flush']) {
-  test('flushHeaders() before or after writeHead (' + path + '): the tag in, Content-Length absent or exact', async () => {
-    const r = await both(path);
+  test('a Uint8Array write, then end(string, encoding, cb)', async () => {
+    assertInjected(await both('/bytes'), '<head>');
+  });
+
+  test('one-byte writes: injected once, in linear time', async () => {
+    const r = await both('/tiny');
     assertInjected(r, '<head>');
-    assert.equal(header(r.injected.headers, 'etag'), undefined);
-    assert.equal(header(r.injected.headers, 'content-type'), 'text/html');
   });
-}
 
-test('a Uint8Array write, then end(string, encoding, cb)', async () => {
-  assertInjected(await both('/bytes'), '<head>');
-});
+  test('a head larger than MAX_PREFIX: what was held is flushed with the tag', async () => {
+    const r = await both('/big');
+    assertInjected(r, '<head>');
+  });
 
-test('one-byte writes: injected once, in linear time', async () => {
-  const r = await both('/tiny');
-  assertInjected(r, '<head>');
-});
+  test('no <head>: before the first <script>; only <body>: right after it', async () => {
+    const r = await both('/nohead');
+    assert.deepEqual(r.injected.body.toString(), '<p>x</p>' + TAG + '<script>1</script>');
+    assertInjected(await both('/bodyonly'), '<BODY class="a">');
+  });
 
-test('a head larger than MAX_PREFIX: what was held is flushed with the tag', async () => {
-  const r = await both('/big');
-  assertInjected(r, '<head>');
-});
+  for (const path of ['/plain', '/json', '/already', '/fragment', '/304']) {
+    test('byte-identical: ' + path, async () => { assertUntouched(await both(path)); });
+  }
 
-test('no <head>: before the first <script>; only <body>: right after it', async () => {
-  const r = await both('/nohead');
-  assert.deepEqual(r.injected.body.toString(), '<p>x</p>' + TAG + '<script>1</script>');
-  assertInjected(await both('/bodyonly'), '<BODY class="a">');
-});
+  test('gzip-compressed HTML is byte-identical, with one stderr line per process (none for an error page)', async () => {
+    warnings.length = 0;
+    assertUntouched(await both('/gzip-404'));
+    assert.deepEqual(warnings, []);
+    const r = await both('/gzip');
+    assertUntouched(r);
+    assert.equal(zlib.gunzipSync(r.injected.body).toString(), PAGE);
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /Content-Encoding: gzip/);
+  });
 
-for (const path of ['/plain', '/json', '/already', '/fragment', '/304']) {
-  test('byte-identical: ' + path, async () => { assertUntouched(await both(path)); });
-}
+  test('a CSP that blocks the client: byte-identical and one line naming the header and the fix', async () => {
+    warnings.length = 0;
+    assertUntouched(await both('/csp-block'));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /Content-Security-Policy \(default-src 'self'\).*http:\/\/127\.0\.0\.1:9229 to script-src and ws:\/\/127\.0\.0\.1:9229 to connect-src/);
+    assertInjected(await both('/csp-ok'), '<head>');
+  });
 
-test('gzip-compressed HTML is byte-identical, with one stderr line per process', async () => {
-  warnings.length = 0;
-  const r = await both('/gzip');
-  assertUntouched(r);
-  assert.equal(zlib.gunzipSync(r.injected.body).toString(), PAGE);
-  assert.equal(warnings.length, 1);
-  assert.match(warnings[0], /Content-Encoding: gzip/);
-});
+  test("an error page with a blocking CSP (Express's 404): byte-identical, no line", async () => {
+    warnings.length = 0;
+    assertUntouched(await both('/csp-404'));
+    assert.deepEqual(warnings, []);
+  });
 
-test('a CSP that blocks the client: byte-identical and one line naming the header and the fix', async () => {
-  warnings.length = 0;
-  assertUntouched(await both('/csp-block'));
-  assert.equal(warnings.length, 1);
-  assert.match(warnings[0], /Content-Security-Policy \(default-src 'self'\).*http:\/\/127\.0\.0\.1:9229 to script-src and ws:\/\/127\.0\.0\.1:9229 to connect-src/);
-  assertInjected(await both('/csp-ok'), '<head>');
-});
-
-test('HEAD: no body, no Content-Length promised; GET of the same page is injected', async () => {
-  const head = await both('/express-head', 'HEAD');
-  assert.equal(head.injected.body.length, 0);
-  assert.equal(header(head.plain.headers, 'content-length'), String(Buffer.byteLength(PAGE)));
-  assert.equal(header(head.injected.headers, 'content-length'), undefined);
-  const other = (/** @type {string[]} */ h) => h.filter((l) => !/^content-length:/i.test(l));
-  assert.deepEqual(other(head.injected.headers), other(head.plain.headers));
-  assertInjected(await both('/express-head'), '<head>');
-  const wh = await both('/writehead', 'HEAD');
-  assert.equal(wh.injected.body.length, 0);
-  assert.equal(header(wh.injected.headers, 'content-length'), undefined);
-  assert.deepEqual(other(wh.injected.headers), other(wh.plain.headers));
-  const plainHead = await both('/plain', 'HEAD');
-  assertUntouched(plainHead);
+  test('HEAD: no body, no Content-Length promised; GET of the same page is injected', async () => {
+    const head = await both('/express-head', 'HEAD');
+    assert.equal(head.injected.body.length, 0);
+    assert.equal(header(head.plain.headers, 'content-length'), String(Buffer.byteLength(PAGE)));
+    assert.equal(header(head.injected.headers, 'content-length'), undefined);
+    const other = (/** @type {string[]} */ h) => h.filter((l) => !/^content-length:/i.test(l));
+    assert.deepEqual(other(head.injected.headers), other(head.plain.headers));
+    assertInjected(await both('/express-head'), '<head>');
+    const wh = await both('/writehead', 'HEAD');
+    assert.equal(wh.injected.body.length, 0);
+    assert.equal(header(wh.injected.headers, 'content-length'), undefined);
+    assert.deepEqual(other(wh.injected.headers), other(wh.plain.headers));
+    const plainHead = await both('/plain', 'HEAD');
+    assertUntouched(plainHead);
+  });
 });
 
 test('insertAt: anchors, marker, case and split tags', () => {
@@ -295,4 +337,48 @@ test('cspBlocks: what lets the client in and what does not', () => {
   assert.equal(cspBlocks(["default-src *", "script-src 'self'"], HOST), "script-src 'self'");
   // helmet's default
   assert.match(cspBlocks("default-src 'self';base-uri 'self';font-src 'self' https: data:;form-action 'self';frame-ancestors 'self';img-src 'self' data:;object-src 'none';script-src 'self';script-src-attr 'none';style-src 'self' https: 'unsafe-inline';upgrade-insecure-requests", HOST), /^script-src 'self'$/);
+});
+
+/**
+ * A compressor as `compression` is one: it wraps the response's write/end
+ * and hands the methods under it gzip bytes with Content-Encoding set.
+ * @param {http.ServerResponse} res
+ */
+function gzipResponse(res) {
+  /** @type {Buffer[]} */
+  const chunks = [];
+  const end = res.end;
+  const take = (/** @type {any} */ c, /** @type {any} */ e) => { if (c && typeof c !== 'function') chunks.push(Buffer.from(c, typeof e === 'string' ? e : undefined)); };
+  res.write = /** @type {any} */ (function (/** @type {any} */ c, /** @type {any} */ e) { take(c, e); return true; });
+  res.end = /** @type {any} */ (function (/** @type {any} */ c, /** @type {any} */ e) {
+    take(c, e);
+    const z = zlib.gzipSync(Buffer.concat(chunks));
+    res.setHeader('content-encoding', 'gzip');
+    res.setHeader('content-length', z.length);
+    return end.call(res, z);
+  });
+}
+
+test('injectResponse after a compressor, under installInject too: the page injected before gzip, no hint line', async () => {
+  warnings.length = 0;
+  const o = { snippet: TAG, marker: MARKER, host: HOST, warn: (/** @type {string} */ l) => warnings.push(l) };
+  const uninstall = installInject(http, o);
+  const srv = http.createServer((_q, res) => {
+    gzipResponse(res);
+    injectResponse(res, o);
+    res.setHeader('content-type', 'text/html');
+    res.end(PAGE);
+  });
+  await new Promise((r) => srv.listen(0, '127.0.0.1', () => r(undefined)));
+  try {
+    const r = await get(/** @type {any} */ (srv.address()).port, '/');
+    assert.equal(header(r.headers, 'content-encoding'), 'gzip');
+    assert.equal(Number(header(r.headers, 'content-length')), r.body.length);
+    assert.equal(zlib.gunzipSync(r.body).toString(), PAGE.replace('<head>', '<head>' + TAG));
+    assert.deepEqual(warnings, []);
+  } finally {
+    uninstall();
+    srv.closeAllConnections();
+    await new Promise((r) => srv.close(r));
+  }
 });

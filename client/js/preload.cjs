@@ -25,6 +25,9 @@
  *   bootstrapSnippet()   the <script> tag that loads the browser client from
  *                        this run's worker (INSPECTOR_WORKER_ENDPOINT,
  *                        INSPECTOR_WORKER_TOKEN), or '' outside a run
+ *   injectResponse(res)  give one node:http response the tag by --inject's
+ *                        rules (the Express middleware, wiring/express.mjs),
+ *                        --inject on or off; false outside a run
  *   stats()              {queued, dropped, sent, acked}
  *
  * Injection (env INSPECTOR_WORKER_INJECT=1, set by `run --inject`, the
@@ -3412,7 +3415,9 @@ var IWInject = (function () {
 // by build.mjs into preload.cjs as IWInject.
 //
 // It wraps node:http's ServerResponse.prototype writeHead/write/end (what
-// Express, Koa, Fastify, Vite's and Next's dev servers all end in). A
+// Express, Koa, Fastify, Vite's and Next's dev servers all end in), or —
+// injectResponse, the explicit wiring of wiring/express.mjs — one
+// response's own methods, with the same rules. A
 // response is a candidate when, at the moment its headers are committed,
 //   - Content-Type is text/html (any parameters),
 //   - it has no Content-Encoding other than identity: a compressed body
@@ -3420,11 +3425,12 @@ var IWInject = (function () {
 //     compressor wraps write/end per response and calls ours with
 //     compressed bytes; decompressing and recompressing would cost every
 //     page CPU and change its bytes for a debugging aid — and the
-//     worker says so once per process on stderr,
+//     worker says so once per process on stderr (for a 2xx page),
 //   - its status has a body (not 1xx, 204, 304),
 //   - no Content-Security-Policy blocks the client (cspBlocks: then the
-//     response is left alone and ONE line per process names the header
-//     and the fix).
+//     response is left alone and, for a 2xx page, ONE line per process
+//     names the header and the fix; an error page's policy — Express's
+//     404 sends default-src 'none' — gets no line).
 // Everything else passes through byte-identical, without buffering.
 //
 // A candidate's body is held (never more than MAX_PREFIX bytes) until the
@@ -3461,9 +3467,11 @@ var IWInject = (function () {
  */
 const MAX_PREFIX = 64 * 1024;
 
-const STATE = Symbol('inspectorWorkerInject');
 // On the prototype: installed once (a second preload does not wrap twice).
 const INSTALLED = Symbol('inspectorWorkerInjectInstalled');
+// On one response (injectResponse): wrapped once (a middleware used twice
+// does not wrap twice), and the prototype's wrappers leave it to its own.
+const OWN = Symbol('inspectorWorkerInjectResponse');
 
 /**
  * @typedef {object} InjectOptions
@@ -3474,6 +3482,14 @@ const INSTALLED = Symbol('inspectorWorkerInjectInstalled');
  */
 
 /**
+ * The stderr lines already printed, per options object: a preload passes one
+ * object to installInject and to every injectResponse, so each hint is
+ * printed once per process however the responses were wrapped.
+ * @type {WeakMap<InjectOptions, Set<string>>}
+ */
+const warnedFor = new WeakMap();
+
+/**
  * Wraps ServerResponse.prototype. Returns an uninstall function (tests).
  * @param {any} http node:http
  * @param {InjectOptions} o
@@ -3481,32 +3497,79 @@ const INSTALLED = Symbol('inspectorWorkerInjectInstalled');
 function installInject(http, o) {
   const proto = http && http.ServerResponse && http.ServerResponse.prototype;
   if (!proto || !o.snippet || proto[INSTALLED]) return () => {};
+  const orig = { writeHead: proto.writeHead, write: proto.write, end: proto.end };
+  Object.assign(proto, wrappers(orig, o, true));
+  proto[INSTALLED] = true;
+  return function uninstall() {
+    Object.assign(proto, orig);
+    delete proto[INSTALLED];
+  };
+}
+
+/**
+ * Wraps one response (the explicit wiring: the Express middleware calls it
+ * through the preload's injectResponse) with the same rules as
+ * installInject, around whatever writeHead/write/end the response has now
+ * — so a middleware registered after `compression` sees the page before it
+ * is compressed, and injects it. Such a response is its wrappers' alone:
+ * the prototype's (installInject) pass it through, so a compressed page
+ * the middleware did inject gets no hint line. Returns whether it wrapped
+ * (false: no snippet, or this response is wrapped already).
+ * @param {any} res an http.ServerResponse
+ * @param {InjectOptions} o
+ */
+function injectResponse(res, o) {
+  if (!res || typeof res.end !== 'function' || !o.snippet || Object.prototype.hasOwnProperty.call(res, OWN)) return false;
+  const orig = { writeHead: res.writeHead, write: res.write, end: res.end };
+  Object.assign(res, wrappers(orig, o, false));
+  res[OWN] = true;
+  return true;
+}
+
+/**
+ * writeHead/write/end that hold a candidate's head and insert the tag,
+ * calling orig's for everything they send.
+ * @param {{writeHead: Function, write: Function, end: Function}} orig
+ * @param {InjectOptions} o
+ * @param {boolean} shared on the prototype: pass the responses injectResponse wrapped
+ */
+function wrappers(orig, o, shared) {
+  // Per wrapping: a response wrapped both on its prototype and on itself
+  // keeps two states (the prototype's passes it, see decide).
+  const STATE = Symbol('inspectorWorkerInject');
   const snippet = Buffer.from(o.snippet, 'latin1');
-  /** @type {Set<string>} */
-  const warned = new Set();
+  const seen = warnedFor.get(o) || new Set();
+  warnedFor.set(o, seen);
   const warnOnce = (/** @type {string} */ key, /** @type {string} */ line) => {
-    if (warned.has(key)) return;
-    warned.add(key);
+    if (seen.has(key)) return;
+    seen.add(key);
     try { o.warn(line); } catch (e) { /* never into the application */ }
   };
-  const orig = { writeHead: proto.writeHead, write: proto.write, end: proto.end };
 
   /** @param {any} res @param {any} extra headers passed to writeHead */
   function decide(res, extra) {
+    if (shared && Object.prototype.hasOwnProperty.call(res, OWN)) return 'pass';
     let h;
     try { h = mergedHeaders(res, extra); } catch (e) { return 'pass'; }
     if (!/^\s*text\/html\b/i.test(String(h['content-type'] || ''))) return 'pass';
     const status = Number(res.statusCode);
     if (status < 200 || status === 204 || status === 304) return 'pass';
     const enc = String(h['content-encoding'] || '').trim().toLowerCase();
+    // The hints are for pages someone opens, not error pages (below).
     if (enc && enc !== 'identity') {
+      if (status >= 300) return 'pass';
       warnOnce('encoding', 'inspector-worker: an HTML response compressed with Content-Encoding: ' + enc +
         ' was left without the client\'s script tag (--inject does not touch compressed bodies); ' +
-        'turn compression off in development, or add globalThis.inspectorWorker?.bootstrapSnippet() to the page');
+        'turn compression off in development, or register the inspector-worker Express middleware after compression ' +
+        '(README "Frameworks")');
       return 'pass';
     }
     const csp = cspBlocks(h['content-security-policy'], o.host);
     if (csp) {
+      // Error pages carry strict policies of their own (Express's 404, the
+      // answer to every browser's /favicon.ico, sends default-src 'none'):
+      // a hint for them would name a page nobody opened.
+      if (status >= 300) return 'pass';
       warnOnce('csp', 'inspector-worker: the page\'s Content-Security-Policy (' + csp + ') blocks the client, so that page ' +
         'will not join the window; in development add http://' + o.host + ' to script-src and ws://' + o.host + ' to connect-src');
       return 'pass';
@@ -3588,7 +3651,7 @@ function installInject(http, o) {
     return reason !== undefined ? orig.writeHead.call(res, status, reason, fixed) : orig.writeHead.call(res, status, fixed);
   }
 
-  proto.writeHead = function writeHead(/** @type {any} */ status, /** @type {any} */ reason, /** @type {any} */ headers) {
+  function writeHead(/** @type {any} */ status, /** @type {any} */ reason, /** @type {any} */ headers) {
     const st = state(this);
     if (st.mode === 'buffer' && !this.headersSent) return commitEarly(this, st, arguments);
     if (st.mode !== 'undecided' || this.headersSent) return orig.writeHead.apply(this, arguments);
@@ -3611,9 +3674,9 @@ function installInject(http, o) {
       return orig.writeHead.call(this, status, withLength(reason, -1));
     }
     return orig.writeHead.apply(this, arguments);
-  };
+  }
 
-  proto.write = function write(/** @type {any} */ chunk, /** @type {any} */ encoding, /** @type {any} */ cb) {
+  function write(/** @type {any} */ chunk, /** @type {any} */ encoding, /** @type {any} */ cb) {
     const st = decideImplicit(this);
     if (st.mode !== 'buffer') return orig.write.apply(this, arguments);
     if (typeof encoding === 'function') { cb = encoding; encoding = undefined; }
@@ -3629,9 +3692,9 @@ function installInject(http, o) {
     if (typeof cb === 'function') st.cbs.push(cb);
     if (st.size >= MAX_PREFIX || headComplete(st, st.chunks[st.chunks.length - 1])) return flush(this, st, false);
     return true;
-  };
+  }
 
-  proto.end = function end(/** @type {any} */ chunk, /** @type {any} */ encoding, /** @type {any} */ cb) {
+  function end(/** @type {any} */ chunk, /** @type {any} */ encoding, /** @type {any} */ cb) {
     const st = decideImplicit(this);
     if (st.mode !== 'buffer') return orig.end.apply(this, arguments);
     if (typeof chunk === 'function') { cb = chunk; chunk = undefined; }
@@ -3648,15 +3711,9 @@ function installInject(http, o) {
     }
     flush(this, st, true, typeof cb === 'function' ? cb : undefined);
     return this;
-  };
+  }
 
-  proto[INSTALLED] = true;
-  return function uninstall() {
-    proto.writeHead = orig.writeHead;
-    proto.write = orig.write;
-    proto.end = orig.end;
-    delete proto[INSTALLED];
-  };
+  return { writeHead, write, end };
 }
 
 /**
@@ -3814,7 +3871,7 @@ function allows(list, scheme, host, script) {
     s.startsWith(scheme + '://' + host + '/'));
 }
 
-return { MAX_PREFIX: MAX_PREFIX, installInject: installInject, insertAt: insertAt, withLength: withLength, cspBlocks: cspBlocks };
+return { MAX_PREFIX: MAX_PREFIX, installInject: installInject, injectResponse: injectResponse, insertAt: insertAt, withLength: withLength, cspBlocks: cspBlocks };
 })();
 // ---- END inject.mjs ----
 
@@ -3966,23 +4023,47 @@ function bootstrapSnippet() {
 }
 
 // Injection, read once at start like the token (and removed, so the app's
-// children — which have no token — do not see it either).
+// children — which have no token — do not see it either). One options
+// object for the prototype and every injectResponse: each hint line is
+// printed once per process.
 const INJECT_ENV = 'INSPECTOR_WORKER_INJECT';
+const injectOptions = (function injectionOptions() {
+  const snippet = bootstrapSnippet();
+  if (!snippet) return null;
+  const host = endpoint.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/\/.*$/, '');
+  return {
+    snippet,
+    marker: 'data-endpoint="ws://' + escapeAttr(host) + '/client"',
+    host,
+    warn: (/** @type {string} */ line) => { try { process.stderr.write(line + '\n'); } catch (e) { /* no stderr */ } },
+  };
+})();
 (function installInjection() {
   const on = process.env[INJECT_ENV] === '1';
   delete process.env[INJECT_ENV];
-  const snippet = bootstrapSnippet();
-  if (!on || !snippet) return;
-  const host = endpoint.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/\/.*$/, '');
+  if (!on || !injectOptions) return;
   try {
-    IWInject.installInject(require('node:http'), {
-      snippet,
-      marker: 'data-endpoint="ws://' + escapeAttr(host) + '/client"',
-      host,
-      warn: (line) => { try { process.stderr.write(line + '\n'); } catch (e) { /* no stderr */ } },
-    });
+    IWInject.installInject(require('node:http'), injectOptions);
   } catch (e) { /* no injection */ }
 })();
+
+/**
+ * The explicit wiring (wiring/express.mjs calls it for each request): this
+ * response gets the tag by --inject's rules, from wrappers on the response
+ * itself, which `run --inject` (the default, on the prototype) then leaves
+ * to them — so a middleware after `compression` injects under both. True
+ * when the response is wrapped (now or before), false outside a run.
+ * @param {any} res an http.ServerResponse
+ */
+function injectResponse(res) {
+  if (!injectOptions) return false;
+  try {
+    IWInject.injectResponse(res, injectOptions);
+    return true;
+  } catch (e) {
+    return false;
+  }
+}
 
 /** @returns {{queued:number, dropped:number, sent:number, acked:number}} */
 function stats() {
@@ -3991,7 +4072,7 @@ function stats() {
   return { queued: s.queued, dropped: s.dropped, sent: s.sent, acked: s.acked };
 }
 
-const api = Object.freeze({ observe, bootstrapSnippet, stats });
+const api = Object.freeze({ observe, bootstrapSnippet, injectResponse, stats });
 try {
   if (!(/** @type {any} */ (globalThis)).inspectorWorker) {
     Object.defineProperty(globalThis, 'inspectorWorker', { value: api, configurable: true, writable: true, enumerable: false });

@@ -24,6 +24,9 @@
  *   bootstrapSnippet()   the <script> tag that loads the browser client from
  *                        this run's worker (INSPECTOR_WORKER_ENDPOINT,
  *                        INSPECTOR_WORKER_TOKEN), or '' outside a run
+ *   injectResponse(res)  give one node:http response the tag by --inject's
+ *                        rules (the Express middleware, wiring/express.mjs),
+ *                        --inject on or off; false outside a run
  *   stats()              {queued, dropped, sent, acked}
  *
  * Injection (env INSPECTOR_WORKER_INJECT=1, set by `run --inject`, the
@@ -203,23 +206,47 @@ function bootstrapSnippet() {
 }
 
 // Injection, read once at start like the token (and removed, so the app's
-// children — which have no token — do not see it either).
+// children — which have no token — do not see it either). One options
+// object for the prototype and every injectResponse: each hint line is
+// printed once per process.
 const INJECT_ENV = 'INSPECTOR_WORKER_INJECT';
+const injectOptions = (function injectionOptions() {
+  const snippet = bootstrapSnippet();
+  if (!snippet) return null;
+  const host = endpoint.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/\/.*$/, '');
+  return {
+    snippet,
+    marker: 'data-endpoint="ws://' + escapeAttr(host) + '/client"',
+    host,
+    warn: (/** @type {string} */ line) => { try { process.stderr.write(line + '\n'); } catch (e) { /* no stderr */ } },
+  };
+})();
 (function installInjection() {
   const on = process.env[INJECT_ENV] === '1';
   delete process.env[INJECT_ENV];
-  const snippet = bootstrapSnippet();
-  if (!on || !snippet) return;
-  const host = endpoint.replace(/^[a-z][a-z0-9+.-]*:\/\//i, '').replace(/\/.*$/, '');
+  if (!on || !injectOptions) return;
   try {
-    IWInject.installInject(require('node:http'), {
-      snippet,
-      marker: 'data-endpoint="ws://' + escapeAttr(host) + '/client"',
-      host,
-      warn: (line) => { try { process.stderr.write(line + '\n'); } catch (e) { /* no stderr */ } },
-    });
+    IWInject.installInject(require('node:http'), injectOptions);
   } catch (e) { /* no injection */ }
 })();
+
+/**
+ * The explicit wiring (wiring/express.mjs calls it for each request): this
+ * response gets the tag by --inject's rules, from wrappers on the response
+ * itself, which `run --inject` (the default, on the prototype) then leaves
+ * to them — so a middleware after `compression` injects under both. True
+ * when the response is wrapped (now or before), false outside a run.
+ * @param {any} res an http.ServerResponse
+ */
+function injectResponse(res) {
+  if (!injectOptions) return false;
+  try {
+    IWInject.injectResponse(res, injectOptions);
+    return true;
+  } catch (e) {
+    return false;
+  }
+}
 
 /** @returns {{queued:number, dropped:number, sent:number, acked:number}} */
 function stats() {
@@ -228,7 +255,7 @@ function stats() {
   return { queued: s.queued, dropped: s.dropped, sent: s.sent, acked: s.acked };
 }
 
-const api = Object.freeze({ observe, bootstrapSnippet, stats });
+const api = Object.freeze({ observe, bootstrapSnippet, injectResponse, stats });
 try {
   if (!(/** @type {any} */ (globalThis)).inspectorWorker) {
     Object.defineProperty(globalThis, 'inspectorWorker', { value: api, configurable: true, writable: true, enumerable: false });

@@ -32,6 +32,9 @@ Usage:
   inspector-worker trace [--json] [--out FILE] [--workspace DIR] [--node PATH] -- script.js [args]
       run script.js under the inspector and print its timeline and failure evidence
       (docs/trace.md); exits with the script's exit code
+  inspector-worker wiring express|vite > inspector-worker-NAME.mjs
+      print an Express middleware or a Vite plugin that adds the page client's tag
+      (for apps that wire pages explicitly instead of run's default --inject)
   inspector-worker version
 
 Flags shared by demo, run and serve:
@@ -63,6 +66,8 @@ func realMain(args []string, stderr io.Writer) int {
 		return cmdDemo(args[1:], stderr)
 	case "trace":
 		return cmdTrace(args[1:], stderr)
+	case "wiring":
+		return cmdWiring(args[1:], os.Stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(os.Stdout, "inspector-worker", version)
 		return 0

@@ -25,7 +25,7 @@ func cmdRun(args []string, stderr io.Writer) int {
 	brk := fs.Bool("brk", false, "start the host paused on its first line (--inspect-brk)")
 	traceNode := fs.String("node", "", "the Node.js executable for /api/trace sessions (default: the host's own, the command's first word)")
 	watch := fs.Bool("watch", false, "restart the host when a watched file changes; DevTools windows stay open")
-	inject := fs.Bool("inject", true, "add the client's <script> tag to the host's text/html responses, so pages join with no code (--inject=false: only pages that include bootstrapSnippet())")
+	inject := fs.Bool("inject", true, "add the client's <script> tag to the host's text/html responses, so pages join with no code (--inject=false: only pages wired with bootstrapSnippet() or inspector-worker wiring)")
 	var watchPaths pathList
 	fs.Var(&watchPaths, "watch-path", "with --watch: a file or directory to watch instead of the script's directory (repeatable)")
 	if err := parseFlags(fs, args, &ep); err != nil {

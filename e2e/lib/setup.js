@@ -31,11 +31,12 @@ export function useChromium() {
  * Starts the worker in front of the fixture host, and a recording proxy when asked.
  * Returns helpers to open DevTools windows; t.after stops all of it.
  * @param {import('node:test').TestContext} t
- * @param {{chrome?: () => Awaited<ReturnType<typeof launchChromium>>, proxy?: boolean, name: string, fixture?: string, runArgs?: string[]}} opts
- *   fixture: another host script (default fixtures/host.js), runArgs: more flags of `run`; see startWorker.
+ * @param {{chrome?: () => Awaited<ReturnType<typeof launchChromium>>, proxy?: boolean, name: string, fixture?: string, runArgs?: string[], hostArgs?: string[]}} opts
+ *   fixture: another host script (default fixtures/host.js), runArgs: more flags of `run`,
+ *   hostArgs: more arguments of the fixture; see startWorker.
  */
-export async function startHost(t, { chrome, proxy: withProxy = false, name, fixture, runArgs }) {
-  const w = await startWorker({ fixture, runArgs });
+export async function startHost(t, { chrome, proxy: withProxy = false, name, fixture, runArgs, hostArgs }) {
+  const w = await startWorker({ fixture, runArgs, hostArgs });
   /** @type {Awaited<ReturnType<typeof startProxy>> | null} */
   let proxy = null;
   /** @type {Awaited<ReturnType<typeof openDevTools>>[]} */

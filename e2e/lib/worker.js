@@ -24,12 +24,13 @@ const LISTENING = /^inspector-worker: listening on http:\/\/127\.0\.0\.1:(\d+)\s
  * `inspector-worker run --port 0 -- node fixtures/host.js <trigger-dir>`; resolves once
  * the worker listens, the host has logged its first line and /json/list has the target.
  * `fixture` runs another host script with the same contract (e.g. fixtures/page-host.js);
- * `runArgs` are more flags of `run` (e.g. ['--watch']).
- * @param {{fixture?: string, runArgs?: string[]}} [opts]
+ * `runArgs` are more flags of `run` (e.g. ['--watch']); `hostArgs` more arguments
+ * of the fixture, after the trigger dir.
+ * @param {{fixture?: string, runArgs?: string[], hostArgs?: string[]}} [opts]
  */
-export async function startWorker({ fixture = FIXTURE, runArgs = [] } = {}) {
+export async function startWorker({ fixture = FIXTURE, runArgs = [], hostArgs = [] } = {}) {
   const triggerDir = fs.mkdtempSync(path.join(os.tmpdir(), 'iw-e2e-host-'));
-  const proc = spawnGroup(workerBin(), ['run', '--port', '0', ...runArgs, '--', process.execPath, fixture, triggerDir], {
+  const proc = spawnGroup(workerBin(), ['run', '--port', '0', ...runArgs, '--', process.execPath, fixture, triggerDir, ...hostArgs], {
     env: { ...process.env },
   });
   let hostPid = 0;
