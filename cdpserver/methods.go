@@ -61,8 +61,11 @@ const (
 	keyCallFrameID
 	// keySessionID: a flat child session (a worker thread, threads.go). A
 	// request carrying a sessionId goes to that thread before the table is
-	// asked (dispatch.go): the thread is a Node realm of its own and
-	// answers every method itself; an unknown sessionId is -32001.
+	// asked for a route (dispatch.go): the thread is a Node realm of its
+	// own and answers every method itself, by the host's column — the
+	// entry's hostParams apply (threadParams), the pages' column and the
+	// hooks (which act on the window's pages) do not; an unknown sessionId
+	// is -32001.
 	keySessionID
 )
 

@@ -172,11 +172,16 @@ func (sess *Session) toThread(req request) {
 		sess.refuse(req, &wireError{codeInvalidRequest, "Message must have integer 'id' property"})
 		return
 	}
+	params, werr := threadParams(req)
+	if werr != nil {
+		sess.refuse(req, werr)
+		return
+	}
 	inner, _ := json.Marshal(struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params,omitempty"`
-	}{json.RawMessage(req.ID), req.Method, json.RawMessage(req.Params)})
+	}{json.RawMessage(req.ID), req.Method, json.RawMessage(params)})
 	tt := sess.threads
 	tt.mu.Lock()
 	th := tt.byID[req.SessionID]
@@ -210,11 +215,11 @@ func (sess *Session) toThread(req request) {
 	tt.relays[relayID] = threadRelay{req.SessionID, id}
 	tt.mu.Unlock()
 
-	params, _ := json.Marshal(struct {
+	wrapper, _ := json.Marshal(struct {
 		SessionID string `json:"sessionId"`
 		Message   string `json:"message"`
 	}{req.SessionID, string(inner)})
-	msg := []byte(`{"id":` + strconv.FormatInt(relayID, 10) + `,"method":"NodeWorker.sendMessageToWorker","params":` + string(params) + `}`)
+	msg := []byte(`{"id":` + strconv.FormatInt(relayID, 10) + `,"method":"NodeWorker.sendMessageToWorker","params":` + string(wrapper) + `}`)
 	sess.hostMu.Lock()
 	conn := sess.host
 	sess.hostMu.Unlock()
@@ -225,6 +230,25 @@ func (sess *Session) toThread(req request) {
 	if err := conn.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		sess.closeHost() // hostLoop sees it too; closeThreads answers what is pending
 	}
+}
+
+// threadParams is req's params as the thread gets them: a thread is a Node
+// realm like the host, so the host's column of the method table applies —
+// its param rewrite (a file:// breakpoint url also matches the bare path
+// Node names a CommonJS script by, as in the host's session) and the
+// object table's rule that a page's objectId never reaches Node.
+func threadParams(req request) ([]byte, *wireError) {
+	if req.Params == nil {
+		return nil, nil
+	}
+	if bytes.Contains(req.Params, clientObjectRef) {
+		return nil, &wireError{codeServerError, fmt.Sprintf("%s names an object of a client page; page objects "+
+			"cannot be passed to a worker thread (evaluate in the page's context instead)", req.Method)}
+	}
+	if e, ok := lookupMethod(req.Method); ok && e.kind == answerRouted && e.hostParams != nil {
+		return e.hostParams(req.Params), nil
+	}
+	return req.Params, nil
 }
 
 // threadRelayFailed answers the request relayID carries with an error, if
