@@ -60,6 +60,11 @@ type threadTable struct {
 	closed  bool                     // Guarded by mu: the Node session ended; nothing more is attached.
 	closeBy string                   // Guarded by mu: why.
 	endHold func()                   // Guarded by mu: ends the window's hold on new threads (threadHolder), nil if none.
+
+	// What the window's threads carry to later threads and hosts
+	// (threads_replay.go).
+	autoAttach, wait bool               // Guarded by mu: the window's Target.setAutoAttach (flatten).
+	bps              []threadBreakpoint // Guarded by mu: breakpoints by URL, in the order set.
 }
 
 // threadHolder is a Host whose watcher can keep new threads waiting for a
@@ -107,7 +112,13 @@ func (sess *Session) holdThreads(want bool) {
 // threadTarget is one attached thread.
 type threadTarget struct {
 	targetID string
-	pending  map[int64]string // request id → method, sent and not yet answered
+	pending  map[int64]string  // request id → method, sent and not yet answered
+	bpParams map[int64][]byte  // request id → params of a pending Debugger.setBreakpointByUrl
+	replayed map[string]string // params → id of a breakpoint threadReplayBreakpoints set here
+}
+
+func newThreadTarget(targetID string) *threadTarget {
+	return &threadTarget{targetID: targetID, pending: map[int64]string{}, bpParams: map[int64][]byte{}, replayed: map[string]string{}}
 }
 
 // threadRelay is the window request one NodeWorker.sendMessageToWorker
@@ -147,6 +158,7 @@ func targetSetAutoAttach(sess *Session, req request) {
 			return
 		}
 	}
+	sess.noteAutoAttach(p.Flatten && p.AutoAttach, p.Wait)
 	if !p.Flatten {
 		sess.holdThreads(false)
 		sess.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
@@ -208,6 +220,7 @@ func (sess *Session) toThread(req request) {
 		return
 	}
 	th.pending[id] = req.Method
+	before := tt.threadBreakpointRequestLocked(req.SessionID, th, id, req.Method, params)
 	relayID := tt.nextID
 	if tt.nextID++; tt.nextID > lastThreadRelayID {
 		tt.nextID = firstThreadRelayID
@@ -226,6 +239,12 @@ func (sess *Session) toThread(req request) {
 	if conn == nil {
 		sess.threadRelayFailed(relayID, "the Node host is not running", sess.enqueue)
 		return
+	}
+	if before != nil {
+		if err := conn.Write(context.Background(), websocket.MessageText, before); err != nil {
+			sess.closeHost() // as below
+			return
+		}
 	}
 	if err := conn.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		sess.closeHost() // hostLoop sees it too; closeThreads answers what is pending
@@ -349,13 +368,17 @@ func (sess *Session) threadAttached(sessionID, workerID, title, url string, wait
 		tt.mu.Unlock()
 		return
 	}
-	tt.byID[sessionID] = &threadTarget{targetID: targetID, pending: map[int64]string{}}
+	tt.byID[sessionID] = newThreadTarget(targetID)
 	// Node says false (the window's NodeWorker.enable asks no wait of
 	// Node): a thread that starts while the window holds waits for it.
 	// Threads already running when the window asked are said to wait too;
 	// their runIfWaitingForDebugger does nothing.
 	waiting = waiting || tt.endHold != nil
 	tt.mu.Unlock()
+	// Written to Node before the window hears of the thread, so that the
+	// replay precedes any request of the window there; what Node sends
+	// back is read by this goroutine, after the event below is queued.
+	sess.threadReplayBreakpoints(sessionID)
 	ev, _ := json.Marshal(map[string]any{"method": "Target.attachedToTarget", "params": map[string]any{
 		"sessionId": sessionID,
 		"targetInfo": map[string]any{"targetId": targetID, "type": threadTargetType, "title": title, "url": url,
@@ -434,6 +457,9 @@ func (sess *Session) fromThread(sessionID string, msg []byte) {
 	if th != nil && hm.IsResponse {
 		_, answered = th.pending[hm.ID]
 		delete(th.pending, hm.ID)
+		if answered {
+			tt.threadAnsweredLocked(th, hm.ID, msg)
+		}
 	}
 	tt.mu.Unlock()
 	if th == nil || (hm.IsResponse && !answered) {
