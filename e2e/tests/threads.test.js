@@ -36,7 +36,7 @@ test('threads: a gutter breakpoint in a thread\'s script pauses that thread only
     const bp = dt.page.locator('.breakpoint-item', { hasText: 'THREAD-BREAKPOINT-LINE' });
     await bp.waitFor();
 
-    h.w.trigger('twork', 'w1');
+    h.w.trigger('twork', 't1 w1');
     const status = await dt.waitForPaused();
     assert.match(status, /breakpoint/i, 'the Sources sidebar says paused on a breakpoint');
     const stack = await dt.callStack();
@@ -57,5 +57,23 @@ test('threads: a gutter breakpoint in a thread\'s script pauses that thread only
     await dt.clickResume();
     await dt.waitForNotPaused();
     await dt.waitForConsoleText('e2e-host: thread answered worked w1');
+
+    // A thread started after the breakpoint was set gets it too (the frontend sets
+    // it there, the worker has already): it pauses there, and the breakpoint stays
+    // listed (a set the thread refused would make the frontend drop it).
+    h.w.trigger('tstart', 't2');
+    await dt.waitForConsoleText('e2e-thread: waiting t2');
+    h.w.trigger('twork', 't2 w2');
+    await dt.showPanel('sources');
+    await dt.waitForPaused();
+    const stack2 = await dt.callStack();
+    assert.match(stack2[0] ?? '', new RegExp(`^threadWork thread-worker\\.js:${line}$`), `the second thread paused on the line: ${JSON.stringify(stack2)}`);
+    assert.deepEqual(await dt.threads(), ['host.js', 'Worker[1]', 'Worker[2] paused'], 'the Threads pane shows the second thread paused');
+    await bp.waitFor();
+    await dt.clickResume();
+    await dt.waitForNotPaused();
+    await dt.waitForConsoleText('e2e-host: thread answered worked w2');
+    const refused = h.proxy?.analyze().errors.get('Debugger.setBreakpointByUrl');
+    assert.equal(refused, undefined, `no breakpoint set was refused: ${JSON.stringify(refused)}`);
   });
 });
