@@ -221,10 +221,7 @@ func (sess *Session) toThread(req request) {
 	}
 	th.pending[id] = req.Method
 	before := tt.threadBreakpointRequestLocked(req.SessionID, th, id, req.Method, params)
-	relayID := tt.nextID
-	if tt.nextID++; tt.nextID > lastThreadRelayID {
-		tt.nextID = firstThreadRelayID
-	}
+	relayID := tt.nextIDLocked()
 	tt.relays[relayID] = threadRelay{req.SessionID, id}
 	tt.mu.Unlock()
 
@@ -499,11 +496,7 @@ func (sess *Session) detachThreadsInNode() {
 	tt.mu.Lock()
 	var msgs [][]byte
 	for id := range tt.byID {
-		relayID := tt.nextID
-		if tt.nextID++; tt.nextID > lastThreadRelayID {
-			tt.nextID = firstThreadRelayID
-		}
-		tt.relays[relayID] = threadRelay{id: -1} // carries no window request
+		relayID := tt.nextInternalLocked()
 		params, _ := json.Marshal(map[string]string{"sessionId": id})
 		msgs = append(msgs, []byte(`{"id":`+strconv.FormatInt(relayID, 10)+`,"method":"NodeWorker.detach","params":`+string(params)+`}`))
 	}

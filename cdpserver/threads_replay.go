@@ -35,28 +35,34 @@ type threadBreakpoint struct {
 	params []byte // the params as the thread got them (threadParams)
 }
 
-// nextInternalLocked returns the next relay id for a request of the
-// worker's own, registered so that Node's answer to it is dropped
-// (relayAnswered). tt.mu is held.
-func (tt *threadTable) nextInternalLocked() int64 {
+// nextIDLocked returns the next id of the relay range. tt.mu is held.
+func (tt *threadTable) nextIDLocked() int64 {
 	id := tt.nextID
 	if tt.nextID++; tt.nextID > lastThreadRelayID {
 		tt.nextID = firstThreadRelayID
 	}
+	return id
+}
+
+// nextInternalLocked returns the next relay id for a request of the
+// worker's own on the window's Node session, registered so that Node's
+// answer to it is dropped (relayAnswered). tt.mu is held.
+func (tt *threadTable) nextInternalLocked() int64 {
+	id := tt.nextIDLocked()
 	tt.relays[id] = threadRelay{id: -1} // carries no window request
 	return id
 }
 
 // internalToThreadLocked is a request of the worker's own for the thread
 // of sessionID, inside NodeWorker.sendMessageToWorker. The inner id comes
-// from the relay range too: the thread's answer to it is pending nowhere,
-// so fromThread drops it. tt.mu is held.
+// from the relay range too but is registered nowhere: the thread's answer
+// to it is pending nowhere, so fromThread drops it. tt.mu is held.
 func (tt *threadTable) internalToThreadLocked(sessionID, method string, params []byte) []byte {
 	inner, _ := json.Marshal(struct {
 		ID     int64           `json:"id"`
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params,omitempty"`
-	}{tt.nextInternalLocked(), method, json.RawMessage(params)})
+	}{tt.nextIDLocked(), method, json.RawMessage(params)})
 	wrapper, _ := json.Marshal(struct {
 		SessionID string `json:"sessionId"`
 		Message   string `json:"message"`

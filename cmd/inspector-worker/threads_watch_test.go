@@ -142,6 +142,28 @@ func TestWatchThreadsReattachWithBreakpoints(t *testing.T) {
 		}
 	}
 	pauseIn(0)
+
+	// Removed in the threads' sessions, it is carried no more: the next
+	// host's threads run through the line.
+	for _, n := range fresh[a] {
+		if m := a.CallIn(n.SessionID, "Debugger.removeBreakpoint", map[string]any{"breakpointId": bp}); m.Error != nil {
+			t.Fatalf("removeBreakpoint: %s", m.Raw)
+		}
+	}
+	writeApp(t, dir, watchPoolApp("v3"))
+	w.pidOf("v3")
+	for range 2 {
+		n := a.ExpectAttached()
+		a.CallIn(n.SessionID, "Debugger.enable", nil)
+		releaseThread(t, a, n.SessionID)
+	}
+	w.ready("v3")
+	a.MustCall("Runtime.evaluate", map[string]any{"expression": "work(0)"})
+	a.ExpectAnyEvent("Runtime.consoleAPICalled", consoleSays("v3"))
+	w.waitFor(w.stdout, `work done \d+ v3`)
+	if n := len(a.Events("Debugger.paused")); n != 3 {
+		t.Errorf("%d pauses, want the 3 before the removal", n)
+	}
 	for _, m := range b.All() {
 		if m.Method == "Debugger.paused" {
 			t.Errorf("window B, which set no breakpoint, paused: %.300s", m.Raw)
