@@ -195,6 +195,14 @@ func TestRunThreadPoolAcceptance(t *testing.T) {
 		t.Errorf("a page's objectId in a thread's session: %s, want the worker's refusal in that session", m.Raw)
 	}
 
+	// The pages' column answers nothing in a thread's session: a client
+	// script's id ("c<n>", which the window's own session routes to the
+	// page) reaches the thread, which knows no such script.
+	if m := a.CallIn(three, "Debugger.getScriptSource", map[string]any{"scriptId": "c1"}); m.Error == nil ||
+		!strings.Contains(m.Error.Message, "No script for id") || m.SessionID != three {
+		t.Errorf("a client script id in a thread's session: %s, want the thread's own answer", m.Raw)
+	}
+
 	// Thread 4 exits: detached in both windows. A later thread is attached
 	// in both.
 	a.MustCall("Runtime.evaluate", map[string]any{"expression": "stopThread(4)"})
