@@ -218,8 +218,9 @@ func pageRuleOf(method string) pageRule {
 // domains Node serves; of the others, the frontend sends a worker target
 // the enables and settings a page's worker takes (Log, Network, Emulation
 // …): the table's named no-ops answer them with their literal, as on the
-// page. Target.setAutoAttach is {} there: threads of threads are not
-// attached yet. Everything else goes to the thread, which answers -32601
+// page. Target.setAutoAttach is {} there: a thread's own threads are
+// attached in the window's session, beside it (Node 20 reports every
+// thread to the main thread's NodeWorker; a thread has no NodeWorker). Everything else goes to the thread, which answers -32601
 // for what it does not know.
 func threadLiteral(method string) (result string, ok bool) {
 	domain, _, _ := strings.Cut(method, ".")
