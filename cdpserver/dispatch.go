@@ -38,7 +38,7 @@ func (sess *Session) handle(msg []byte) {
 	}
 	if req.SessionID != "" {
 		// The sessionId is the realm key (methods.go, keySessionID): a
-		// thread answers every method itself, so the table is not asked.
+		// thread answers every method itself, so the table routes nothing.
 		sess.toThread(req)
 		return
 	}

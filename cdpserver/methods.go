@@ -61,8 +61,11 @@ const (
 	keyCallFrameID
 	// keySessionID: a flat child session (a worker thread, threads.go). A
 	// request carrying a sessionId goes to that thread before the table is
-	// asked (dispatch.go): the thread is a Node realm of its own and
-	// answers every method itself; an unknown sessionId is -32001.
+	// asked for a route (dispatch.go): the thread is a Node realm of its
+	// own and answers every method itself, by the host's column — the
+	// entry's hostParams apply (threadParams), the pages' column and the
+	// hooks (which act on the window's pages) do not; an unknown sessionId
+	// is -32001.
 	keySessionID
 )
 
@@ -215,8 +218,9 @@ func pageRuleOf(method string) pageRule {
 // domains Node serves; of the others, the frontend sends a worker target
 // the enables and settings a page's worker takes (Log, Network, Emulation
 // …): the table's named no-ops answer them with their literal, as on the
-// page. Target.setAutoAttach is {} there: threads of threads are not
-// attached yet. Everything else goes to the thread, which answers -32601
+// page. Target.setAutoAttach is {} there: a thread's own threads are
+// attached in the window's session, beside it (Node 20 reports every
+// thread to the main thread's NodeWorker; a thread has no NodeWorker). Everything else goes to the thread, which answers -32601
 // for what it does not know.
 func threadLiteral(method string) (result string, ok bool) {
 	domain, _, _ := strings.Cut(method, ".")

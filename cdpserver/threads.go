@@ -60,6 +60,11 @@ type threadTable struct {
 	closed  bool                     // Guarded by mu: the Node session ended; nothing more is attached.
 	closeBy string                   // Guarded by mu: why.
 	endHold func()                   // Guarded by mu: ends the window's hold on new threads (threadHolder), nil if none.
+
+	// What the window's threads carry to later threads and hosts
+	// (threads_replay.go).
+	autoAttach, wait bool               // Guarded by mu: the window's Target.setAutoAttach (flatten).
+	bps              []threadBreakpoint // Guarded by mu: breakpoints by URL, in the order set.
 }
 
 // threadHolder is a Host whose watcher can keep new threads waiting for a
@@ -107,7 +112,13 @@ func (sess *Session) holdThreads(want bool) {
 // threadTarget is one attached thread.
 type threadTarget struct {
 	targetID string
-	pending  map[int64]string // request id → method, sent and not yet answered
+	pending  map[int64]string  // request id → method, sent and not yet answered
+	bpParams map[int64][]byte  // request id → params of a pending Debugger.setBreakpointByUrl
+	replayed map[string]string // params → id of a breakpoint threadReplayBreakpoints set here
+}
+
+func newThreadTarget(targetID string) *threadTarget {
+	return &threadTarget{targetID: targetID, pending: map[int64]string{}, bpParams: map[int64][]byte{}, replayed: map[string]string{}}
 }
 
 // threadRelay is the window request one NodeWorker.sendMessageToWorker
@@ -147,6 +158,7 @@ func targetSetAutoAttach(sess *Session, req request) {
 			return
 		}
 	}
+	sess.noteAutoAttach(p.Flatten && p.AutoAttach, p.Wait)
 	if !p.Flatten {
 		sess.holdThreads(false)
 		sess.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
@@ -172,11 +184,16 @@ func (sess *Session) toThread(req request) {
 		sess.refuse(req, &wireError{codeInvalidRequest, "Message must have integer 'id' property"})
 		return
 	}
+	params, werr := threadParams(req)
+	if werr != nil {
+		sess.refuse(req, werr)
+		return
+	}
 	inner, _ := json.Marshal(struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params,omitempty"`
-	}{json.RawMessage(req.ID), req.Method, json.RawMessage(req.Params)})
+	}{json.RawMessage(req.ID), req.Method, json.RawMessage(params)})
 	tt := sess.threads
 	tt.mu.Lock()
 	th := tt.byID[req.SessionID]
@@ -203,18 +220,16 @@ func (sess *Session) toThread(req request) {
 		return
 	}
 	th.pending[id] = req.Method
-	relayID := tt.nextID
-	if tt.nextID++; tt.nextID > lastThreadRelayID {
-		tt.nextID = firstThreadRelayID
-	}
+	before := tt.threadBreakpointRequestLocked(req.SessionID, th, id, req.Method, params)
+	relayID := tt.nextIDLocked()
 	tt.relays[relayID] = threadRelay{req.SessionID, id}
 	tt.mu.Unlock()
 
-	params, _ := json.Marshal(struct {
+	wrapper, _ := json.Marshal(struct {
 		SessionID string `json:"sessionId"`
 		Message   string `json:"message"`
 	}{req.SessionID, string(inner)})
-	msg := []byte(`{"id":` + strconv.FormatInt(relayID, 10) + `,"method":"NodeWorker.sendMessageToWorker","params":` + string(params) + `}`)
+	msg := []byte(`{"id":` + strconv.FormatInt(relayID, 10) + `,"method":"NodeWorker.sendMessageToWorker","params":` + string(wrapper) + `}`)
 	sess.hostMu.Lock()
 	conn := sess.host
 	sess.hostMu.Unlock()
@@ -222,9 +237,34 @@ func (sess *Session) toThread(req request) {
 		sess.threadRelayFailed(relayID, "the Node host is not running", sess.enqueue)
 		return
 	}
+	if before != nil {
+		if err := conn.Write(context.Background(), websocket.MessageText, before); err != nil {
+			sess.closeHost() // as below
+			return
+		}
+	}
 	if err := conn.Write(context.Background(), websocket.MessageText, msg); err != nil {
 		sess.closeHost() // hostLoop sees it too; closeThreads answers what is pending
 	}
+}
+
+// threadParams is req's params as the thread gets them: a thread is a Node
+// realm like the host, so the host's column of the method table applies —
+// its param rewrite (a file:// breakpoint url also matches the bare path
+// Node names a CommonJS script by, as in the host's session) and the
+// object table's rule that a page's objectId never reaches Node.
+func threadParams(req request) ([]byte, *wireError) {
+	if req.Params == nil {
+		return nil, nil
+	}
+	if bytes.Contains(req.Params, clientObjectRef) {
+		return nil, &wireError{codeServerError, fmt.Sprintf("%s names an object of a client page; page objects "+
+			"cannot be passed to a worker thread (evaluate in the page's context instead)", req.Method)}
+	}
+	if e, ok := lookupMethod(req.Method); ok && e.kind == answerRouted && e.hostParams != nil {
+		return e.hostParams(req.Params), nil
+	}
+	return req.Params, nil
 }
 
 // threadRelayFailed answers the request relayID carries with an error, if
@@ -325,13 +365,17 @@ func (sess *Session) threadAttached(sessionID, workerID, title, url string, wait
 		tt.mu.Unlock()
 		return
 	}
-	tt.byID[sessionID] = &threadTarget{targetID: targetID, pending: map[int64]string{}}
+	tt.byID[sessionID] = newThreadTarget(targetID)
 	// Node says false (the window's NodeWorker.enable asks no wait of
 	// Node): a thread that starts while the window holds waits for it.
 	// Threads already running when the window asked are said to wait too;
 	// their runIfWaitingForDebugger does nothing.
 	waiting = waiting || tt.endHold != nil
 	tt.mu.Unlock()
+	// Written to Node before the window hears of the thread, so that the
+	// replay precedes any request of the window there; what Node sends
+	// back is read by this goroutine, after the event below is queued.
+	sess.threadReplayBreakpoints(sessionID)
 	ev, _ := json.Marshal(map[string]any{"method": "Target.attachedToTarget", "params": map[string]any{
 		"sessionId": sessionID,
 		"targetInfo": map[string]any{"targetId": targetID, "type": threadTargetType, "title": title, "url": url,
@@ -410,6 +454,9 @@ func (sess *Session) fromThread(sessionID string, msg []byte) {
 	if th != nil && hm.IsResponse {
 		_, answered = th.pending[hm.ID]
 		delete(th.pending, hm.ID)
+		if answered {
+			tt.threadAnsweredLocked(th, hm.ID, msg)
+		}
 	}
 	tt.mu.Unlock()
 	if th == nil || (hm.IsResponse && !answered) {
@@ -449,11 +496,7 @@ func (sess *Session) detachThreadsInNode() {
 	tt.mu.Lock()
 	var msgs [][]byte
 	for id := range tt.byID {
-		relayID := tt.nextID
-		if tt.nextID++; tt.nextID > lastThreadRelayID {
-			tt.nextID = firstThreadRelayID
-		}
-		tt.relays[relayID] = threadRelay{id: -1} // carries no window request
+		relayID := tt.nextInternalLocked()
 		params, _ := json.Marshal(map[string]string{"sessionId": id})
 		msgs = append(msgs, []byte(`{"id":`+strconv.FormatInt(relayID, 10)+`,"method":"NodeWorker.detach","params":`+string(params)+`}`))
 	}

@@ -2,6 +2,7 @@ package cdpserver
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
@@ -136,6 +137,83 @@ func TestThreadTargetsTwoWindows(t *testing.T) {
 	for _, m := range plain.All() {
 		if m.Method == "Target.attachedToTarget" || m.SessionID != "" {
 			t.Errorf("a window without auto-attach got %.200s", m.Raw)
+		}
+	}
+}
+
+// nestedThreadScript starts a thread (depth 1) that starts one of its own
+// (depth 2). toOuter('log-inner') makes the inner one log,
+// toOuter('stop-inner') makes it exit.
+const nestedThreadScript = `
+const { Worker, isMainThread, workerData, parentPort, threadId } = require('worker_threads');
+const depth = isMainThread ? 0 : workerData;
+if (depth > 0) globalThis.threadStarted = true;
+if (depth === 2) {
+  parentPort.on('message', (m) => {
+    if (m === 'exit') process.exit(0);
+    if (m === 'log') console.log('nested says ' + threadId);
+  });
+  parentPort.postMessage('online');
+}
+if (depth === 1) {
+  const inner = new Worker(__filename, { workerData: 2 });
+  inner.on('message', () => parentPort.postMessage('online'));
+  parentPort.on('message', (m) => inner.postMessage(m === 'stop-inner' ? 'exit' : 'log'));
+}
+if (depth === 0) {
+  const outer = new Worker(__filename, { workerData: 1 });
+  outer.on('message', () => process.stdout.write('host ready\n'));
+  globalThis.toOuter = (m) => { outer.postMessage(m); return m; };
+  setInterval(() => {}, 1 << 30);
+}
+`
+
+// A thread's own threads are attached to the window like the host's own,
+// as siblings: Node 20 reports every thread, whatever started it, to the
+// main thread's NodeWorker agent (a thread's session has no NodeWorker
+// domain: -32601), so there is no parent session to nest them in. The
+// nested thread gets its own session, where requests run in it and its
+// console arrives; its exit detaches it; Target.setAutoAttach in the outer
+// thread's session attaches nothing more.
+func TestThreadTargetsNested(t *testing.T) {
+	w := startWorker(t, nestedThreadScript, Options{})
+	c := w.dial("A")
+	c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+	byThread := map[int]cdptest.Attached{}
+	for range 2 {
+		ev := c.ExpectEvent("Target.attachedToTarget", nil)
+		if ev.SessionID != "" {
+			t.Fatalf("a thread attached inside session %q, want the window's own: %s", ev.SessionID, ev.Raw)
+		}
+		var a cdptest.Attached
+		if err := json.Unmarshal(ev.Params, &a); err != nil || a.SessionID == "" {
+			t.Fatalf("attachedToTarget: %s", ev.Raw)
+		}
+		byThread[c.ThreadIDIn(a.SessionID)] = a
+	}
+	outer, inner := byThread[1], byThread[2]
+	if outer.SessionID == "" || inner.SessionID == "" {
+		t.Fatalf("sessions by threadId %v, want threads 1 (outer) and 2 (started by 1)", byThread)
+	}
+	if m := c.CallIn(outer.SessionID, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true}); m.Error != nil || m.SessionID != outer.SessionID {
+		t.Fatalf("Target.setAutoAttach in the thread's session: %s", m.Raw)
+	}
+	c.CallIn(inner.SessionID, "Runtime.enable", nil)
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "toOuter('log-inner')"})
+	said := c.ExpectAnyEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "nested says 2") })
+	if said.SessionID != inner.SessionID {
+		t.Errorf("the nested thread's message arrived in session %q, want %q", said.SessionID, inner.SessionID)
+	}
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "toOuter('stop-inner')"})
+	c.ExpectEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), `"sessionId":"`+inner.SessionID+`"`)
+	})
+	if v, _ := c.EvaluateIn(outer.SessionID, "1 + 1", false); string(v) != "2" {
+		t.Errorf("the outer thread evaluated 1 + 1 as %s", v)
+	}
+	for _, m := range c.Events("Target.attachedToTarget") {
+		if m.SessionID != "" || len(c.Events("Target.attachedToTarget")) != 2 {
+			t.Errorf("more attached than the two threads: %.300s", m.Raw)
 		}
 	}
 }

@@ -290,6 +290,7 @@ func (sess *Session) rebind(gen uint64, conn *websocket.Conn, batch *hostnode.Se
 // the window's own requests, so Node sees the replay first. hostLoop is the
 // only writer until then; answers are read by hostLoop afterwards.
 func (sess *Session) replayInto(rb *rebinding) {
+	threads := sess.threadReplayOnRebind() // first: see threadReplayOnRebind
 	reqs := sess.watch.Replay()
 	left := len(reqs)
 	var mu sync.Mutex
@@ -317,7 +318,7 @@ func (sess *Session) replayInto(rb *rebinding) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), replayWait)
 	defer cancel()
-	for _, m := range msgs {
+	for _, m := range append(threads, msgs...) {
 		if rb.conn.Write(ctx, websocket.MessageText, m) != nil {
 			break // the session is broken: hostLoop's read ends too
 		}

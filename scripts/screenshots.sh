@@ -8,6 +8,8 @@
 #                messages (app.js links) next to the host's
 #   threads-console.png  Console: a worker thread's message ([worker eval] link)
 #                between the host's
+#   thread-paused.png  Sources paused on a gutter breakpoint in a worker thread's
+#                script: the Threads pane shows that thread paused, the host running
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export E2E_ARTIFACTS=$(mktemp -d "${TMPDIR:-/tmp}/inspector-worker-screens.XXXXXX")
@@ -23,4 +25,5 @@ copy sources-01-sources.png sources.png
 copy debugger-statement-01-paused.png paused.png
 copy client-console-02-console-page-context.png client-console.png
 copy threads-01-threads-console.png threads-console.png
+copy thread-breakpoint-01-thread-paused.png thread-paused.png
 rm -rf "$E2E_ARTIFACTS"

@@ -98,10 +98,12 @@ export async function openDevTools(chrome, wsHostPath, name) {
             }
           });
         } else {
-          // Not created yet: open the frames (top) and the folders on the way to url
-          // (file://, path folders); leave "(no domain)" and the rest alone.
-          const collapsed = page.locator('.navigator-tabbed-pane [role=treeitem][aria-expanded="false"]');
-          const titles = await collapsed.evaluateAll((els) => els.map((e) => [e.getAttribute('title') || '', e.classList.contains('navigator-frame-tree-item')]));
+          // Not created yet: open the frames (top), the worker threads and the visible
+          // folders on the way to url (file://, path folders); leave "(no domain)" and
+          // the rest alone.
+          const collapsed = page.locator('.navigator-tabbed-pane [role=treeitem][aria-expanded="false"]:visible');
+          const titles = await collapsed.evaluateAll((els) => els.map((e) => [e.getAttribute('title') || '',
+            e.classList.contains('navigator-frame-tree-item') || e.classList.contains('navigator-worker-tree-item')]));
           const i = titles.findIndex(([title, frame]) => frame || (title && url.includes(/** @type {string} */ (title))));
           if (i >= 0) {
             await collapsed.nth(i).click();
@@ -147,6 +149,10 @@ export async function openDevTools(chrome, wsHostPath, name) {
     },
     async callStack() {
       return (await page.locator('.call-frame-item').allInnerTexts()).map((s) => s.replace(/\s+/g, ' ').trim());
+    },
+    /** The Threads pane's rows (title and state, e.g. "Main", "x.js (worker 1) paused"). */
+    async threads() {
+      return (await page.locator('.thread-item').allInnerTexts()).map((s) => s.replace(/\s+/g, ' ').trim());
     },
     /** Presses the Resume button in the Sources toolbar. */
     async clickResume() {

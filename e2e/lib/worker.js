@@ -8,6 +8,9 @@ import { alive, sleep, spawnGroup, waitFor } from './procs.js';
 
 export const FIXTURE = fileURLToPath(new URL('../fixtures/host.js', import.meta.url));
 export const FIXTURE_URL = new URL('../fixtures/host.js', import.meta.url).href;
+/** The script of the host's `tstart` threads. */
+export const THREAD_FIXTURE = fileURLToPath(new URL('../fixtures/thread-worker.js', import.meta.url));
+export const THREAD_FIXTURE_URL = new URL('../fixtures/thread-worker.js', import.meta.url).href;
 
 /** The worker binary; scripts/e2e.sh builds it from the checkout and sets this. */
 export function workerBin() {
@@ -48,7 +51,7 @@ export async function startWorker({ fixture = FIXTURE, runArgs = [], hostArgs = 
     /**
      * Asks the host to act (see fixtures/host.js): written then renamed, so the host
      * never reads half a file.
-     * @param {'log'|'pause'|'break'} name
+     * @param {'log'|'pause'|'break'|'thread'|'tstart'|'twork'} name
      * @param {string} text
      */
     trigger(name, text) {
@@ -126,9 +129,11 @@ export const FIXTURE_LINES = fs.readFileSync(FIXTURE, 'utf8').split('\n');
 /**
  * The 1-based line number of the only fixture line that contains text.
  * @param {string} text
+ * @param {string} [file]  another fixture (default host.js)
  */
-export function fixtureLine(text) {
-  const hits = FIXTURE_LINES.flatMap((l, i) => (l.includes(text) ? [i + 1] : []));
+export function fixtureLine(text, file) {
+  const lines = file ? fs.readFileSync(file, 'utf8').split('\n') : FIXTURE_LINES;
+  const hits = lines.flatMap((l, i) => (l.includes(text) ? [i + 1] : []));
   if (hits.length !== 1) throw new Error(`fixture has ${hits.length} lines containing ${JSON.stringify(text)}`);
   return hits[0];
 }

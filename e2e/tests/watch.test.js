@@ -46,6 +46,9 @@ test('watch: after a save the window shows the restart, the new process and its 
     assert.match(status, /breakpoint/i, 'the breakpoint set before the save pauses the new process');
     const stack = await dt.callStack();
     assert.match(stack[0] ?? '', new RegExp(`^breakpointTarget host\\.js:${line}$`), `top frame at the breakpoint line: ${JSON.stringify(stack)}`);
+    // CodeMirror renders the lines near the view only: the appended line is the last.
+    await dt.page.locator('#sources-panel-sources-view .cm-editor .cm-scroller').evaluate((el) => { el.scrollTop = el.scrollHeight; });
+    await dt.page.waitForTimeout(200);
     const lines = await dt.editorLines();
     assert.ok(lines.some((l) => l.includes('version 2 after the save')), 'Sources shows the new text');
     t.diagnostic(`screenshot: ${await dt.screenshot('paused-after-restart')}`);
