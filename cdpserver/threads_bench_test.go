@@ -224,7 +224,8 @@ func BenchmarkThreadsIdle(b *testing.B) {
 // logging 1,000 messages each at once, against 1 thread logging 8,000 and
 // the main thread logging 8,000, in the same rounds, the order rotated
 // every round. Metrics: events/s of each, 8threads/1thread and
-// 1thread/main (medians of the per-round ratios of the rates).
+// 1thread/main (medians of the per-round ratios of the rates), and the CPU
+// this process (the worker and the reading client) spent per event of each.
 func BenchmarkThreadsConsole(b *testing.B) {
 	const threads, n = 8, 1000
 	w := startWorker(b, threadBenchHost(threads), Options{Logf: func(string, ...any) {}})
@@ -240,12 +241,15 @@ func BenchmarkThreadsConsole(b *testing.B) {
 		{fmt.Sprintf("threadEmit(%d, %d)", n, threads), n, threads},
 	}
 	rates := make([][]float64, len(modes))
+	cpu := make([]time.Duration, len(modes)) // this process's: the worker's and the reader's
 	b.ResetTimer()
 	for i := range b.N {
 		for j := range modes {
 			k := (i + j) % len(modes)
 			m := modes[k]
+			cpu0 := processCPU()
 			d, got := c.consoleRound(b, m.expr, threads*n)
+			cpu[k] += processCPU() - cpu0
 			checkSessions(b, m.expr, got, sessions, m.n, m.per, threads*n)
 			rates[k] = append(rates[k], float64(threads*n)/d.Seconds())
 		}
@@ -259,6 +263,9 @@ func BenchmarkThreadsConsole(b *testing.B) {
 	b.ReportMetric(medianFloat(slices.Clone(rates[0])), "main-events/s")
 	b.ReportMetric(medianFloat(slices.Clone(rates[1])), "1thread-events/s")
 	b.ReportMetric(medianFloat(slices.Clone(rates[2])), "8threads-events/s")
+	for k, name := range []string{"main", "1thread", "8threads"} {
+		b.ReportMetric(float64(cpu[k].Nanoseconds())/1e3/float64(b.N*threads*n), name+"-proc-cpu-µs/event")
+	}
 	b.ReportMetric(medianFloat(eightToOne), "8threads/1thread")
 	b.ReportMetric(medianFloat(oneToMain), "1thread/main")
 }
