@@ -290,3 +290,32 @@ func checkSessions(b *testing.B, expr string, got map[string]int, sessions []str
 		}
 	}
 }
+
+// BenchmarkWorkerMessage decodes a thread's console event as Node wraps it
+// (NodeWorker.receivedMessageFromWorker): workerMessage against the
+// encoding/json decoding it replaced, in one run (-count for the spread).
+func BenchmarkWorkerMessage(b *testing.B) {
+	event := `{"method":"Runtime.consoleAPICalled","params":{"type":"log","args":[{"type":"string","value":"thread msg 0"}],` +
+		`"executionContextId":1,"timestamp":1796315057320.257,"stackTrace":{"callFrames":[{"functionName":"","scriptId":"172",` +
+		`"url":"file:///tmp/app/pool.js","lineNumber":3,"columnNumber":72},{"functionName":"[nodejs.internal.kHybridDispatch]",` +
+		`"scriptId":"128","url":"node:internal/event_target","lineNumber":830,"columnNumber":19},{"functionName":"","scriptId":"79",` +
+		`"url":"node:internal/per_context/messageport","lineNumber":22,"columnNumber":27}]}}}`
+	quoted, _ := json.Marshal(event)
+	msg := []byte(`{"method":"NodeWorker.receivedMessageFromWorker","params":{"sessionId":"1","message":` + string(quoted) + `}}`)
+	b.Run("workerMessage", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, inner, ok := workerMessage(msg); !ok || len(inner) != len(event) {
+				b.Fatal("not decoded")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			if _, inner, err := workerMessageByJSON(msg); err != nil || len([]byte(inner)) != len(event) {
+				b.Fatal("not decoded")
+			}
+		}
+	})
+}
