@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/go-json-experiment/json/jsontext"
@@ -209,6 +211,7 @@ func (sess *Session) toThread(req request) {
 	}
 	tt.relays[relayID] = threadRelay{req.SessionID, id}
 	tt.mu.Unlock()
+	inner = asciiJSON(inner) // Node refuses a thread's message with raw UTF-8
 
 	params, _ := json.Marshal(struct {
 		SessionID string `json:"sessionId"`
@@ -396,6 +399,35 @@ func (sess *Session) closeThreads(why string, reopen bool) {
 	for _, id := range ids {
 		sess.detachThread(id, gone[id], why, sess.enqueue)
 	}
+}
+
+// asciiJSON returns the JSON text b with every character beyond ASCII
+// written as a \u escape (invalid UTF-8 as U+FFFD). Node 20's
+// NodeWorker.sendMessageToWorker answers a message with raw UTF-8 in it
+// with "Message must be a valid JSON" and no id, so the request it carried
+// was never answered (TestThreadNonASCIIRequest). Outside its strings JSON
+// text is ASCII, so escaping wherever a byte is not is safe.
+func asciiJSON(b []byte) []byte {
+	i := 0
+	for i < len(b) && b[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(b) {
+		return b
+	}
+	out := append(make([]byte, 0, len(b)+32), b[:i]...)
+	for _, r := range string(b[i:]) { // an invalid byte ranges as U+FFFD
+		switch {
+		case r < utf8.RuneSelf:
+			out = append(out, byte(r))
+		case r <= 0xffff:
+			out = fmt.Appendf(out, `\u%04x`, r)
+		default:
+			hi, lo := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, hi, lo)
+		}
+	}
+	return out
 }
 
 // workerMessage decodes a NodeWorker.receivedMessageFromWorker of the

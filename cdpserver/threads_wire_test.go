@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // workerMessageCases are NodeWorker.receivedMessageFromWorker events as
@@ -122,4 +123,45 @@ func TestWorkerMessageNodeShape(t *testing.T) {
 		t.Errorf("the thread's answer %s lacks the evaluated string", inner)
 	}
 	t.Logf("Node's message: %s", m.Raw)
+}
+
+// A request in a thread's session with characters beyond ASCII is
+// answered: Node 20's NodeWorker.sendMessageToWorker refuses raw UTF-8
+// with an error that has no id, which left such a request unanswered
+// (an "é" typed in a thread's console never came back).
+func TestThreadNonASCIIRequest(t *testing.T) {
+	w := startWorker(t, threadHostScript, Options{})
+	c := w.dial("A")
+	c.SetTimeout(10 * time.Second) // the old code never answers
+	c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+	a := c.ExpectAttached()
+	const text = "é € 😀 \u2028 \"q\" \\"
+	m := c.CallIn(a.SessionID, "Runtime.evaluate", map[string]any{"expression": "`" + strings.ReplaceAll(text, `\`, `\\`) + "`", "returnByValue": true})
+	var r struct {
+		Result struct {
+			Value string `json:"value"`
+		} `json:"result"`
+	}
+	if m.Error != nil || json.Unmarshal(m.Result, &r) != nil || r.Result.Value != text {
+		t.Fatalf("evaluate %q in a thread: %s", text, m.Raw)
+	}
+}
+
+func TestASCIIJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":"b"}`:            `{"a":"b"}`,
+		`{"a":"é€😀"}`:          `{"a":"\u00e9\u20ac\ud83d\ude00"}`,
+		"{\"a\":\"\xff\"}":     `{"a":"\ufffd"}`,
+		`{"a":"\u00e9\\ é"}`:   `{"a":"\u00e9\\ \u00e9"}`,
+		"{\"a\":\"x\u2028y\"}": `{"a":"x\u2028y"}`,
+	} {
+		got := asciiJSON([]byte(in))
+		if string(got) != want {
+			t.Errorf("asciiJSON(%q) = %s, want %s", in, got, want)
+		}
+		var a, b any
+		if json.Unmarshal(got, &a) != nil || json.Unmarshal([]byte(want), &b) != nil {
+			t.Errorf("asciiJSON(%q) = %s: not JSON", in, got)
+		}
+	}
 }
