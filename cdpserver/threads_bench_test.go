@@ -1,7 +1,6 @@
 package cdpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -110,44 +109,6 @@ func threadWindow(b *testing.B, w *worker, want int) (*rawClient, []string) {
 	return c, sessions
 }
 
-// consoleRound sends one Runtime.evaluate of expr in the main thread's
-// session and reads until its answer and want console events arrived. It
-// returns the time to the last of them and the events by sessionId ("" for
-// the main thread's).
-func (r *rawClient) consoleRound(b *testing.B, expr string, want int) (time.Duration, map[string]int) {
-	ctx, cancel := context.WithTimeout(context.Background(), benchWait)
-	defer cancel()
-	r.nextID++
-	answer := fmt.Appendf(nil, `{"id":%d,`, r.nextID)
-	start := time.Now()
-	msg := fmt.Appendf(nil, `{"id":%d,"method":"Runtime.evaluate","params":{"expression":%q,"awaitPromise":true}}`, r.nextID, expr)
-	if err := r.c.Write(ctx, websocket.MessageText, msg); err != nil {
-		b.Fatal(err)
-	}
-	bySession := map[string]int{}
-	events, answered := 0, false
-	for !answered || events < want {
-		_, msg, err := r.c.Read(ctx)
-		if err != nil {
-			b.Fatalf("%s: %v after %d of %d console events", expr, err, events, want)
-		}
-		if bytes.HasPrefix(msg, answer) {
-			answered = true
-			continue
-		}
-		if !bytes.HasPrefix(msg, []byte(`{"method":"Runtime.consoleAPICalled"`)) {
-			continue
-		}
-		events++
-		session := ""
-		if i := bytes.LastIndex(msg, []byte(`"sessionId":"`)); i >= 0 && bytes.HasSuffix(msg, []byte(`"}`)) {
-			session = string(msg[i+len(`"sessionId":"`) : len(msg)-2])
-		}
-		bySession[session]++
-	}
-	return time.Since(start), bySession
-}
-
 // pairs runs op b.N times on each of a and c, alternating which goes first,
 // and returns their durations and the per-pair ratios c/a.
 func pairs(b *testing.B, a, c *rawClient, op func(*rawClient) time.Duration) (da, dc []time.Duration, ratios []float64) {
@@ -212,89 +173,11 @@ func BenchmarkThreadsIdle(b *testing.B) {
 	b.Run("flood", func(b *testing.B) {
 		const n = 1000
 		da, dc, ratios := pairs(b, none, eight, func(c *rawClient) time.Duration {
-			d, _ := c.consoleRound(b, fmt.Sprintf("emit(%d)", n), n)
+			d, _ := c.consoleRound(b, fmt.Sprintf("emit(%d)", n), n, false)
 			return d
 		})
 		report(b, da, dc, ratios, "events/s", n)
 	})
-}
-
-// BenchmarkThreadsConsole measures console events from worker threads
-// delivered to one window, each on its thread's sessionId: 8 threads
-// logging 1,000 messages each at once, against 1 thread logging 8,000 and
-// the main thread logging 8,000, in the same rounds, the order rotated
-// every round. Metrics: events/s of each, 8threads/1thread and
-// 1thread/main (medians of the per-round ratios of the rates), and the CPU
-// this process (the worker and the reading client) spent per event of each.
-func BenchmarkThreadsConsole(b *testing.B) {
-	const threads, n = 8, 1000
-	w := startWorker(b, threadBenchHost(threads), Options{Logf: func(string, ...any) {}})
-	c, sessions := threadWindow(b, w, threads)
-	type mode struct {
-		expr string
-		per  int // events each of sessions logs; 0: the main thread logs
-		n    int // threads logging
-	}
-	modes := []mode{
-		{fmt.Sprintf("emit(%d)", threads*n), 0, 0},
-		{fmt.Sprintf("threadEmit(%d, 1)", threads*n), threads * n, 1},
-		{fmt.Sprintf("threadEmit(%d, %d)", n, threads), n, threads},
-	}
-	rates := make([][]float64, len(modes))
-	cpu := make([]time.Duration, len(modes)) // this process's: the worker's and the reader's
-	b.ResetTimer()
-	for i := range b.N {
-		for j := range modes {
-			k := (i + j) % len(modes)
-			m := modes[k]
-			cpu0 := processCPU()
-			d, got := c.consoleRound(b, m.expr, threads*n)
-			b.StopTimer()
-			cpu[k] += processCPU() - cpu0
-			// Unclocked: the host's main thread writes what the threads
-			// logged to stdout after their events arrived; that must not
-			// spill into the next mode's figures.
-			c.consoleRound(b, "new Promise((r) => setTimeout(r, 100))", 0)
-			b.StartTimer()
-			checkSessions(b, m.expr, got, sessions, m.n, m.per, threads*n)
-			rates[k] = append(rates[k], float64(threads*n)/d.Seconds())
-		}
-	}
-	b.StopTimer()
-	var eightToOne, oneToMain []float64
-	for i := range b.N {
-		eightToOne = append(eightToOne, rates[2][i]/rates[1][i])
-		oneToMain = append(oneToMain, rates[1][i]/rates[0][i])
-	}
-	b.ReportMetric(medianFloat(slices.Clone(rates[0])), "main-events/s")
-	b.ReportMetric(medianFloat(slices.Clone(rates[1])), "1thread-events/s")
-	b.ReportMetric(medianFloat(slices.Clone(rates[2])), "8threads-events/s")
-	for k, name := range []string{"main", "1thread", "8threads"} {
-		b.ReportMetric(float64(cpu[k].Nanoseconds())/1e3/float64(b.N*threads*n), name+"-proc-cpu-µs/event")
-	}
-	b.ReportMetric(medianFloat(eightToOne), "8threads/1thread")
-	b.ReportMetric(medianFloat(oneToMain), "1thread/main")
-}
-
-// checkSessions fails the benchmark unless the round's events came on the
-// sessions they belong to: nThreads thread sessions with per events each,
-// or (nThreads 0) the main thread's session with all of them.
-func checkSessions(b *testing.B, expr string, got map[string]int, sessions []string, nThreads, per, total int) {
-	b.Helper()
-	if nThreads == 0 {
-		if got[""] != total || len(got) != 1 {
-			b.Fatalf("%s: events by session %v, want %d on the main thread's", expr, got, total)
-		}
-		return
-	}
-	if len(got) != nThreads {
-		b.Fatalf("%s: events on %d sessions %v, want %d", expr, len(got), got, nThreads)
-	}
-	for s, k := range got {
-		if !slices.Contains(sessions, s) || k != per {
-			b.Fatalf("%s: %d events on session %q, want %d on one of %v", expr, k, s, per, sessions)
-		}
-	}
 }
 
 // BenchmarkWorkerMessage decodes a thread's console event as Node wraps it
