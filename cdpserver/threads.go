@@ -437,9 +437,9 @@ func asciiJSON(b []byte) []byte {
 // encoding/json validated them, unquoted the message into a string and
 // copied it back: 28% of the process's CPU while threads flooded the
 // console (BenchmarkThreadsConsole); ~1.3 µs against ~10 µs per console
-// event on a shared machine (BenchmarkWorkerMessage). ok is false for any other shape (members
-// reordered, whitespace, a sessionId not plain ASCII, invalid UTF-8):
-// threadEvent then decodes it with encoding/json.
+// event on a shared machine (BenchmarkWorkerMessage). ok is false for
+// any other shape (members reordered, whitespace, a sessionId not plain
+// ASCII, invalid UTF-8): threadEvent then decodes it with encoding/json.
 func workerMessage(msg []byte) (sessionID string, inner []byte, ok bool) {
 	rest, ok := bytes.CutPrefix(msg, []byte(`{"method":"NodeWorker.receivedMessageFromWorker","params":{"sessionId":"`))
 	if !ok {
