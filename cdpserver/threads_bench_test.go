@@ -18,7 +18,7 @@ import (
 //
 //	go test -run '^$' -bench 'ThreadsIdle/roundtrip' -benchtime 2000x -count 6 ./cdpserver
 //	go test -run '^$' -bench 'ThreadsIdle/(pipelined|flood)' -benchtime 40x -count 6 ./cdpserver
-//	go test -run '^$' -bench 'ThreadsConsole' -benchtime 10x -count 6 ./cdpserver
+//	go test -run '^$' -bench 'ThreadsConsole' -benchtime 8x -count 6 ./cdpserver
 
 // threadBenchHost is hostScript's emit in a host that starts k worker
 // threads and prints "host ready" once all are online. threadEmit(n, j)
