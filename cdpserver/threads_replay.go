@@ -63,6 +63,7 @@ func (tt *threadTable) internalToThreadLocked(sessionID, method string, params [
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params,omitempty"`
 	}{tt.nextIDLocked(), method, json.RawMessage(params)})
+	inner = asciiJSON(inner) // Node refuses a thread's message with raw UTF-8 (a breakpoint URL or condition may hold some)
 	wrapper, _ := json.Marshal(struct {
 		SessionID string `json:"sessionId"`
 		Message   string `json:"message"`

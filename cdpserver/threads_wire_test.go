@@ -165,3 +165,34 @@ func TestASCIIJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestInternalToThreadIsASCII: the worker's own requests to a thread (a
+// breakpoint replayed into a later thread) go through the same escape as the
+// window's, or Node drops them unanswered when a URL or condition holds
+// non-ASCII text.
+func TestInternalToThreadIsASCII(t *testing.T) {
+	tt := newThreadTable()
+	tt.mu.Lock()
+	msg := tt.internalToThreadLocked("thread-1", "Debugger.setBreakpointByUrl", []byte(`{"url":"file:///tmp/café.js","lineNumber":1,"condition":"x==='é😀'"}`))
+	tt.mu.Unlock()
+	for i, b := range msg {
+		if b >= 0x80 {
+			t.Fatalf("byte %d of the message is not ASCII: %s", i, msg)
+		}
+	}
+	var outer struct {
+		Params struct{ Message string } `json:"params"`
+	}
+	if err := json.Unmarshal(msg, &outer); err != nil {
+		t.Fatal(err)
+	}
+	var inner struct {
+		Params struct{ URL, Condition string } `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(outer.Params.Message), &inner); err != nil {
+		t.Fatal(err)
+	}
+	if inner.Params.URL != "file:///tmp/café.js" || inner.Params.Condition != "x==='é😀'" {
+		t.Fatalf("the escaped message decodes to %+v", inner.Params)
+	}
+}
