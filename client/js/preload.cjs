@@ -3867,6 +3867,10 @@ function createHostProducer() {
   });
 }
 
+// Whether this process is the host `run` started (it alone is given the
+// host channel); read before start() removes the variable.
+const isHost = (process.env[FD_ENV] || '') !== '';
+
 (function start() {
   const raw = process.env[FD_ENV];
   if (raw === undefined || raw === '') return;
@@ -3982,6 +3986,55 @@ const INJECT_ENV = 'INSPECTOR_WORKER_INJECT';
       warn: (line) => { try { process.stderr.write(line + '\n'); } catch (e) { /* no stderr */ } },
     });
   } catch (e) { /* no injection */ }
+})();
+
+// Child processes. `run` puts the preload in NODE_OPTIONS too, so a Node
+// process the host starts (fork, cluster, spawn of node) loads it; such a
+// process has no host channel (the host removed the variable) but keeps
+// CHILD_ENDPOINT_ENV and CHILD_TOKEN_ENV, which are left in process.env on
+// purpose so that grandchildren register too. It opens its own inspector on
+// a random loopback port and posts {pid, argv, url} to the worker's
+// /child with the child token (a token of its own: the page token never
+// reaches children). The worker attaches to that inspector; nothing is
+// advertised in /json/list. A worker thread is not a child process (the
+// host's threads are followed through NodeWorker), hence isMainThread.
+// The post is asynchronous and unref'd: the child is never kept alive or
+// delayed by it, and one that ends before the worker attached is not seen.
+const CHILD_ENDPOINT_ENV = 'INSPECTOR_WORKER_CHILD_ENDPOINT';
+const CHILD_TOKEN_ENV = 'INSPECTOR_WORKER_CHILD_TOKEN';
+(function registerChild() {
+  const childEndpoint = process.env[CHILD_ENDPOINT_ENV] || '';
+  const childToken = process.env[CHILD_TOKEN_ENV] || '';
+  if (isHost || !childEndpoint || !childToken) return;
+  try {
+    if (!require('node:worker_threads').isMainThread) return;
+    const inspector = require('node:inspector');
+    if (inspector.url() === undefined) inspector.open(0, '127.0.0.1', false);
+    const url = inspector.url();
+    if (!url) return;
+    const m = /^([^:/]+|\[[^\]]+\]):(\d+)$/.exec(childEndpoint);
+    if (m === null) return;
+    const body = JSON.stringify({ pid: process.pid, argv: process.argv, url });
+    const req = require('node:http').request({
+      host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]), path: '/child', method: 'POST', agent: false,
+      headers: { 'content-type': 'application/json', 'authorization': 'Bearer ' + childToken,
+        'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      if (res.statusCode !== 204) {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => { if (text.length < 1024) text += d; });
+        res.on('end', () => {
+          try { process.stderr.write('inspector-worker: child ' + process.pid + ' not followed: ' + text.trim() + '\n'); } catch (e) { /* no stderr */ }
+        });
+      } else {
+        res.resume();
+      }
+    });
+    req.on('socket', (s) => s.unref());
+    req.on('error', () => { /* the worker is gone: the child runs unobserved */ });
+    req.end(body);
+  } catch (e) { /* no inspector (e.g. --inspect disallowed): the child runs unobserved */ }
 })();
 
 /** @returns {{queued:number, dropped:number, sent:number, acked:number}} */

@@ -1,0 +1,189 @@
+// Package childrealm follows the Node child processes the host starts
+// (fork, cluster, spawn of node): each one's preload opens its own inspector
+// on a random loopback port and registers it with the worker on POST /child,
+// authenticated with the run's child token. The Registry attaches a watcher
+// session to each (hostnode.AttachHost: the same watcher as the host's, so
+// a child whose script finished is not left waiting for its sessions) and
+// forgets the child when that session ends. docs/agent-note.md "Child
+// processes" has the decisions.
+package childrealm
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inspector-worker/inspector-worker/hostnode"
+)
+
+// DefaultLimit is how many child realms one run follows at once. A child
+// costs the worker a watcher session (one goroutine, one socket) and each
+// window a Node session to it; 32 covers a cluster per core on large
+// machines and the usual test-runner fan-out, and keeps a fork bomb from
+// turning into thousands of inspector sessions. Past it a child is refused
+// with LimitError and runs unobserved (its preload prints the refusal).
+const DefaultLimit = 32
+
+// attachTimeout bounds attaching to a registered child's inspector.
+const attachTimeout = 5 * time.Second
+
+// Child is one followed child process.
+type Child struct {
+	PID  int
+	Argv []string
+	Host *hostnode.Host // its watcher; Done closes when the child is gone or finished
+}
+
+// Title is how a window names the child: its command line and pid.
+func (c *Child) Title() string {
+	return strings.Join(c.Argv, " ") + " (pid " + strconv.Itoa(c.PID) + ")"
+}
+
+// Options configures a Registry.
+type Options struct {
+	// Limit is the most children followed at once; 0 means DefaultLimit.
+	Limit int
+	// Logf, when set, says which child came and went and why.
+	Logf func(format string, args ...any)
+	// OnChange, when set, is called (never under the registry's lock) after
+	// a child was added or removed.
+	OnChange func()
+}
+
+// Registry is the run's followed children, by pid.
+type Registry struct {
+	opts Options // Static after construction.
+
+	mu       sync.Mutex     // Leaf: see docs/locks.md.
+	byPID    map[int]*Child // Guarded by mu.
+	reserved int            // Guarded by mu: registrations attaching now (they count against the limit).
+	closed   bool           // Guarded by mu: Close ran; nothing more is attached.
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry(o Options) *Registry {
+	if o.Limit <= 0 {
+		o.Limit = DefaultLimit
+	}
+	return &Registry{opts: o, byPID: make(map[int]*Child)}
+}
+
+// LimitError refuses a child past the registry's limit.
+type LimitError struct{ Limit int }
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("already following %d child processes (the limit); this one runs unobserved", e.Limit)
+}
+
+// Registration is what a child's preload posts.
+type Registration struct {
+	PID  int      `json:"pid"`
+	Argv []string `json:"argv"`
+	URL  string   `json:"url"` // the child's inspector, ws://127.0.0.1:PORT/UUID
+}
+
+// Register attaches to the child's inspector and follows it until it ends.
+// It fails past the limit (LimitError), for a pid already followed, and when
+// the URL is not a loopback Node inspector.
+func (r *Registry) Register(ctx context.Context, reg Registration) error {
+	if reg.PID <= 0 {
+		return fmt.Errorf("a child registration needs its pid")
+	}
+	r.mu.Lock()
+	switch {
+	case r.closed:
+		r.mu.Unlock()
+		return fmt.Errorf("the run is ending; no child is followed now")
+	case r.byPID[reg.PID] != nil:
+		r.mu.Unlock()
+		return fmt.Errorf("child pid %d is already followed", reg.PID)
+	case len(r.byPID)+r.reserved >= r.opts.Limit:
+		r.mu.Unlock()
+		return &LimitError{Limit: r.opts.Limit}
+	}
+	r.reserved++
+	r.mu.Unlock()
+
+	actx, cancel := context.WithTimeout(ctx, attachTimeout)
+	host, err := hostnode.AttachHost(actx, reg.URL, hostnode.HostOptions{}) // network I/O: outside mu
+	cancel()
+	r.mu.Lock()
+	r.reserved--
+	if err == nil && (r.closed || r.byPID[reg.PID] != nil) {
+		r.mu.Unlock()
+		host.Finish("not followed")
+		return fmt.Errorf("child pid %d is already followed, or the run is ending", reg.PID)
+	}
+	if err != nil {
+		r.mu.Unlock()
+		return fmt.Errorf("cannot attach to child pid %d's inspector: %w", reg.PID, err)
+	}
+	c := &Child{PID: reg.PID, Argv: append([]string(nil), reg.Argv...), Host: host}
+	r.byPID[reg.PID] = c
+	r.mu.Unlock()
+	r.logf("following child %s", c.Title())
+	r.changed()
+	go r.follow(c)
+	return nil
+}
+
+// follow forgets c once its watcher session ended.
+func (r *Registry) follow(c *Child) {
+	<-c.Host.Done()
+	r.mu.Lock()
+	if r.byPID[c.PID] == c {
+		delete(r.byPID, c.PID)
+	}
+	r.mu.Unlock()
+	how := "its inspector closed (the process exited or closed it)"
+	select {
+	case <-c.Host.ScriptFinished():
+		how = "its script finished"
+	default:
+	}
+	r.logf("child pid %d ended: %s", c.PID, how)
+	r.changed()
+}
+
+// Children lists the followed children by pid.
+func (r *Registry) Children() []*Child {
+	r.mu.Lock()
+	out := make([]*Child, 0, len(r.byPID))
+	for _, c := range r.byPID {
+		out = append(out, c)
+	}
+	r.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].PID < out[j].PID })
+	return out
+}
+
+// Close stops following: every watcher session is closed (the children run
+// on, unobserved) and later registrations are refused.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	r.closed = true
+	all := make([]*Child, 0, len(r.byPID))
+	for _, c := range r.byPID {
+		all = append(all, c)
+	}
+	r.mu.Unlock()
+	for _, c := range all {
+		c.Host.Finish("the run ended")
+	}
+}
+
+func (r *Registry) logf(format string, args ...any) {
+	if r.opts.Logf != nil {
+		r.opts.Logf(format, args...)
+	}
+}
+
+func (r *Registry) changed() {
+	if r.opts.OnChange != nil {
+		r.opts.OnChange()
+	}
+}
