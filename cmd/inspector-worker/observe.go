@@ -30,10 +30,15 @@ type observation struct {
 	pipeDone chan struct{}
 	exit     *exitReport // nil for an embedding app's channel
 	reg      *sourceproto.Registry
+	children *childRun // nil for an embedding app's channel
 }
 
-func newObservation(ln net.Listener) (*observation, error) {
+func newObservation(ln net.Listener, cf childFlags) (*observation, error) {
 	token, err := sourceproto.NewToken()
+	if err != nil {
+		return nil, err
+	}
+	children, err := newChildRun(cf)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +58,8 @@ func newObservation(ln net.Listener) (*observation, error) {
 		pipe.Close()
 		return nil, err
 	}
-	return &observation{preload: preload, token: token, endpoint: ln.Addr().String(), child: child, pipe: pipe, exit: exit}, nil
+	return &observation{preload: preload, token: token, endpoint: ln.Addr().String(), child: child, pipe: pipe, exit: exit,
+		children: children}, nil
 }
 
 // extraFiles are the files the host inherits: the host channel as fd 3
@@ -87,6 +93,9 @@ func (o *observation) hostEnv(noCapture bool) []string {
 	env := os.Environ()
 	if noCapture {
 		env = append(env, captureEnv+"=0") // the last value of a name wins
+	}
+	if o.children != nil {
+		env = o.children.env(env, o.preload, o.endpoint)
 	}
 	return append(env,
 		carrier.HostFDEnv+"="+strconv.Itoa(carrier.HostFD),
@@ -144,6 +153,9 @@ func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer, maxClients 
 	o.reg = reg
 	srv.Handle("GET /client", clients)
 	srv.Handle("GET /client.js", clients)
+	if o.children != nil {
+		o.children.serve(srv, stderr)
+	}
 	o.servePipe(stderr)
 	return nil
 }
@@ -186,6 +198,9 @@ func (o *observation) renew(stderr io.Writer) error {
 
 // stop ends the host pipe and every client connection (close{shutdown}).
 func (o *observation) stop() {
+	if o.children != nil {
+		o.children.stop()
+	}
 	if o.stopPipe != nil {
 		o.stopPipe()
 		<-o.pipeDone

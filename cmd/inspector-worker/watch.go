@@ -137,7 +137,7 @@ func runWatch(r hostRun, stderr io.Writer) int {
 	ctx := context.Background()
 	filter := hostnode.NewBannerFilter(stderr)
 	defer filter.Close()
-	obs, err := newObservation(ln)
+	obs, err := newObservation(ln, r.children)
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"strings"
+
+	"github.com/inspector-worker/inspector-worker/cdpserver"
+	"github.com/inspector-worker/inspector-worker/childrealm"
+	"github.com/inspector-worker/inspector-worker/sourceproto"
+)
+
+// The variables a child's preload registers with (client/js/preload.in.cjs
+// registerChild). They stay in every descendant's environment on purpose.
+const (
+	childEndpointEnv = "INSPECTOR_WORKER_CHILD_ENDPOINT"
+	childTokenEnv    = "INSPECTOR_WORKER_CHILD_TOKEN"
+)
+
+// childFlags are run's switches for following the host's child processes.
+type childFlags struct {
+	off   bool
+	limit int
+}
+
+func (c *childFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&c.off, "no-children", false, "do not follow the Node child processes the host starts (fork, cluster, spawn of node)")
+	fs.IntVar(&c.limit, "max-children", childrealm.DefaultLimit, "follow at most this many child processes at once; more run unobserved, each saying so on its stderr")
+}
+
+// childRun is the run's side of child following: its own token (never the
+// page token: a child gets only the right to register itself), and the
+// registry once serving.
+type childRun struct {
+	flags childFlags
+	token sourceproto.Token
+	reg   *childrealm.Registry
+}
+
+func newChildRun(f childFlags) (*childRun, error) {
+	if f.off {
+		return &childRun{flags: f}, nil
+	}
+	tok, err := sourceproto.NewToken()
+	if err != nil {
+		return nil, err
+	}
+	return &childRun{flags: f, token: tok}, nil
+}
+
+// env adds to the host's environment what makes its Node children load the
+// preload (NODE_OPTIONS: spawn('node', …) does not inherit execArgv) and
+// register. The host loads the preload twice (--require and NODE_OPTIONS):
+// Node's module cache makes the second a no-op.
+func (c *childRun) env(env []string, preload, endpoint string) []string {
+	if c.token.IsZero() {
+		return env
+	}
+	opts := ""
+	for _, kv := range env { // the last value of a name wins
+		if v, ok := strings.CutPrefix(kv, "NODE_OPTIONS="); ok {
+			opts = v
+		}
+	}
+	// Node's NODE_OPTIONS parser takes a double-quoted value with \" and \\.
+	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(preload) + `"`
+	opts = strings.TrimSpace(opts + " --require " + quoted)
+	return append(env, "NODE_OPTIONS="+opts,
+		childEndpointEnv+"="+endpoint,
+		childTokenEnv+"="+c.token.Reveal())
+}
+
+// serve mounts POST /child on srv. Call it before srv serves.
+func (c *childRun) serve(srv *cdpserver.Server, stderr io.Writer) {
+	if c.token.IsZero() {
+		return
+	}
+	c.reg = childrealm.NewRegistry(childrealm.Options{Limit: c.flags.limit, Logf: logTo(stderr)})
+	srv.Handle("POST /child", childrealm.Handler(c.reg, c.token))
+}
+
+// stop lets every followed child run on unobserved.
+func (c *childRun) stop() {
+	if c.reg != nil {
+		c.reg.Close()
+	}
+}

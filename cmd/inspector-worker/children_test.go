@@ -1,0 +1,85 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
+)
+
+// childrenScript is a host that fork()s one child and spawn()s `node` for
+// another; each child prints "child KIND pid N" and exits once the file
+// stop-KIND exists. The host stays until the file stop-host exists.
+const childrenScript = `
+const fs = require('fs');
+const { fork, spawn } = require('child_process');
+const stopWhen = (name, then) => {
+  const t = setInterval(() => { if (fs.existsSync(name)) { clearInterval(t); then(); } }, 20);
+};
+if (process.argv[2] === 'child') {
+  const kind = process.argv[3];
+  console.log('child ' + kind + ' pid ' + process.pid);
+  stopWhen('stop-' + kind, () => process.exit(0));
+} else {
+  console.log('pid ' + process.pid);
+  fork(__filename, ['child', 'fork']);
+  spawn('node', [__filename, 'child', 'spawn'], { stdio: 'inherit' });
+  stopWhen('stop-host', () => process.exit(0));
+}
+`
+
+// Under run, a fork()ed child and a spawn()ed `node` child of the host each
+// open their own inspector and register with the worker, which follows each
+// by pid until it exits. With --no-children neither registers.
+func TestRunFollowsChildProcesses(t *testing.T) {
+	t.Run("followed", func(t *testing.T) {
+		dir, script := writeScript(t, childrenScript)
+		w := startCmdEnv(t, dir, []string{"INSPECTOR_WORKER_DEBUG=1"}, "run", "--port", "0", "--", "node", script)
+		host := w.nodePID()
+		forked, _ := strconv.Atoi(w.waitFor(w.stdout, `child fork pid (\d+)`))
+		spawned, _ := strconv.Atoi(w.waitFor(w.stdout, `child spawn pid (\d+)`))
+		w.waitFor(w.stderr, `following child \S+ \S+host\.js child fork \(pid `+strconv.Itoa(forked)+`\)`)
+		w.waitFor(w.stderr, `following child \S+ \S+host\.js child spawn \(pid `+strconv.Itoa(spawned)+`\)`)
+		if strings.Contains(w.stderr.String(), "(pid "+strconv.Itoa(host)+")") {
+			t.Errorf("the host itself registered as a child:\n%s", w.stderr)
+		}
+		touch(t, dir, "stop-fork")
+		w.waitFor(w.stderr, `child pid `+strconv.Itoa(forked)+` ended`)
+		proctest.AssertGone(t, forked)
+		touch(t, dir, "stop-spawn")
+		w.waitFor(w.stderr, `child pid `+strconv.Itoa(spawned)+` ended`)
+		touch(t, dir, "stop-host")
+		if got := w.wait(); got != 0 {
+			t.Fatalf("exit code %d, want 0", got)
+		}
+		proctest.AssertGone(t, spawned)
+		proctest.AssertGone(t, host)
+	})
+	t.Run("no-children", func(t *testing.T) {
+		dir, script := writeScript(t, childrenScript)
+		w := startCmdEnv(t, dir, []string{"INSPECTOR_WORKER_DEBUG=1"}, "run", "--port", "0", "--no-children", "--", "node", script)
+		host := w.nodePID()
+		w.waitFor(w.stdout, `child fork pid (\d+)`)
+		w.waitFor(w.stdout, `child spawn pid (\d+)`)
+		touch(t, dir, "stop-fork")
+		touch(t, dir, "stop-spawn")
+		touch(t, dir, "stop-host")
+		if got := w.wait(); got != 0 {
+			t.Fatalf("exit code %d, want 0", got)
+		}
+		if s := w.stderr.String(); strings.Contains(s, "following child") || strings.Contains(s, "Debugger listening") {
+			t.Errorf("a child was followed or opened its inspector with --no-children:\n%s", s)
+		}
+		proctest.AssertGone(t, host)
+	})
+}
+
+func touch(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
