@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/inspector-worker/inspector-worker/hostnode"
 )
 
@@ -37,6 +39,17 @@ type Child struct {
 	Argv []string
 	Host *hostnode.Host // its watcher; Done closes when the child is gone or finished
 }
+
+// Key is the child's pid, as text: unique among the run's children.
+func (c *Child) Key() string { return strconv.Itoa(c.PID) }
+
+// OpenSession opens a new inspector session to the child for one window.
+func (c *Child) OpenSession(ctx context.Context) (*websocket.Conn, error) {
+	return c.Host.OpenSession(ctx)
+}
+
+// Done is closed when the child is gone or its script finished.
+func (c *Child) Done() <-chan struct{} { return c.Host.Done() }
 
 // Title is how a window names the child: its command line and pid.
 func (c *Child) Title() string {
@@ -62,6 +75,7 @@ type Registry struct {
 	byPID    map[int]*Child // Guarded by mu.
 	reserved int            // Guarded by mu: registrations attaching now (they count against the limit).
 	closed   bool           // Guarded by mu: Close ran; nothing more is attached.
+	changed  chan struct{}  // Guarded by mu: closed (and replaced) at the next change.
 }
 
 // NewRegistry returns an empty registry.
@@ -69,7 +83,7 @@ func NewRegistry(o Options) *Registry {
 	if o.Limit <= 0 {
 		o.Limit = DefaultLimit
 	}
-	return &Registry{opts: o, byPID: make(map[int]*Child)}
+	return &Registry{opts: o, byPID: make(map[int]*Child), changed: make(chan struct{})}
 }
 
 // LimitError refuses a child past the registry's limit.
@@ -126,7 +140,7 @@ func (r *Registry) Register(ctx context.Context, reg Registration) error {
 	r.byPID[reg.PID] = c
 	r.mu.Unlock()
 	r.logf("following child %s", c.Title())
-	r.changed()
+	r.notify()
 	go r.follow(c)
 	return nil
 }
@@ -146,7 +160,7 @@ func (r *Registry) follow(c *Child) {
 	default:
 	}
 	r.logf("child pid %d ended: %s", c.PID, how)
-	r.changed()
+	r.notify()
 }
 
 // Children lists the followed children by pid.
@@ -182,7 +196,19 @@ func (r *Registry) logf(format string, args ...any) {
 	}
 }
 
-func (r *Registry) changed() {
+// Changed is closed at the next addition or removal: take it before
+// Children, and no change is missed.
+func (r *Registry) Changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+func (r *Registry) notify() {
+	r.mu.Lock()
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
 	if r.opts.OnChange != nil {
 		r.opts.OnChange()
 	}

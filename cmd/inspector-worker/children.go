@@ -77,6 +77,19 @@ func (c *childRun) serve(srv *cdpserver.Server, stderr io.Writer) {
 	}
 	c.reg = childrealm.NewRegistry(childrealm.Options{Limit: c.flags.limit, Logf: logTo(stderr)})
 	srv.Handle("POST /child", childrealm.Handler(c.reg, c.token))
+	srv.SetChildRealms(childSource{c.reg})
+}
+
+// childSource shows the registry to the windows (cdpserver.ChildRealms).
+type childSource struct{ *childrealm.Registry }
+
+func (s childSource) Children() []cdpserver.ChildRealm {
+	cs := s.Registry.Children()
+	out := make([]cdpserver.ChildRealm, len(cs))
+	for i, c := range cs {
+		out[i] = c
+	}
+	return out
 }
 
 // stop lets every followed child run on unobserved.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
@@ -46,8 +47,28 @@ func TestRunFollowsChildProcesses(t *testing.T) {
 		if strings.Contains(w.stderr.String(), "(pid "+strconv.Itoa(host)+")") {
 			t.Errorf("the host itself registered as a child:\n%s", w.stderr)
 		}
+		// A window that asks for flat auto-attach gets each child as a
+		// target whose session evaluates in that child.
+		c := cdptest.Dial(t, "A", pageURL(t, w.addr()), nil)
+		c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+		sessions := map[int]string{}
+		for range 2 {
+			a := c.ExpectAttached()
+			v, threw := c.EvaluateIn(a.SessionID, "process.pid", false)
+			pid, _ := strconv.Atoi(string(v))
+			if threw || (pid != forked && pid != spawned) || !strings.Contains(a.TargetInfo.Title, "(pid "+string(v)+")") {
+				t.Fatalf("session %s (%q) evaluates process.pid to %s, want %d or %d named in the title", a.SessionID, a.TargetInfo.Title, v, forked, spawned)
+			}
+			sessions[pid] = a.SessionID
+		}
+		if len(sessions) != 2 {
+			t.Fatalf("sessions by pid %v, want one per child", sessions)
+		}
 		touch(t, dir, "stop-fork")
 		w.waitFor(w.stderr, `child pid `+strconv.Itoa(forked)+` ended`)
+		c.ExpectEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool {
+			return strings.Contains(string(m.Params), `"sessionId":"`+sessions[forked]+`"`)
+		})
 		proctest.AssertGone(t, forked)
 		touch(t, dir, "stop-spawn")
 		w.waitFor(w.stderr, `child pid `+strconv.Itoa(spawned)+` ended`)
