@@ -64,11 +64,27 @@ func TestRunFollowsChildProcesses(t *testing.T) {
 		if len(sessions) != 2 {
 			t.Fatalf("sessions by pid %v, want one per child", sessions)
 		}
+		// A request the child never answers is answered once, when it
+		// exits; the detached session then refuses requests.
+		never := c.SendTo(sessions[forked], "Runtime.evaluate", map[string]any{"expression": "new Promise(() => {})", "awaitPromise": true})
 		touch(t, dir, "stop-fork")
 		w.waitFor(w.stderr, `child pid `+strconv.Itoa(forked)+` ended`)
 		c.ExpectEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool {
 			return strings.Contains(string(m.Params), `"sessionId":"`+sessions[forked]+`"`)
 		})
+		t.Logf("the pending request's answer: %.200s", c.ExpectResponse(never).Raw)
+		if m := c.CallIn(sessions[forked], "Runtime.evaluate", map[string]any{"expression": "1"}); m.Error == nil {
+			t.Errorf("a detached child's session answered: %s", m.Raw)
+		}
+		answers := 0
+		for _, m := range c.All() {
+			if m.ID != nil && *m.ID == never && m.SessionID == sessions[forked] {
+				answers++
+			}
+		}
+		if answers != 1 {
+			t.Errorf("the pending request got %d answers, want 1", answers)
+		}
 		proctest.AssertGone(t, forked)
 		touch(t, dir, "stop-spawn")
 		w.waitFor(w.stderr, `child pid `+strconv.Itoa(spawned)+` ended`)
