@@ -38,6 +38,7 @@ type Options struct {
 	Argv         []string      // node executable then its flags, script and args, e.g. {"node","--trace-warnings","app.js","x"}; required, len>=1 (Argv[0] resolved with exec.LookPath)
 	Brk          bool          // insert --inspect-brk=127.0.0.1:0 instead of --inspect=127.0.0.1:0 (inserted right after Argv[0])
 	Wait         bool          // insert --inspect-wait=127.0.0.1:0 (ignored with Brk): the script starts only when a session sends Runtime.runIfWaitingForDebugger
+	NoInspector  bool          // insert no inspect flag (Brk and Wait ignored) and return once node was spawned; InspectorURL is "" (e.g. node --test, whose parent never opens one)
 	ExtraFlags   []string      // further node flags inserted after the inspect flag (e.g. --enable-source-maps for trace, --require preload later)
 	Dir          string        // working directory; "" = current
 	Env          []string      // nil = os.Environ()
@@ -87,7 +88,8 @@ type Process struct {
 // Start spawns node with its inspector on 127.0.0.1 (port chosen by the
 // kernel) and returns once the FIRST "Debugger listening on ws://…" line was
 // read from its stderr. ctx bounds only that wait: once Start returned, the
-// process runs until it exits or Kill is called.
+// process runs until it exits or Kill is called. With Options.NoInspector it
+// returns as soon as node was spawned.
 //
 // Errors are *StartError values matching ErrNodeNotFound, ErrSpawn,
 // ErrInspectorFailed, ErrExitedEarly, ErrReadyTimeout or ErrStartCanceled.
@@ -96,6 +98,9 @@ func Start(ctx context.Context, opts Options) (*Process, error) {
 	p, err := spawn(ctx, opts)
 	if err != nil {
 		return nil, err
+	}
+	if opts.NoInspector {
+		return p, nil
 	}
 	if err := p.awaitURL(ctx, opts.ReadyTimeout); err != nil {
 		return nil, err
@@ -112,7 +117,10 @@ func nodeArgv(exe string, opts Options) []string {
 		flag = inspectWaitFlag
 	}
 	argv := make([]string, 0, len(opts.Argv)+1+len(opts.ExtraFlags))
-	argv = append(argv, exe, flag)
+	argv = append(argv, exe)
+	if !opts.NoInspector {
+		argv = append(argv, flag)
+	}
 	argv = append(argv, opts.ExtraFlags...)
 	return append(argv, opts.Argv[1:]...)
 }

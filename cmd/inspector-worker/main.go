@@ -45,7 +45,8 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(softMemoryLimit)
 	}
-	os.Exit(realMain(os.Args[1:], os.Stderr))
+	catchSIGPIPE()
+	os.Exit(realMain(os.Args[1:], newOutputGuard(os.Stderr)))
 }
 
 func realMain(args []string, stderr io.Writer) int {

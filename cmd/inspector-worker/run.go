@@ -39,6 +39,10 @@ func cmdRun(args []string, stderr io.Writer) int {
 			"  inspector-worker run -- node app.js\n")
 		return 2
 	}
+	if *watch && isNodeTestRunner(argv) {
+		fmt.Fprintf(stderr, "inspector-worker run: --watch with node --test: use Node's own, run -- node --test --watch\n")
+		return 2
+	}
 	if len(watchPaths) > 0 && !*watch {
 		fmt.Fprintf(stderr, "inspector-worker run: --watch-path needs --watch\n")
 		return 2
@@ -87,9 +91,24 @@ func (r hostRun) hostEnv(obs *observation) []string {
 // worker stops asking and kills the host (a host may ignore SIGINT).
 const maxForwardedSignals = 3
 
+// forwardSignal passes sig, the forwarded-th received, to the process, or
+// kills it once maxForwardedSignals were asked for; what names it for the
+// user ("the host", "the test runner").
+func forwardSignal(proc *hostnode.Process, sig os.Signal, forwarded int, what string, stderr io.Writer) {
+	if forwarded >= maxForwardedSignals {
+		fmt.Fprintf(stderr, "inspector-worker: %s received %d times; killing %s\n", sig, forwarded, what)
+		proc.Kill()
+		return
+	}
+	_ = proc.Signal(sig)
+}
+
 // runHost starts the host, serves DevTools until the host exits, and returns
 // the host's exit code (128+signal when it was killed).
 func runHost(r hostRun, stderr io.Writer) int {
+	if isNodeTestRunner(r.argv) {
+		return runTestRunner(r, stderr)
+	}
 	ln, fellBack, err := r.ep.listen()
 	if err != nil {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
@@ -193,18 +212,13 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 	sigs <-chan os.Signal, serveErr <-chan error, filter io.Closer, stderr io.Writer) int {
 	finished := host.ScriptFinished()
 	var stuck <-chan time.Time
-	endedStuck := false
+	endedStuck, endedGone := false, false
 	forwarded := 0
 	for {
 		select {
 		case sig := <-sigs:
 			forwarded++
-			if forwarded >= maxForwardedSignals {
-				fmt.Fprintf(stderr, "inspector-worker: %s received %d times; killing the host\n", sig, forwarded)
-				proc.Kill()
-				continue
-			}
-			_ = proc.Signal(sig)
+			forwardSignal(proc, sig, forwarded, "the host", stderr)
 		case err := <-serveErr:
 			fmt.Fprintf(stderr, "inspector-worker: the DevTools endpoint failed: %v; stopping the host\n", err)
 			proc.Kill()
@@ -218,6 +232,9 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 			fmt.Fprintf(stderr, "inspector-worker: the host did not exit within %v after its script finished "+
 				"(Node hangs like this after some process.exit() calls); ending it\n", stuckHostGrace)
 			proc.Kill()
+		case <-outputGone(stderr):
+			proc.Kill() // the user's pipeline ended (outputGuard)
+			endedGone = true
 		case <-proc.Done():
 			filter.Close()
 			code := proc.ExitCode()
@@ -227,6 +244,9 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 				} else {
 					fmt.Fprintf(stderr, "inspector-worker: the host did not report its exit code; exiting with %d\n", code)
 				}
+			}
+			if endedGone {
+				code = outputGoneCode
 			}
 			reason := fmt.Sprintf("the host exited with code %d", code)
 			host.Finish(reason)

@@ -214,12 +214,13 @@ func (w *watchRun) supervise(ctx context.Context, fw *fileWatcher, sigs <-chan o
 				return w.lastCode
 			}
 			stopping = true
-			if forwarded >= maxForwardedSignals {
-				fmt.Fprintf(w.stderr, "inspector-worker: %s received %d times; killing the host\n", sig, forwarded)
-				w.proc.Kill()
-				continue
+			forwardSignal(w.proc, sig, forwarded, "the host", w.stderr)
+		case <-outputGone(w.stderr):
+			if w.proc != nil {
+				w.proc.Kill() // the user's pipeline ended (outputGuard)
 			}
-			_ = w.proc.Signal(sig)
+			w.end("the reader of the worker's output is gone")
+			return outputGoneCode
 		case err := <-serveErr:
 			fmt.Fprintf(w.stderr, "inspector-worker: the DevTools endpoint failed: %v; stopping the host\n", err)
 			if w.proc != nil {
