@@ -33,6 +33,17 @@ const DefaultLimit = 32
 // attachTimeout bounds attaching to a registered child's inspector.
 const attachTimeout = 5 * time.Second
 
+// ExitBinding is the Runtime binding the watcher adds to each child; the
+// preload calls it at the child's 'exit' with the exit code
+// (client/js/preload.in.cjs registerChild), so the windows learn how the
+// child ended. The worker is not the child's parent and cannot wait for it.
+const ExitBinding = "__inspectorWorkerChildExit"
+
+// endReportWait bounds how long EndReason waits for the watcher to see the
+// child's end after a window's own session to it closed: the exit report
+// arrives on the watcher, whose socket Node closes in the same instant.
+const endReportWait = 2 * time.Second
+
 // Child is one followed child process.
 type Child struct {
 	PID  int
@@ -51,6 +62,29 @@ func (c *Child) OpenSession(ctx context.Context) (*websocket.Conn, error) {
 // Done is closed when the child is gone or its script finished.
 func (c *Child) Done() <-chan struct{} { return c.Host.Done() }
 
+// EndReason says how the child ended, for its windows ("exited with code
+// 0"); it waits up to endReportWait for the watcher to see the end.
+func (c *Child) EndReason() string {
+	select {
+	case <-c.Host.Done():
+	case <-time.After(endReportWait):
+		return "its inspector closed"
+	}
+	return endReason(c.Host)
+}
+
+func endReason(h *hostnode.Host) string {
+	if code := h.ExitReport(); code != "" {
+		return "exited with code " + code
+	}
+	select {
+	case <-h.ScriptFinished():
+		return "finished its script"
+	default:
+	}
+	return "ended without saying how (killed by a signal, or it closed its inspector)"
+}
+
 // Title is how a window names the child: its command line and pid.
 func (c *Child) Title() string {
 	return strings.Join(c.Argv, " ") + " (pid " + strconv.Itoa(c.PID) + ")"
@@ -65,6 +99,12 @@ type Options struct {
 	// OnChange, when set, is called (never under the registry's lock) after
 	// a child was added or removed.
 	OnChange func()
+	// WatchStderr, when set, is called with a child's inspector URL before
+	// the worker opens any session to it, and the function it returns once
+	// the child ended: the children share the host's stderr, where Node
+	// prints "Debugger attached." for each session (hostnode.BannerFilter
+	// WatchAttaches drops exactly those lines).
+	WatchStderr func(url string) (stop func())
 }
 
 // Registry is the run's followed children, by pid.
@@ -93,9 +133,12 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("already following %d child processes (the limit); this one runs unobserved", e.Limit)
 }
 
-// Registration is what a child's preload posts.
+// Registration is what a child's preload posts. It describes the process
+// itself, not its relation to the host: any descendant registers the same
+// way, flat.
 type Registration struct {
 	PID  int      `json:"pid"`
+	PPID int      `json:"ppid"` // its parent's pid (0 when not said)
 	Argv []string `json:"argv"`
 	URL  string   `json:"url"` // the child's inspector, ws://127.0.0.1:PORT/UUID
 }
@@ -122,18 +165,24 @@ func (r *Registry) Register(ctx context.Context, reg Registration) error {
 	r.reserved++
 	r.mu.Unlock()
 
+	stopWatch := func() {}
+	if r.opts.WatchStderr != nil {
+		stopWatch = r.opts.WatchStderr(reg.URL)
+	}
 	actx, cancel := context.WithTimeout(ctx, attachTimeout)
-	host, err := hostnode.AttachHost(actx, reg.URL, hostnode.HostOptions{}) // network I/O: outside mu
+	host, err := hostnode.AttachHost(actx, reg.URL, hostnode.HostOptions{ExitBinding: ExitBinding}) // network I/O: outside mu
 	cancel()
 	r.mu.Lock()
 	r.reserved--
 	if err == nil && (r.closed || r.byPID[reg.PID] != nil) {
 		r.mu.Unlock()
 		host.Finish("not followed")
+		stopWatch()
 		return fmt.Errorf("child pid %d is already followed, or the run is ending", reg.PID)
 	}
 	if err != nil {
 		r.mu.Unlock()
+		stopWatch()
 		return fmt.Errorf("cannot attach to child pid %d's inspector: %w", reg.PID, err)
 	}
 	c := &Child{PID: reg.PID, Argv: append([]string(nil), reg.Argv...), Host: host}
@@ -141,25 +190,22 @@ func (r *Registry) Register(ctx context.Context, reg Registration) error {
 	r.mu.Unlock()
 	r.logf("following child %s", c.Title())
 	r.notify()
-	go r.follow(c)
+	go r.follow(c, stopWatch)
 	return nil
 }
 
 // follow forgets c once its watcher session ended.
-func (r *Registry) follow(c *Child) {
+func (r *Registry) follow(c *Child, stopWatch func()) {
 	<-c.Host.Done()
+	// Late "Debugger attached." lines of windows' sessions may still come;
+	// Node prints nothing for this child once its inspector closed.
+	time.AfterFunc(endReportWait, stopWatch)
 	r.mu.Lock()
 	if r.byPID[c.PID] == c {
 		delete(r.byPID, c.PID)
 	}
 	r.mu.Unlock()
-	how := "its inspector closed (the process exited or closed it)"
-	select {
-	case <-c.Host.ScriptFinished():
-		how = "its script finished"
-	default:
-	}
-	r.logf("child pid %d ended: %s", c.PID, how)
+	r.logf("child pid %d ended: %s", c.PID, endReason(c.Host))
 	r.notify()
 }
 

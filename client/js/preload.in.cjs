@@ -239,6 +239,7 @@ const INJECT_ENV = 'INSPECTOR_WORKER_INJECT';
 // delayed by it, and one that ends before the worker attached is not seen.
 const CHILD_ENDPOINT_ENV = 'INSPECTOR_WORKER_CHILD_ENDPOINT';
 const CHILD_TOKEN_ENV = 'INSPECTOR_WORKER_CHILD_TOKEN';
+const CHILD_EXIT_BINDING = '__inspectorWorkerChildExit'; // childrealm.ExitBinding
 (function registerChild() {
   const childEndpoint = process.env[CHILD_ENDPOINT_ENV] || '';
   const childToken = process.env[CHILD_TOKEN_ENV] || '';
@@ -251,7 +252,20 @@ const CHILD_TOKEN_ENV = 'INSPECTOR_WORKER_CHILD_TOKEN';
     if (!url) return;
     const m = /^([^:/]+|\[[^\]]+\]):(\d+)$/.exec(childEndpoint);
     if (m === null) return;
-    const body = JSON.stringify({ pid: process.pid, argv: process.argv, url });
+    const body = JSON.stringify({ pid: process.pid, ppid: process.ppid, argv: process.argv, url });
+    // At its end the child says how it ended (the worker is not its parent
+    // and cannot wait for it): through a binding only the worker's watcher
+    // session added (CHILD_EXIT_BINDING), then it closes its inspector, so
+    // Node neither holds it at "Waiting for the debugger to disconnect..."
+    // nor prints that line on the terminal. Outgoing messages queued before
+    // the close (its last console lines) are still sent.
+    process.on('exit', (code) => {
+      try {
+        const said = /** @type {any} */ (globalThis)[CHILD_EXIT_BINDING];
+        if (typeof said === 'function') said(String(code));
+      } catch (e) { /* the binding is the worker's; nothing to do without it */ }
+      try { inspector.close(); } catch (e) { /* already closed */ }
+    });
     const req = require('node:http').request({
       host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]), path: '/child', method: 'POST', agent: false,
       headers: { 'content-type': 'application/json', 'authorization': 'Bearer ' + childToken,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
 	"github.com/inspector-worker/inspector-worker/childrealm"
+	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -32,9 +33,10 @@ func (c *childFlags) register(fs *flag.FlagSet) {
 // page token: a child gets only the right to register itself), and the
 // registry once serving.
 type childRun struct {
-	flags childFlags
-	token sourceproto.Token
-	reg   *childrealm.Registry
+	flags  childFlags
+	token  sourceproto.Token
+	reg    *childrealm.Registry
+	filter *hostnode.BannerFilter // the host's stderr, which the children inherit; nil: none
 }
 
 func newChildRun(f childFlags) (*childRun, error) {
@@ -64,10 +66,24 @@ func (c *childRun) env(env []string, preload, endpoint string) []string {
 	}
 	// Node's NODE_OPTIONS parser takes a double-quoted value with \" and \\.
 	quoted := `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(preload) + `"`
-	opts = strings.TrimSpace(opts + " --require " + quoted)
+	// --inspect-publish-uid=http keeps Node's "Debugger listening on …"
+	// banner of the child's inspector.open() (and its "Debugger ending")
+	// off the user's terminal; the host's own --inspect flags come with
+	// --inspect-publish-uid=stderr,http on its command line, which wins.
+	opts = strings.TrimSpace(opts + " --inspect-publish-uid=http --require " + quoted)
 	return append(env, "NODE_OPTIONS="+opts,
 		childEndpointEnv+"="+endpoint,
 		childTokenEnv+"="+c.token.Reveal())
+}
+
+// hostFlags go on the host's command line: the host's inspector banner is
+// how hostnode learns its URL, and its command line overrides the
+// --inspect-publish-uid=http that env puts in NODE_OPTIONS for children.
+func (c *childRun) hostFlags() []string {
+	if c == nil || c.token.IsZero() {
+		return nil
+	}
+	return []string{"--inspect-publish-uid=stderr,http"}
 }
 
 // serve mounts POST /child on srv. Call it before srv serves.
@@ -75,7 +91,11 @@ func (c *childRun) serve(srv *cdpserver.Server, stderr io.Writer) {
 	if c.token.IsZero() {
 		return
 	}
-	c.reg = childrealm.NewRegistry(childrealm.Options{Limit: c.flags.limit, Logf: logTo(stderr)})
+	o := childrealm.Options{Limit: c.flags.limit, Logf: logTo(stderr)}
+	if c.filter != nil {
+		o.WatchStderr = c.filter.WatchAttaches
+	}
+	c.reg = childrealm.NewRegistry(o)
 	srv.Handle("POST /child", childrealm.Handler(c.reg, c.token))
 	srv.SetChildRealms(childSource{c.reg})
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 	"github.com/inspector-worker/inspector-worker/internal/proctest"
@@ -118,5 +119,57 @@ func touch(t *testing.T, dir, name string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// nodeBanners are the lines Node's inspector prints on a process's stderr;
+// none may reach the terminal of a run, whichever process printed them.
+var nodeBanners = []string{"Debugger listening", "For help, see", "Debugger attached.", "Waiting for the debugger", "Debugger ending"}
+
+// The children's inspectors print nothing on the terminal: not at start,
+// not for each session the worker and each window open to them, not when a
+// window leaves while they run, not when they exit with a window attached.
+// Their own lines still pass.
+func TestRunChildBannersStayOffTerminal(t *testing.T) {
+	dir, script := writeScript(t, childrenScript)
+	w := startCmdEnv(t, dir, []string{"INSPECTOR_WORKER_DEBUG=1"}, "run", "--port", "0", "--", "node", script)
+	host := w.nodePID()
+	forked := w.waitFor(w.stdout, `child fork pid (\d+)`)
+	spawned := w.waitFor(w.stdout, `child spawn pid (\d+)`)
+	w.waitFor(w.stderr, `following child .*\(pid `+forked+`\)`)
+	w.waitFor(w.stderr, `following child .*\(pid `+spawned+`\)`)
+	stays := cdptest.Dial(t, "stays", pageURL(t, w.addr()), nil)
+	leaves := cdptest.Dial(t, "leaves", pageURL(t, w.addr()), nil)
+	for _, c := range []*cdptest.Client{stays, leaves} {
+		c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+		for range 2 {
+			a := c.ExpectAttached()
+			c.CallIn(a.SessionID, "Runtime.enable", nil)
+		}
+	}
+	leaves.Conn().Close(1000, "")
+	time.Sleep(200 * time.Millisecond) // Node prints "Debugger ending" as the session goes
+	touch(t, dir, "stop-fork")
+	touch(t, dir, "stop-spawn")
+	for _, pid := range []string{forked, spawned} {
+		if how := w.waitFor(w.stderr, `child pid `+pid+` ended: ([^\n]*)`); how != "exited with code 0" {
+			t.Errorf("child %s ended: %s, want exited with code 0", pid, how)
+		}
+	}
+	touch(t, dir, "stop-host")
+	if got := w.wait(); got != 0 {
+		t.Fatalf("exit code %d, want 0", got)
+	}
+	proctest.AssertGone(t, host)
+	terminal := w.stdout.String() + w.stderr.String()
+	for _, b := range nodeBanners {
+		if n := strings.Count(terminal, b); n > 0 {
+			t.Errorf("%q reached the terminal %d times", b, n)
+		}
+	}
+	for _, kind := range []string{"fork", "spawn"} {
+		if !strings.Contains(w.stdout.String(), "child "+kind+" pid ") {
+			t.Errorf("the %s child's own line is missing", kind)
+		}
 	}
 }

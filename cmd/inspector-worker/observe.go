@@ -12,6 +12,7 @@ import (
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
 	"github.com/inspector-worker/inspector-worker/client/js"
+	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 	"github.com/inspector-worker/inspector-worker/sourceproto/carrier"
 )
@@ -30,7 +31,8 @@ type observation struct {
 	pipeDone chan struct{}
 	exit     *exitReport // nil for an embedding app's channel
 	reg      *sourceproto.Registry
-	children *childRun // nil for an embedding app's channel
+	children *childRun              // nil for an embedding app's channel
+	filter   *hostnode.BannerFilter // the host's stderr, set by the caller before serve; nil: none
 }
 
 func newObservation(ln net.Listener, cf childFlags) (*observation, error) {
@@ -85,7 +87,9 @@ func writePreload() (string, error) {
 }
 
 // nodeFlags are the flags that load the preload into the host.
-func (o *observation) nodeFlags() []string { return []string{"--require", o.preload} }
+func (o *observation) nodeFlags() []string {
+	return append([]string{"--require", o.preload}, o.children.hostFlags()...)
+}
 
 // hostEnv is what the preload reads: the pipe's fd, and the endpoint and
 // token it hands to the pages it serves.
@@ -154,6 +158,7 @@ func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer, maxClients 
 	srv.Handle("GET /client", clients)
 	srv.Handle("GET /client.js", clients)
 	if o.children != nil {
+		o.children.filter = o.filter
 		o.children.serve(srv, stderr)
 	}
 	o.servePipe(stderr)

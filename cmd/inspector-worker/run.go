@@ -131,6 +131,7 @@ func runHost(r hostRun, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
+	obs.filter = filter // the children inherit the host's stderr
 	defer obs.close()
 	opts := hostnode.Options{
 		Argv:       r.argv,

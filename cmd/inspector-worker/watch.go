@@ -143,6 +143,7 @@ func runWatch(r hostRun, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
+	obs.filter = filter // the children inherit the host's stderr
 	defer obs.close()
 	w := &watchRun{r: r, stderr: stderr, filter: filter, obs: obs, lastCode: 0}
 	w.opts = hostnode.Options{
