@@ -32,6 +32,10 @@ type ChildRealm interface {
 	Title() string // its command line and pid
 	OpenSession(ctx context.Context) (*websocket.Conn, error)
 	Done() <-chan struct{} // closed when the child is gone or its script finished
+	// EndReason says how the child ended ("exited with code 1"), and
+	// whether that was a clean exit (code 0); it may wait briefly for the
+	// child's report, so call it once the child's session ended.
+	EndReason() (how string, clean bool)
 }
 
 // ChildRealms is the run's followed children.
@@ -140,16 +144,16 @@ func (sess *Session) attachChild(c ChildRealm) {
 		"waitingForDebugger": false,
 	}})
 	sess.enqueue(ev)
-	go sess.readChild(sessionID, cc, c.Done())
+	go sess.readChild(sessionID, c, cc)
 }
 
 // readChild relays what the child sends until its session ends: the child
 // exited or finished, or the window closed.
-func (sess *Session) readChild(sessionID string, cc *childConn, done <-chan struct{}) {
+func (sess *Session) readChild(sessionID string, c ChildRealm, cc *childConn) {
 	stop := make(chan struct{})
 	go func() {
 		select {
-		case <-done:
+		case <-c.Done():
 		case <-sess.dtGone:
 		case <-stop:
 		}
@@ -158,11 +162,27 @@ func (sess *Session) readChild(sessionID string, cc *childConn, done <-chan stru
 	defer close(stop)
 	for {
 		_, msg, err := cc.conn.Read(context.Background())
-		if err != nil {
-			sess.childGone(sessionID, "the child process exited or finished")
-			return
+		if err == nil {
+			sess.fromChild(sessionID, cc, msg)
+			continue
 		}
-		sess.fromChild(sessionID, cc, msg)
+		select {
+		case <-sess.dtGone:
+			return // closeChildren detaches it, with the window's reason
+		default:
+		}
+		how, clean := c.EndReason()
+		sess.childGone(sessionID, "child process "+c.Title()+" "+how)
+		// The window is told in its main Console (a Log entry, as for the
+		// host's restarts): the child's own context is gone with its
+		// target, and a stock frontend shows Log entries whatever the
+		// context selector says.
+		level := "info"
+		if !clean {
+			level = "warning"
+		}
+		sess.enqueue(logEntry(level, "Child process "+c.Title()+" "+how, time.Now()))
+		return
 	}
 }
 

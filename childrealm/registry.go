@@ -63,14 +63,16 @@ func (c *Child) OpenSession(ctx context.Context) (*websocket.Conn, error) {
 func (c *Child) Done() <-chan struct{} { return c.Host.Done() }
 
 // EndReason says how the child ended, for its windows ("exited with code
-// 0"); it waits up to endReportWait for the watcher to see the end.
-func (c *Child) EndReason() string {
+// 0"), and whether that was a clean exit; it waits up to endReportWait for
+// the watcher to see the end.
+func (c *Child) EndReason() (how string, clean bool) {
 	select {
 	case <-c.Host.Done():
 	case <-time.After(endReportWait):
-		return "its inspector closed"
+		return "closed its inspector", false
 	}
-	return endReason(c.Host)
+	how = endReason(c.Host)
+	return how, c.Host.ExitReport() == "0"
 }
 
 func endReason(h *hostnode.Host) string {

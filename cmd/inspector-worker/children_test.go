@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -171,5 +172,117 @@ func TestRunChildBannersStayOffTerminal(t *testing.T) {
 		if !strings.Contains(w.stdout.String(), "child "+kind+" pid ") {
 			t.Errorf("the %s child's own line is missing", kind)
 		}
+	}
+}
+
+// acceptanceScript is a host with a fork()ed child and a
+// spawn(process.execPath) child, and a third child it forks once the file
+// start-late exists. A child logs "said by KIND" when say-KIND exists and
+// exits with code 3 when stop-KIND exists.
+const acceptanceScript = `
+const fs = require('fs');
+const { fork, spawn } = require('child_process');
+const when = (name, then) => {
+  const t = setInterval(() => { if (fs.existsSync(name)) { clearInterval(t); then(); } }, 20);
+};
+if (process.argv[2] === 'child') {
+  const kind = process.argv[3];
+  console.log('child ' + kind + ' pid ' + process.pid);
+  when('say-' + kind, () => console.log('said by ' + kind));
+  when('stop-' + kind, () => process.exit(3));
+} else {
+  console.log('pid ' + process.pid);
+  fork(__filename, ['child', 'fork']);
+  spawn(process.execPath, [__filename, 'child', 'spawn'], { stdio: 'inherit' });
+  when('start-late', () => fork(__filename, ['child', 'late']));
+  when('stop-host', () => process.exit(0));
+}
+`
+
+// Two raw CDP windows under run each get every child of the host as a
+// target titled with its command line and pid, evaluate in it, receive its
+// console messages in its session, see it detached at its end with how it
+// ended in the Console, and get a child started later.
+func TestRunChildProcessesTwoWindows(t *testing.T) {
+	dir, script := writeScript(t, acceptanceScript)
+	w := startCmdEnv(t, dir, []string{"INSPECTOR_WORKER_DEBUG=1"}, "run", "--port", "0", "--", "node", script)
+	w.nodePID()
+	pids := map[string]string{
+		"fork":  w.waitFor(w.stdout, `child fork pid (\d+)`),
+		"spawn": w.waitFor(w.stdout, `child spawn pid (\d+)`),
+	}
+	for _, pid := range pids {
+		w.waitFor(w.stderr, `following child .*\(pid `+pid+`\)`)
+	}
+	windows := []*cdptest.Client{
+		cdptest.Dial(t, "A", pageURL(t, w.addr()), nil),
+		cdptest.Dial(t, "B", pageURL(t, w.addr()), nil),
+	}
+	sessions := make([]map[string]string, len(windows)) // window → kind → sessionId
+	attach := func(i int, kinds ...string) {
+		t.Helper()
+		c := windows[i]
+		for range kinds {
+			a := c.ExpectAttached()
+			kind := ""
+			for _, k := range kinds {
+				if strings.Contains(a.TargetInfo.Title, "host.js child "+k+" (pid "+pids[k]+")") {
+					kind = k
+				}
+			}
+			if kind == "" || sessions[i][kind] != "" {
+				t.Fatalf("window %d: attached %q, want one of %v with its pid", i, a.TargetInfo.Title, kinds)
+			}
+			sessions[i][kind] = a.SessionID
+			c.CallIn(a.SessionID, "Runtime.enable", nil)
+			if v, threw := c.EvaluateIn(a.SessionID, "process.pid", false); threw || string(v) != pids[kind] {
+				t.Fatalf("window %d: process.pid in %s's session is %s, want %s", i, kind, v, pids[kind])
+			}
+		}
+	}
+	for i, c := range windows {
+		sessions[i] = map[string]string{}
+		c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+		attach(i, "fork", "spawn")
+	}
+	for _, kind := range []string{"fork", "spawn"} {
+		touch(t, dir, "say-"+kind)
+		for i, c := range windows {
+			c.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool {
+				return m.SessionID == sessions[i][kind] && strings.Contains(string(m.Params), `"said by `+kind+`"`)
+			})
+		}
+	}
+	// The forked child exits with code 3; the spawned one is killed.
+	touch(t, dir, "stop-fork")
+	spawned, _ := strconv.Atoi(pids["spawn"])
+	if err := syscall.Kill(spawned, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range windows {
+		for kind, want := range map[string]string{"fork": "exited with code 3", "spawn": "ended without saying how"} {
+			c.ExpectAnyEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool {
+				return strings.Contains(string(m.Params), `"sessionId":"`+sessions[i][kind]+`"`)
+			})
+			e := c.ExpectAnyEvent("Log.entryAdded", func(m cdptest.Msg) bool {
+				return m.SessionID == "" && strings.Contains(string(m.Params), "(pid "+pids[kind]+") "+want)
+			})
+			t.Logf("window %d: %s", i, e.Params)
+		}
+	}
+	pids["late"] = ""
+	touch(t, dir, "start-late")
+	pids["late"] = w.waitFor(w.stdout, `child late pid (\d+)`)
+	for i := range windows {
+		attach(i, "late")
+	}
+	touch(t, dir, "stop-late")
+	touch(t, dir, "stop-host")
+	if got := w.wait(); got != 0 {
+		t.Fatalf("exit code %d, want 0", got)
+	}
+	for _, pid := range pids {
+		p, _ := strconv.Atoi(pid)
+		proctest.AssertGone(t, p)
 	}
 }
