@@ -36,12 +36,18 @@ type ChildRealm interface {
 	// whether that was a clean exit (code 0); it may wait briefly for the
 	// child's report, so call it once the child's session ended.
 	EndReason() (how string, clean bool)
+	// Hold keeps a child that waits at its start from running until
+	// release; ok is false when it does not wait (see childrealm.Child).
+	Hold() (release func(), ok bool)
 }
 
 // ChildRealms is the run's followed children.
 type ChildRealms interface {
 	Children() []ChildRealm
 	Changed() <-chan struct{} // closed at the next change; take it before Children
+	// SetWaiters adds delta to the windows that asked children to wait at
+	// their start (waitForDebuggerOnStart); with none, no child waits.
+	SetWaiters(delta int)
 }
 
 // SetChildRealms makes every window that asks for flat auto-attach get each
@@ -59,6 +65,7 @@ const childAttachTimeout = 5 * time.Second
 type childTable struct {
 	mu       sync.Mutex            // Leaf: see docs/locks.md.
 	watching bool                  // Guarded by mu: watchChildren runs.
+	wait     bool                  // Guarded by mu: the window asked waitForDebuggerOnStart (counted in ChildRealms.SetWaiters).
 	closed   bool                  // Guarded by mu: the window is closing; nothing more is attached.
 	closeBy  string                // Guarded by mu: why.
 	bySess   map[string]*childConn // Guarded by mu: by the window's sessionId.
@@ -67,8 +74,9 @@ type childTable struct {
 
 // childConn is one attached child: the window's Node session to it.
 type childConn struct {
-	conn *websocket.Conn
-	th   *threadTarget // targetID and unanswered requests, as for a thread
+	conn    *websocket.Conn
+	th      *threadTarget // targetID and unanswered requests, as for a thread
+	release func()        // Static after construction: ends the window's hold on the child's start (idempotent).
 }
 
 func newChildTable() *childTable {
@@ -78,8 +86,11 @@ func newChildTable() *childTable {
 // watchChildren attaches every child, now and later, until the window
 // closes. Started at most once per window, by a flat
 // Target.setAutoAttach{autoAttach: true}; a later autoAttach false does not
-// detach children (as for threads, the frontend never sends it).
-func (sess *Session) watchChildren() {
+// detach children (as for threads, the frontend never sends it). wait is
+// the request's waitForDebuggerOnStart: while a window asks it, children
+// that start wait until it let them run (Runtime.runIfWaitingForDebugger in
+// their session), so their first lines are seen and can be stopped at.
+func (sess *Session) watchChildren(wait bool) {
 	src := sess.srv.children
 	ct := sess.children
 	if src == nil {
@@ -88,7 +99,15 @@ func (sess *Session) watchChildren() {
 	ct.mu.Lock()
 	start := !ct.watching && !ct.closed
 	ct.watching = true
+	delta := 0
+	if !ct.closed && wait != ct.wait {
+		ct.wait = wait
+		delta = map[bool]int{true: 1, false: -1}[wait]
+	}
 	ct.mu.Unlock()
+	if delta != 0 {
+		src.SetWaiters(delta)
+	}
 	if !start {
 		return
 	}
@@ -96,7 +115,9 @@ func (sess *Session) watchChildren() {
 		for {
 			changed := src.Changed()
 			for _, c := range src.Children() {
-				sess.attachChild(c)
+				if release, waiting, ok := sess.reserveChild(c); ok {
+					sess.connectChild(c, release, waiting)
+				}
 			}
 			select {
 			case <-changed:
@@ -107,31 +128,58 @@ func (sess *Session) watchChildren() {
 	}()
 }
 
-// attachChild opens the window's session to c unless it has one, and
-// tells the window.
-func (sess *Session) attachChild(c ChildRealm) {
+// AttachChild makes every window that watches children reserve c now, and
+// take its hold on c's start if it asked children to wait, before it
+// returns; the sessions are opened in the background. The run calls it as
+// a child registers (childrealm.Options.OnAdd), so that no window's hold
+// comes after the child was let run.
+func (s *Server) AttachChild(c ChildRealm) {
+	for _, sess := range s.openSessions() {
+		if release, waiting, ok := sess.reserveChild(c); ok {
+			go sess.connectChild(c, release, waiting)
+		}
+	}
+}
+
+// reserveChild marks c as being attached to the window unless it is (or
+// the window does not watch children), and takes the window's hold on c's
+// start when the window asked children to wait. Lock order: childTable.mu,
+// then the child's own (Hold).
+func (sess *Session) reserveChild(c ChildRealm) (release func(), waiting, ok bool) {
 	ct := sess.children
 	key := c.Key()
 	ct.mu.Lock()
-	if _, ok := ct.byKey[key]; ok || ct.closed {
-		ct.mu.Unlock()
-		return
+	defer ct.mu.Unlock()
+	if _, ok := ct.byKey[key]; ok || ct.closed || !ct.watching {
+		return nil, false, false
 	}
 	ct.byKey[key] = nil // attaching: a second change does not attach it twice
-	ct.mu.Unlock()
+	release = func() {}
+	if ct.wait {
+		release, waiting = c.Hold()
+	}
+	return release, waiting, true
+}
 
+// connectChild opens the window's session to a reserved child and tells
+// the window; waiting says the window holds the child's start.
+func (sess *Session) connectChild(c ChildRealm, release func(), waiting bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), childAttachTimeout)
 	conn, err := c.OpenSession(ctx) // network I/O: outside mu
 	cancel()
 	if err != nil {
+		release()
 		sess.srv.logf("DevTools connection %d: child %s not attached: %v", sess.id, c.Title(), err)
 		return // the key stays: a child that refused once is gone or going
 	}
+	key := c.Key()
 	sessionID := childSessionPrefix + key
-	cc := &childConn{conn: conn, th: &threadTarget{targetID: "node-child-" + key, pending: map[int64]string{}}}
+	cc := &childConn{conn: conn, th: &threadTarget{targetID: "node-child-" + key, pending: map[int64]string{}}, release: release}
+	ct := sess.children
 	ct.mu.Lock()
 	if ct.closed {
 		ct.mu.Unlock()
+		release()
 		hostnode.CloseSession(conn)
 		return
 	}
@@ -141,7 +189,7 @@ func (sess *Session) attachChild(c ChildRealm) {
 		"sessionId": sessionID,
 		"targetInfo": map[string]any{"targetId": cc.th.targetID, "type": threadTargetType, "title": c.Title(), "url": "",
 			"attached": true, "canAccessOpener": false},
-		"waitingForDebugger": false,
+		"waitingForDebugger": waiting,
 	}})
 	sess.enqueue(ev)
 	go sess.readChild(sessionID, c, cc)
@@ -230,6 +278,7 @@ func (sess *Session) childGone(sessionID, why string) {
 	delete(ct.bySess, sessionID)
 	ct.mu.Unlock()
 	if cc != nil {
+		cc.release()
 		sess.detachThread(sessionID, cc.th, why, sess.enqueue)
 	}
 }
@@ -268,6 +317,14 @@ func (sess *Session) toChild(req request) {
 		sess.enqueue(threadResult(req, result))
 		return
 	}
+	if req.Method == "Runtime.runIfWaitingForDebugger" {
+		// Never the child's: it would let the child run for every window.
+		// The window ends its own hold; the child runs once all did.
+		ct.mu.Unlock()
+		cc.release()
+		sess.enqueue(threadResult(req, `{}`))
+		return
+	}
 	cc.th.pending[id] = req.Method
 	ct.mu.Unlock()
 	msg, _ := json.Marshal(struct {
@@ -289,13 +346,19 @@ func (sess *Session) closeChildren(why string) {
 	gone := ct.bySess
 	ct.bySess = map[string]*childConn{}
 	ct.closed, ct.closeBy = true, why
+	waited := ct.wait
+	ct.wait = false
 	ct.mu.Unlock()
+	if waited && sess.srv.children != nil {
+		sess.srv.children.SetWaiters(-1)
+	}
 	ids := make([]string, 0, len(gone))
 	for id := range gone {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
+		gone[id].release()
 		sess.detachThread(id, gone[id].th, why, sess.enqueue)
 		hostnode.CloseSession(gone[id].conn)
 	}

@@ -158,7 +158,7 @@ func targetSetAutoAttach(sess *Session, req request) {
 	// host's --inspect-wait, and the watcher holds back its release.
 	sess.holdThreads(p.AutoAttach && p.Wait)
 	if p.AutoAttach {
-		sess.watchChildren() // children.go
+		sess.watchChildren(p.Wait) // children.go
 	}
 	method := `"NodeWorker.enable","params":{"waitForDebuggerOnStart":false}`
 	if !p.AutoAttach {

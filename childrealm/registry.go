@@ -11,6 +11,7 @@ package childrealm
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,39 @@ type Child struct {
 	PID  int
 	Argv []string
 	Host *hostnode.Host // its watcher; Done closes when the child is gone or finished
+
+	mu       sync.Mutex // Leaf: see docs/locks.md.
+	holds    int        // Guarded by mu: who keeps a waiting child from running (its registration, windows).
+	released bool       // Guarded by mu: the child was told to run (or never waited).
+}
+
+// Hold keeps a child that waits at its start (it registered while some
+// window asked for that, Registration.Waiting) from running until release
+// is called; the child runs once every hold is released. ok is false when
+// the child is not waiting (it never did, or was released): it runs
+// already. release may be called more than once.
+func (c *Child) Hold() (release func(), ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.released {
+		return func() {}, false
+	}
+	c.holds++
+	var once sync.Once
+	return func() { once.Do(c.unhold) }, true
+}
+
+func (c *Child) unhold() {
+	c.mu.Lock()
+	c.holds--
+	run := c.holds == 0 && !c.released
+	if run {
+		c.released = true
+	}
+	c.mu.Unlock()
+	if run {
+		c.Host.Release() // Runtime.runIfWaitingForDebugger on the watcher, repeated
+	}
 }
 
 // Key is the child's pid, as text: unique among the run's children.
@@ -101,6 +135,15 @@ type Options struct {
 	// OnChange, when set, is called (never under the registry's lock) after
 	// a child was added or removed.
 	OnChange func()
+	// OnAdd, when set, is called (never under the registry's lock) with
+	// each child before its registration is answered; a waiting child
+	// runs only after it returned, so every window that is to hold it
+	// (Child.Hold) takes its hold in OnAdd.
+	OnAdd func(*Child)
+	// WaitFile, when set, exists while some window wants children to wait
+	// at their start (SetWaiters): a child's preload looks for it before
+	// its first line of code, synchronously. With no window no child waits.
+	WaitFile string
 	// WatchStderr, when set, is called with a child's inspector URL before
 	// the worker opens any session to it, and the function it returns once
 	// the child ended: the children share the host's stderr, where Node
@@ -118,6 +161,7 @@ type Registry struct {
 	reserved int            // Guarded by mu: registrations attaching now (they count against the limit).
 	closed   bool           // Guarded by mu: Close ran; nothing more is attached.
 	changed  chan struct{}  // Guarded by mu: closed (and replaced) at the next change.
+	waiters  int            // Guarded by mu: windows that want children to wait at start (Options.WaitFile).
 }
 
 // NewRegistry returns an empty registry.
@@ -143,6 +187,9 @@ type Registration struct {
 	PPID int      `json:"ppid"` // its parent's pid (0 when not said)
 	Argv []string `json:"argv"`
 	URL  string   `json:"url"` // the child's inspector, ws://127.0.0.1:PORT/UUID
+	// Waiting says the child waits for Runtime.runIfWaitingForDebugger
+	// before its first line (it saw Options.WaitFile).
+	Waiting bool `json:"waiting"`
 }
 
 // Register attaches to the child's inspector and follows it until it ends.
@@ -187,13 +234,41 @@ func (r *Registry) Register(ctx context.Context, reg Registration) error {
 		stopWatch()
 		return fmt.Errorf("cannot attach to child pid %d's inspector: %w", reg.PID, err)
 	}
-	c := &Child{PID: reg.PID, Argv: append([]string(nil), reg.Argv...), Host: host}
+	// A waiting child is held by its registration until OnAdd returned.
+	c := &Child{PID: reg.PID, Argv: append([]string(nil), reg.Argv...), Host: host, holds: 1, released: !reg.Waiting}
 	r.byPID[reg.PID] = c
 	r.mu.Unlock()
 	r.logf("following child %s", c.Title())
 	r.notify()
+	if r.opts.OnAdd != nil {
+		r.opts.OnAdd(c)
+	}
+	if reg.Waiting {
+		c.unhold()
+	}
 	go r.follow(c, stopWatch)
 	return nil
+}
+
+// SetWaiters adds delta to the windows that want children to wait at their
+// start, and makes Options.WaitFile exist exactly while there are any.
+// Deltas, not counts: concurrent calls cannot leave a stale state behind.
+func (r *Registry) SetWaiters(delta int) {
+	r.mu.Lock()
+	before := r.waiters
+	r.waiters = max(0, r.waiters+delta)
+	var err error
+	switch { // the file ops under mu: their order must be the counts' order
+	case r.opts.WaitFile == "" || r.closed || (before > 0) == (r.waiters > 0):
+	case r.waiters > 0:
+		err = os.WriteFile(r.opts.WaitFile, nil, 0o600)
+	default:
+		os.Remove(r.opts.WaitFile)
+	}
+	r.mu.Unlock()
+	if err != nil {
+		r.logf("children will not wait for the windows at their start: %v", err)
+	}
 }
 
 // follow forgets c once its watcher session ended.
@@ -228,6 +303,9 @@ func (r *Registry) Children() []*Child {
 func (r *Registry) Close() {
 	r.mu.Lock()
 	r.closed = true
+	if r.opts.WaitFile != "" {
+		os.Remove(r.opts.WaitFile)
+	}
 	all := make([]*Child, 0, len(r.byPID))
 	for _, c := range r.byPID {
 		all = append(all, c)

@@ -3993,16 +3993,75 @@ const INJECT_ENV = 'INSPECTOR_WORKER_INJECT';
 // process has no host channel (the host removed the variable) but keeps
 // CHILD_ENDPOINT_ENV and CHILD_TOKEN_ENV, which are left in process.env on
 // purpose so that grandchildren register too. It opens its own inspector on
-// a random loopback port and posts {pid, argv, url} to the worker's
-// /child with the child token (a token of its own: the page token never
-// reaches children). The worker attaches to that inspector; nothing is
-// advertised in /json/list. A worker thread is not a child process (the
+// a random loopback port and posts {pid, ppid, argv, url, waiting} to the
+// worker's /child with the child token (a token of its own: the page token
+// never reaches children). The worker attaches to that inspector; nothing
+// is advertised in /json/list. A worker thread is not a child process (the
 // host's threads are followed through NodeWorker), hence isMainThread.
-// The post is asynchronous and unref'd: the child is never kept alive or
-// delayed by it, and one that ends before the worker attached is not seen.
+//
+// While some window asks children to wait at their start, the worker keeps
+// the file CHILD_WAIT_ENV names; the child sees it before its first line
+// and waits (inspector.waitForDebugger) until the worker lets it run, once
+// every such window attached it and sent Runtime.runIfWaitingForDebugger:
+// a child that logs one line and exits is seen whole. Its main thread is
+// blocked meanwhile, so a short-lived thread posts the registration, and
+// lets the child run itself when the worker refuses it, is gone, or does
+// not answer within CHILD_WAIT_TIMEOUT_MS. Without the file the post is
+// asynchronous and unref'd: the child is never kept alive or delayed by it,
+// and one that ends before the worker attached is not seen.
 const CHILD_ENDPOINT_ENV = 'INSPECTOR_WORKER_CHILD_ENDPOINT';
 const CHILD_TOKEN_ENV = 'INSPECTOR_WORKER_CHILD_TOKEN';
+const CHILD_WAIT_ENV = 'INSPECTOR_WORKER_CHILD_WAIT';
 const CHILD_EXIT_BINDING = '__inspectorWorkerChildExit'; // childrealm.ExitBinding
+// The worker answers a registration once it attached (bounded by 5 s there);
+// past twice that it is taken as gone, and a waiting child runs unobserved.
+const CHILD_WAIT_TIMEOUT_MS = 10000;
+
+/**
+ * Posts a child's registration. Runs in the child's main thread, or
+ * (inThread) in a thread of its own while the main thread waits: its
+ * source is evaluated there, so it uses nothing from outside itself.
+ * @param {{host:string, port:number, token:string, body:string, pid:number, timeoutMs:number}} d
+ * @param {boolean} inThread
+ */
+function childPost(d, inThread) {
+  let answered = false;
+  /** @param {string} line */
+  const runUnobserved = (line) => {
+    if (answered) return;
+    answered = true;
+    if (line) { try { process.stderr.write('inspector-worker: child ' + d.pid + ' not followed: ' + line + '\n'); } catch (e) { /* no stderr */ } }
+    if (!inThread) return;
+    try {
+      const s = new (require('node:inspector').Session)();
+      s.connectToMainThread();
+      s.post('Runtime.runIfWaitingForDebugger', () => s.disconnect());
+    } catch (e) { /* the main thread is not waiting */ }
+  };
+  const req = require('node:http').request({
+    host: d.host, port: d.port, path: '/child', method: 'POST', agent: false,
+    headers: { 'content-type': 'application/json', 'authorization': 'Bearer ' + d.token,
+      'content-length': Buffer.byteLength(d.body) },
+  }, (res) => {
+    if (res.statusCode === 204) {
+      answered = true; // followed: the worker lets a waiting child run
+      res.resume();
+      return;
+    }
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (c) => { if (text.length < 1024) text += c; });
+    res.on('end', () => runUnobserved(text.trim()));
+  });
+  if (inThread) {
+    setTimeout(() => runUnobserved('the worker did not answer in ' + d.timeoutMs + ' ms'), d.timeoutMs).unref();
+  } else {
+    req.on('socket', (s) => s.unref());
+  }
+  req.on('error', () => runUnobserved('')); // the worker is gone
+  req.end(d.body);
+}
+
 (function registerChild() {
   const childEndpoint = process.env[CHILD_ENDPOINT_ENV] || '';
   const childToken = process.env[CHILD_TOKEN_ENV] || '';
@@ -4015,7 +4074,10 @@ const CHILD_EXIT_BINDING = '__inspectorWorkerChildExit'; // childrealm.ExitBindi
     if (!url) return;
     const m = /^([^:/]+|\[[^\]]+\]):(\d+)$/.exec(childEndpoint);
     if (m === null) return;
-    const body = JSON.stringify({ pid: process.pid, ppid: process.ppid, argv: process.argv, url });
+    const waitFile = process.env[CHILD_WAIT_ENV] || '';
+    let waiting = false;
+    try { waiting = waitFile !== '' && require('node:fs').existsSync(waitFile); } catch (e) { /* no wait */ }
+    const body = JSON.stringify({ pid: process.pid, ppid: process.ppid, argv: process.argv, url, waiting });
     // At its end the child says how it ended (the worker is not its parent
     // and cannot wait for it): through a binding only the worker's watcher
     // session added (CHILD_EXIT_BINDING), then it closes its inspector, so
@@ -4029,25 +4091,16 @@ const CHILD_EXIT_BINDING = '__inspectorWorkerChildExit'; // childrealm.ExitBindi
       } catch (e) { /* the binding is the worker's; nothing to do without it */ }
       try { inspector.close(); } catch (e) { /* already closed */ }
     });
-    const req = require('node:http').request({
-      host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]), path: '/child', method: 'POST', agent: false,
-      headers: { 'content-type': 'application/json', 'authorization': 'Bearer ' + childToken,
-        'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      if (res.statusCode !== 204) {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => { if (text.length < 1024) text += d; });
-        res.on('end', () => {
-          try { process.stderr.write('inspector-worker: child ' + process.pid + ' not followed: ' + text.trim() + '\n'); } catch (e) { /* no stderr */ }
-        });
-      } else {
-        res.resume();
-      }
-    });
-    req.on('socket', (s) => s.unref());
-    req.on('error', () => { /* the worker is gone: the child runs unobserved */ });
-    req.end(body);
+    const d = { host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]), token: childToken, body, pid: process.pid,
+      timeoutMs: CHILD_WAIT_TIMEOUT_MS };
+    if (!waiting) {
+      childPost(d, false);
+      return;
+    }
+    const { Worker } = require('node:worker_threads');
+    new Worker('(' + childPost.toString() + ')(require("node:worker_threads").workerData, true)',
+      { eval: true, workerData: d }).unref();
+    inspector.waitForDebugger();
   } catch (e) { /* no inspector (e.g. --inspect disallowed): the child runs unobserved */ }
 })();
 

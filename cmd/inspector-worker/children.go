@@ -16,7 +16,12 @@ import (
 const (
 	childEndpointEnv = "INSPECTOR_WORKER_CHILD_ENDPOINT"
 	childTokenEnv    = "INSPECTOR_WORKER_CHILD_TOKEN"
+	childWaitEnv     = "INSPECTOR_WORKER_CHILD_WAIT" // a file that exists while children are to wait at their start
 )
+
+// childWaitSuffix names the wait file beside the preload (a private temp
+// file of the run): one name to remove, also by the orphan reaper.
+const childWaitSuffix = ".wait"
 
 // childFlags are run's switches for following the host's child processes.
 type childFlags struct {
@@ -37,6 +42,8 @@ type childRun struct {
 	token  sourceproto.Token
 	reg    *childrealm.Registry
 	filter *hostnode.BannerFilter // the host's stderr, which the children inherit; nil: none
+	// waitFile is childrealm.Options.WaitFile; set with the preload.
+	waitFile string
 }
 
 func newChildRun(f childFlags) (*childRun, error) {
@@ -73,7 +80,8 @@ func (c *childRun) env(env []string, preload, endpoint string) []string {
 	opts = strings.TrimSpace(opts + " --inspect-publish-uid=http --require " + quoted)
 	return append(env, "NODE_OPTIONS="+opts,
 		childEndpointEnv+"="+endpoint,
-		childTokenEnv+"="+c.token.Reveal())
+		childTokenEnv+"="+c.token.Reveal(),
+		childWaitEnv+"="+c.waitFile)
 }
 
 // hostFlags go on the host's command line: the host's inspector banner is
@@ -91,7 +99,8 @@ func (c *childRun) serve(srv *cdpserver.Server, stderr io.Writer) {
 	if c.token.IsZero() {
 		return
 	}
-	o := childrealm.Options{Limit: c.flags.limit, Logf: logTo(stderr)}
+	o := childrealm.Options{Limit: c.flags.limit, Logf: logTo(stderr), WaitFile: c.waitFile,
+		OnAdd: func(ch *childrealm.Child) { srv.AttachChild(ch) }}
 	if c.filter != nil {
 		o.WatchStderr = c.filter.WatchAttaches
 	}

@@ -286,3 +286,62 @@ func TestRunChildProcessesTwoWindows(t *testing.T) {
 		proctest.AssertGone(t, p)
 	}
 }
+
+// shortLivedScript forks, each time a file go-N exists (N = 1, 2, …), a
+// child that logs one line and exits at once.
+const shortLivedScript = `
+const fs = require('fs');
+const { fork } = require('child_process');
+if (process.argv[2] === 'child') {
+  console.log('short-lived ' + process.argv[3] + ' pid ' + process.pid);
+} else {
+  console.log('pid ' + process.pid);
+  let n = 1;
+  setInterval(() => { if (fs.existsSync('go-' + n)) fork(__filename, ['child', String(n++)]); }, 20);
+  const t = setInterval(() => { if (fs.existsSync('stop-host')) process.exit(0); }, 20);
+}
+`
+
+// A child that logs one line and exits at once is seen whole by a window
+// that asked children to wait at their start: it waits until the window
+// attached it and let it run, so its line arrives in its session; a second
+// window that did not ask to wait does not hold it. With no window, no
+// child waits.
+func TestRunShortLivedChildWaitsForWindow(t *testing.T) {
+	dir, script := writeScript(t, shortLivedScript)
+	w := startCmdEnv(t, dir, []string{"INSPECTOR_WORKER_DEBUG=1"}, "run", "--port", "0", "--", "node", script)
+	w.nodePID()
+	touch(t, dir, "go-1") // no window: it runs and ends unwaited
+	w.waitFor(w.stdout, `short-lived 1 pid (\d+)`)
+	waits := cdptest.Dial(t, "waits", pageURL(t, w.addr()), nil)
+	waits.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
+	free := cdptest.Dial(t, "free", pageURL(t, w.addr()), nil)
+	free.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true})
+	touch(t, dir, "go-2")
+	a := waits.ExpectAttached()
+	if !a.WaitingForDebugger || !strings.Contains(a.TargetInfo.Title, "child 2 (pid ") {
+		t.Fatalf("the waiting window got %+v, want child 2 waiting for it", a)
+	}
+	if f := free.ExpectAttached(); f.WaitingForDebugger {
+		t.Errorf("the window that did not ask to wait was told the child waits for it")
+	}
+	time.Sleep(300 * time.Millisecond) // the child must still be waiting
+	if strings.Contains(w.stdout.String(), "short-lived 2") {
+		t.Fatalf("the child ran before the waiting window let it:\n%s", w.stdout)
+	}
+	waits.CallIn(a.SessionID, "Runtime.enable", nil)
+	waits.CallIn(a.SessionID, "Runtime.runIfWaitingForDebugger", nil)
+	waits.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool {
+		return m.SessionID == a.SessionID && strings.Contains(string(m.Params), "short-lived 2 pid ")
+	})
+	waits.ExpectAnyEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), `"sessionId":"`+a.SessionID+`"`)
+	})
+	waits.ExpectAnyEvent("Log.entryAdded", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), "child 2 (pid ") && strings.Contains(string(m.Params), "exited with code 0")
+	})
+	touch(t, dir, "stop-host")
+	if got := w.wait(); got != 0 {
+		t.Fatalf("exit code %d, want 0", got)
+	}
+}

@@ -48,6 +48,9 @@ func newObservation(ln net.Listener, cf childFlags) (*observation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if children != nil {
+		children.waitFile = preload + childWaitSuffix
+	}
 	child, pipe, err := carrier.NewHostChannel()
 	if err != nil {
 		os.Remove(preload)
@@ -84,6 +87,12 @@ func writePreload() (string, error) {
 		return "", fmt.Errorf("cannot write the host preload: %w", werr)
 	}
 	return f.Name(), nil
+}
+
+// tempFiles are the run's files in the temp directory, for the orphan
+// reaper (the worker removes them itself on every other path).
+func (o *observation) tempFiles() []string {
+	return []string{o.preload, o.preload + childWaitSuffix}
 }
 
 // nodeFlags are the flags that load the preload into the host.

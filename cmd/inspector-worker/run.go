@@ -146,7 +146,7 @@ func runHost(r hostRun, stderr io.Writer) int {
 		ExtraFlags: obs.nodeFlags(),
 		// A SIGKILLed worker removes nothing itself: without this every
 		// such run would leave a preload file in the temp directory.
-		RemoveIfOrphaned: append([]string{obs.preload}, r.temp...),
+		RemoveIfOrphaned: append(obs.tempFiles(), r.temp...),
 	}
 	proc, err := hostnode.Start(ctx, opts)
 	var se *hostnode.StartError

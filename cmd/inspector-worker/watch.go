@@ -150,7 +150,7 @@ func runWatch(r hostRun, stderr io.Writer) int {
 		Argv: r.argv, Brk: r.brk, Wait: !r.brk, Dir: r.dir, Env: r.hostEnv(obs),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: filter,
 		ExtraFiles: obs.extraFiles(), ExtraFlags: obs.nodeFlags(),
-		RemoveIfOrphaned: append([]string{obs.preload}, r.temp...),
+		RemoveIfOrphaned: append(obs.tempFiles(), r.temp...),
 	}
 	proc, host, err := w.startHost(ctx)
 	if err != nil {
