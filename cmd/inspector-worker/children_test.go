@@ -114,6 +114,23 @@ func TestRunFollowsChildProcesses(t *testing.T) {
 		}
 		proctest.AssertGone(t, host)
 	})
+	t.Run("max-children", func(t *testing.T) {
+		dir, script := writeScript(t, childrenScript)
+		w := startCmdEnv(t, dir, []string{"INSPECTOR_WORKER_DEBUG=1"}, "run", "--port", "0", "--max-children", "1", "--", "node", script)
+		w.nodePID()
+		w.waitFor(w.stderr, `following child `)
+		refused := w.waitFor(w.stderr, `child (\d+) not followed: already following 1 child processes \(the limit\); this one runs unobserved`)
+		w.waitFor(w.stdout, `child \w+ pid `+refused) // it runs on
+		touch(t, dir, "stop-fork")
+		touch(t, dir, "stop-spawn")
+		touch(t, dir, "stop-host")
+		if got := w.wait(); got != 0 {
+			t.Fatalf("exit code %d, want 0", got)
+		}
+		if n := strings.Count(w.stderr.String(), "following child "); n != 1 {
+			t.Errorf("%d children followed, want 1:\n%s", n, w.stderr)
+		}
+	})
 }
 
 func touch(t *testing.T, dir, name string) {
