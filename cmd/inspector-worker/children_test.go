@@ -362,3 +362,56 @@ func TestRunShortLivedChildWaitsForWindow(t *testing.T) {
 		t.Fatalf("exit code %d, want 0", got)
 	}
 }
+
+// watchChildApp is a --watch host, version v, that forks one child.
+func watchChildApp(v string) string {
+	return `const { fork } = require('child_process');
+if (process.argv[2] === 'child') {
+  console.log('child ' + process.argv[3] + ' pid ' + process.pid);
+  setInterval(() => {}, 1000);
+} else {
+  console.log('pid ' + process.pid + ' ` + v + `');
+  fork(__filename, ['child', '` + v + `']);
+  setInterval(() => {}, 1000);
+  process.on('SIGINT', () => process.exit(42));
+  console.log('ready ` + v + `');
+}
+`
+}
+
+// Under run --watch a window keeps following children across restarts: the
+// old host's child dies with it and is detached, the new host's is
+// attached, without the window asking again.
+func TestWatchRestartSwapsChildren(t *testing.T) {
+	w, dir, _ := startWatch(t, watchChildApp("v1"))
+	old := w.waitFor(w.stdout, `child v1 pid (\d+)`)
+	c := cdptest.Dial(t, "A", pageURL(t, w.addr()), nil)
+	c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
+	a1 := c.ExpectAttached()
+	if !strings.Contains(a1.TargetInfo.Title, "child v1 (pid "+old+")") {
+		t.Fatalf("attached %q, want the v1 child %s", a1.TargetInfo.Title, old)
+	}
+	w.ready("v1")
+	writeApp(t, dir, watchChildApp("v2"))
+	c.ExpectAnyEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), `"sessionId":"`+a1.SessionID+`"`)
+	})
+	oldPID, _ := strconv.Atoi(old)
+	proctest.AssertGone(t, oldPID)
+	a2 := c.ExpectAttached()
+	if !strings.Contains(a2.TargetInfo.Title, "child v2 (pid ") || !a2.WaitingForDebugger {
+		t.Fatalf("attached %+v, want the v2 child, waiting for the window", a2)
+	}
+	c.CallIn(a2.SessionID, "Runtime.enable", nil)
+	c.CallIn(a2.SessionID, "Runtime.runIfWaitingForDebugger", nil)
+	c.ExpectAnyEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool {
+		return m.SessionID == a2.SessionID && strings.Contains(string(m.Params), "child v2 pid ")
+	})
+	w.ready("v2")
+	w.cmd.Process.Signal(syscall.SIGINT)
+	if got := w.wait(); got != 42 {
+		t.Errorf("exit code %d, want the host's 42", got)
+	}
+	newPID, _ := strconv.Atoi(w.waitFor(w.stdout, `child v2 pid (\d+)`))
+	proctest.AssertGone(t, newPID)
+}
