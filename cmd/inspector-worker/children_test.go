@@ -321,7 +321,8 @@ if (process.argv[2] === 'child') {
 
 // A child that logs one line and exits at once is seen whole by a window
 // that asked children to wait at their start: it waits until the window
-// attached it and let it run, so its line arrives in its session; a second
+// attached it and let it run, so a breakpoint on its first line hits and
+// its line arrives in its session; a second
 // window that did not ask to wait does not hold it. With no window, no
 // child waits.
 func TestRunShortLivedChildWaitsForWindow(t *testing.T) {
@@ -346,8 +347,23 @@ func TestRunShortLivedChildWaitsForWindow(t *testing.T) {
 	if strings.Contains(w.stdout.String(), "short-lived 2") {
 		t.Fatalf("the child ran before the waiting window let it:\n%s", w.stdout)
 	}
+	// A breakpoint by URL on the child's first line, set while it waits, hits.
 	waits.CallIn(a.SessionID, "Runtime.enable", nil)
+	waits.CallIn(a.SessionID, "Debugger.enable", nil)
+	bp := waits.CallIn(a.SessionID, "Debugger.setBreakpointByUrl", map[string]any{
+		"url": "file://" + filepath.Join(dir, script), "lineNumber": 4})
+	if bp.Error != nil {
+		t.Fatalf("setBreakpointByUrl in the child: %s", bp.Raw)
+	}
 	waits.CallIn(a.SessionID, "Runtime.runIfWaitingForDebugger", nil)
+	p := waits.ExpectEvent("Debugger.paused", func(m cdptest.Msg) bool { return m.SessionID == a.SessionID })
+	if line := pausedLine(p); line != 4 {
+		t.Errorf("the child paused on line %d, want its first line 4", line)
+	}
+	if strings.Contains(w.stdout.String(), "short-lived 2") {
+		t.Errorf("the child logged before its breakpoint line ran")
+	}
+	waits.CallIn(a.SessionID, "Debugger.resume", nil)
 	waits.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool {
 		return m.SessionID == a.SessionID && strings.Contains(string(m.Params), "short-lived 2 pid ")
 	})
