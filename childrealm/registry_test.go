@@ -237,3 +237,33 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// The wait file exists exactly while some window wants children to wait,
+// whatever order windows come and go in, and Close removes it.
+func TestSetWaitersKeepsWaitFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "wait")
+	r := NewRegistry(Options{WaitFile: file, Logf: t.Logf})
+	exists := func() bool { _, err := os.Stat(file); return err == nil }
+	for i, step := range []struct {
+		delta int
+		want  bool
+	}{{1, true}, {1, true}, {-1, true}, {-1, false}, {-1, false}, {1, true}} {
+		r.SetWaiters(step.delta)
+		if exists() != step.want {
+			t.Fatalf("step %d (%+d): the wait file exists %v, want %v", i, step.delta, exists(), step.want)
+		}
+	}
+	var wg sync.WaitGroup
+	for range 50 { // windows that each ask, then close
+		wg.Add(1)
+		go func() { defer wg.Done(); r.SetWaiters(1); r.SetWaiters(-1) }()
+	}
+	wg.Wait()
+	if !exists() {
+		t.Fatalf("after concurrent windows came and went the wait file is gone; one window still waits")
+	}
+	r.Close()
+	if exists() {
+		t.Fatalf("Close left the wait file")
+	}
+}
