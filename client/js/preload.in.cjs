@@ -63,8 +63,10 @@ const FD_ENV = 'INSPECTOR_WORKER_FD';
 // The host's children must not inherit the worker's --inspect-wait (or
 // --inspect-brk) through process.execArgv: a child started with fork(),
 // cluster or process.execPath + execArgv would wait forever for a debugger
-// nobody attaches, and the host with it. Children therefore run free (not
-// debugged through this worker; see README).
+// nobody attaches, and the host with it (and the host's
+// --inspect-publish-uid=stderr,http would put their banner back on the
+// terminal). A Node child opens an inspector of its own instead and
+// registers it (registerChild, below).
 (function stripInspectFlags() {
   const inspectFlag = /^--(inspect|inspect-brk|inspect-wait|inspect-port|inspect-publish-uid|debug-port)(=.*)?$/;
   const takesValue = new Set(['inspect-port', 'inspect-publish-uid', 'debug-port']);
