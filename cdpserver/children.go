@@ -63,7 +63,7 @@ const childAttachTimeout = 5 * time.Second
 
 // childTable is one window's child processes.
 type childTable struct {
-	mu       sync.Mutex            // Leaf: see docs/locks.md.
+	mu       sync.Mutex            // Lock order: see docs/locks.md (only childrealm.Child.mu under it).
 	watching bool                  // Guarded by mu: watchChildren runs.
 	wait     bool                  // Guarded by mu: the window asked waitForDebuggerOnStart (counted in ChildRealms.SetWaiters).
 	closed   bool                  // Guarded by mu: the window is closing; nothing more is attached.
@@ -102,7 +102,10 @@ func (sess *Session) watchChildren(wait bool) {
 	delta := 0
 	if !ct.closed && wait != ct.wait {
 		ct.wait = wait
-		delta = map[bool]int{true: 1, false: -1}[wait]
+		delta = 1
+		if !wait {
+			delta = -1
+		}
 	}
 	ct.mu.Unlock()
 	if delta != 0 {
