@@ -38,7 +38,12 @@ func (sess *Session) handle(msg []byte) {
 	}
 	if req.SessionID != "" {
 		// The sessionId is the realm key (methods.go, keySessionID): a
-		// thread answers every method itself, so the table routes nothing.
+		// thread or child answers every method itself, so the table is
+		// not asked.
+		if isChildSession(req.SessionID) {
+			sess.toChild(req) // children.go
+			return
+		}
 		sess.toThread(req)
 		return
 	}

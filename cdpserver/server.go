@@ -113,6 +113,7 @@ type Server struct {
 	logf        func(string, ...any) // Static after construction.
 	debug       bool                 // Static after construction: Options.Logf was set.
 	opts        Options              // Static after construction, defaults filled in.
+	children    ChildRealms          // Set before serving (SetChildRealms); nil: no child targets.
 
 	mux     *http.ServeMux // Static after construction; Handle adds routes.
 	ln      net.Listener   // Static after construction.

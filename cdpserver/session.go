@@ -95,7 +95,8 @@ type Session struct {
 	hostClosed bool             // Guarded by mu.
 	goneReason string           // Guarded by mu: why the host session ended.
 
-	threads *threadTable // Static after construction: the window's worker threads (threads.go).
+	threads  *threadTable // Static after construction: the window's worker threads (threads.go).
+	children *childTable  // Static after construction: the window's child processes (children.go).
 }
 
 // closeState is queued as the queue's close reason: sendLoop sends it as the
@@ -549,6 +550,7 @@ func (sess *Session) finish(code websocket.StatusCode, reason string) {
 
 	sess.answerUnanswered(pending, reason)
 	sess.closeThreads(reason, false)
+	sess.closeChildren(reason)
 	sess.out.close(&closeState{code, reason})
 }
 

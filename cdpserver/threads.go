@@ -171,6 +171,9 @@ func targetSetAutoAttach(sess *Session, req request) {
 	// page's worker never does. The thread waits anyway: it inherited the
 	// host's --inspect-wait, and the watcher holds back its release.
 	sess.holdThreads(p.AutoAttach && p.Wait)
+	if p.AutoAttach {
+		sess.watchChildren(p.Wait) // children.go
+	}
 	method := `"NodeWorker.enable","params":{"waitForDebuggerOnStart":false}`
 	if !p.AutoAttach {
 		method = `"NodeWorker.disable"`

@@ -77,6 +77,7 @@ func (s *Server) newSessionFunc(dt *websocket.Conn, gate *closeGate, host *webso
 			dtGone:   make(chan struct{}),
 			watch:    newWatchState(s.opts.Watch),
 			threads:  newThreadTable(),
+			children: newChildTable(),
 		}
 		sess.net = s.network.NewWindow(networkOutput{sess})
 		sess.page = pagerealm.NewWindow(id, sess.objects, pageSink{sess}, sess.sendDone)

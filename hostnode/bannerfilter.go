@@ -120,3 +120,14 @@ func (f *BannerFilter) Tail() string {
 	defer f.mu.Unlock()
 	return tailString(f.tail)
 }
+
+// WatchAttaches makes the filter drop Node's "Debugger attached." for each
+// session Dial opens to another node's inspector url: a child process of
+// this node that writes to the same stderr (it inherited it) and whose
+// start and end banners are off (--inspect-publish-uid=http, an inspector
+// it closes before exiting). Node prints "Debugger attached." for every
+// session whatever publish-uid says. Call stop when that node has ended.
+func (f *BannerFilter) WatchAttaches(url string) (stop func()) {
+	attachWatchers.add(url, &f.banner)
+	return func() { attachWatchers.remove(url, &f.banner) }
+}

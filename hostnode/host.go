@@ -45,9 +45,11 @@ type Host struct {
 	finished chan struct{}   // closed by watchLoop on NodeRuntime.waitingForDisconnect
 	notified chan struct{}   // closed by watchLoop when Node answered notifyMsg
 	enabled  chan struct{}   // closed by watchLoop when Node answered nodeWorkerEnableMsg
+	bound    chan struct{}   // closed by watchLoop when Node answered the ExitBinding's Runtime.addBinding
 	threads  *Threads        // Static after construction; Event called by watchLoop only.
 	mu       sync.Mutex      // Lock order: see docs/locks.md.
 	reason   string          // Guarded by mu; set once before done closes.
+	exitSaid string          // Guarded by mu: what the process passed to opts.ExitBinding, once.
 	watcher  *websocket.Conn // Static after construction.
 	wmu      sync.Mutex      // one writer on watcher at a time (resendLoop, Release). Lock order: see docs/locks.md.
 }
@@ -64,6 +66,12 @@ type HostOptions struct {
 	// only runs once the worker watches it (no message or exit can race the
 	// attach).
 	Release bool
+	// ExitBinding, when set, is the name of a Runtime binding the watcher
+	// adds to the process: a process that calls it (a child's preload, at
+	// its 'exit', with its exit code) tells the worker how it ended;
+	// ExitReport returns what it said. The binding is the watcher's alone:
+	// Node sends Runtime.bindingCalled only to the session that added it.
+	ExitBinding string
 }
 
 // exitReasonWait is how long the watcher waits, after Node's inspector
@@ -75,11 +83,17 @@ const exitReasonWait = 5 * time.Second
 const watcherRequestID = 1
 
 // The watcher's ids for NodeWorker (Threads): its enable, and every
-// message it forwards to a thread (answers ignored).
+// message it forwards to a thread (answers ignored); and the id of the
+// ExitBinding's Runtime.addBinding (below the forwards, above the releases).
 const (
 	nodeWorkerEnableID = 100
 	watcherForwardID   = 101
+	exitBindingID      = 50
 )
+
+// maxExitReport bounds what a process may say through its ExitBinding: an
+// exit code or a signal name, a short line.
+const maxExitReport = 200
 
 var nodeWorkerEnableMsg = ThreadsEnable(nodeWorkerEnableID)
 
@@ -103,6 +117,12 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 		return nil, fmt.Errorf("realm: cannot open the watcher session to the host inspector %s: %w", wsURL, err)
 	}
 	msgs := []string{notifyMsg, nodeWorkerEnableMsg}
+	bindMsg := ""
+	if opts.ExitBinding != "" {
+		name, _ := json.Marshal(opts.ExitBinding)
+		bindMsg = fmt.Sprintf(`{"id":%d,"method":"Runtime.addBinding","params":{"name":%s}}`, exitBindingID, name)
+		msgs = append(msgs, bindMsg)
+	}
 	if opts.Release {
 		msgs = append(msgs, fmt.Sprintf(`{"id":%d,"method":"Runtime.runIfWaitingForDebugger"}`, watcherRequestID+1))
 	}
@@ -113,11 +133,14 @@ func AttachHost(ctx context.Context, wsURL string, opts HostOptions) (*Host, err
 		}
 	}
 	h := &Host{wsURL: wsURL, info: info, opts: opts, done: make(chan struct{}), finished: make(chan struct{}),
-		notified: make(chan struct{}), enabled: make(chan struct{}), watcher: c}
+		notified: make(chan struct{}), enabled: make(chan struct{}), bound: make(chan struct{}), watcher: c}
 	h.threads = NewThreads(h.write, watcherForwardID, h.done)
 	go h.watchLoop()
 	go h.notifyLoop()
 	go h.resend(h.enabled, func(int) string { return nodeWorkerEnableMsg })
+	if bindMsg != "" {
+		go h.resend(h.bound, func(int) string { return bindMsg })
+	}
 	if opts.Release {
 		go h.releaseLoop()
 	}
@@ -190,7 +213,13 @@ func (h *Host) watchLoop() {
 				closeOnce(h.notified)
 			case nodeWorkerEnableID:
 				closeOnce(h.enabled)
+			case exitBindingID:
+				closeOnce(h.bound)
 			}
+			continue
+		}
+		if ev.Method == "Runtime.bindingCalled" {
+			h.exitCalled(msg)
 			continue
 		}
 		if IsThreadEvent(ev.Method) {
@@ -203,6 +232,37 @@ func (h *Host) watchLoop() {
 			return
 		}
 	}
+}
+
+// exitCalled records the first call of the ExitBinding.
+func (h *Host) exitCalled(msg []byte) {
+	var ev struct {
+		Params struct {
+			Name    string `json:"name"`
+			Payload string `json:"payload"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(msg, &ev) != nil || ev.Params.Name != h.opts.ExitBinding || h.opts.ExitBinding == "" {
+		return
+	}
+	said := ev.Params.Payload
+	if len(said) > maxExitReport {
+		said = said[:maxExitReport]
+	}
+	h.mu.Lock()
+	if h.exitSaid == "" {
+		h.exitSaid = said
+	}
+	h.mu.Unlock()
+}
+
+// ExitReport is what the process passed to HostOptions.ExitBinding ("" when
+// it never called it: it is running, was killed by a signal, or has no
+// such preload). Read it after Done for the final word.
+func (h *Host) ExitReport() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.exitSaid
 }
 
 // closeOnce closes ch unless it is closed (an answer to a re-sent request).

@@ -3883,8 +3883,10 @@ const FD_ENV = 'INSPECTOR_WORKER_FD';
 // The host's children must not inherit the worker's --inspect-wait (or
 // --inspect-brk) through process.execArgv: a child started with fork(),
 // cluster or process.execPath + execArgv would wait forever for a debugger
-// nobody attaches, and the host with it. Children therefore run free (not
-// debugged through this worker; see README).
+// nobody attaches, and the host with it (and the host's
+// --inspect-publish-uid=stderr,http would put their banner back on the
+// terminal). A Node child opens an inspector of its own instead and
+// registers it (registerChild, below).
 (function stripInspectFlags() {
   const inspectFlag = /^--(inspect|inspect-brk|inspect-wait|inspect-port|inspect-publish-uid|debug-port)(=.*)?$/;
   const takesValue = new Set(['inspect-port', 'inspect-publish-uid', 'debug-port']);
@@ -3923,6 +3925,10 @@ function createHostProducer() {
     batchWindow: 5,
   });
 }
+
+// Whether this process is the host `run` started (it alone is given the
+// host channel); read before start() removes the variable.
+const isHost = (process.env[FD_ENV] || '') !== '';
 
 (function start() {
   const raw = process.env[FD_ENV];
@@ -4064,6 +4070,122 @@ function injectResponse(res) {
     return false;
   }
 }
+
+// Child processes. `run` puts the preload in NODE_OPTIONS too, so a Node
+// process the host starts (fork, cluster, spawn of node) loads it; such a
+// process has no host channel (the host removed the variable) but keeps
+// CHILD_ENDPOINT_ENV and CHILD_TOKEN_ENV, which are left in process.env on
+// purpose so that grandchildren register too. It opens its own inspector on
+// a random loopback port and posts {pid, ppid, argv, url, waiting} to the
+// worker's /child with the child token (a token of its own: the page token
+// never reaches children). The worker attaches to that inspector; nothing
+// is advertised in /json/list. A worker thread is not a child process (the
+// host's threads are followed through NodeWorker), hence isMainThread.
+//
+// While some window asks children to wait at their start, the worker keeps
+// the file CHILD_WAIT_ENV names; the child sees it before its first line
+// and waits (inspector.waitForDebugger) until the worker lets it run, once
+// every such window attached it and sent Runtime.runIfWaitingForDebugger:
+// a child that logs one line and exits is seen whole. Its main thread is
+// blocked meanwhile, so a short-lived thread posts the registration, and
+// lets the child run itself when the worker refuses it, is gone, or does
+// not answer within CHILD_WAIT_TIMEOUT_MS. Without the file the post is
+// asynchronous and unref'd: the child is never kept alive or delayed by it,
+// and one that ends before the worker attached is not seen.
+const CHILD_ENDPOINT_ENV = 'INSPECTOR_WORKER_CHILD_ENDPOINT';
+const CHILD_TOKEN_ENV = 'INSPECTOR_WORKER_CHILD_TOKEN';
+const CHILD_WAIT_ENV = 'INSPECTOR_WORKER_CHILD_WAIT';
+const CHILD_EXIT_BINDING = '__inspectorWorkerChildExit'; // childrealm.ExitBinding
+// The worker answers a registration once it attached (bounded by 5 s there);
+// past twice that it is taken as gone, and a waiting child runs unobserved.
+const CHILD_WAIT_TIMEOUT_MS = 10000;
+
+/**
+ * Posts a child's registration. Runs in the child's main thread, or
+ * (inThread) in a thread of its own while the main thread waits: its
+ * source is evaluated there, so it uses nothing from outside itself.
+ * @param {{host:string, port:number, token:string, body:string, pid:number, timeoutMs:number}} d
+ * @param {boolean} inThread
+ */
+function childPost(d, inThread) {
+  let answered = false;
+  /** @param {string} line */
+  const runUnobserved = (line) => {
+    if (answered) return;
+    answered = true;
+    if (line) { try { process.stderr.write('inspector-worker: child ' + d.pid + ' not followed: ' + line + '\n'); } catch (e) { /* no stderr */ } }
+    if (!inThread) return;
+    try {
+      const s = new (require('node:inspector').Session)();
+      s.connectToMainThread();
+      s.post('Runtime.runIfWaitingForDebugger', () => s.disconnect());
+    } catch (e) { /* the main thread is not waiting */ }
+  };
+  const req = require('node:http').request({
+    host: d.host, port: d.port, path: '/child', method: 'POST', agent: false,
+    headers: { 'content-type': 'application/json', 'authorization': 'Bearer ' + d.token,
+      'content-length': Buffer.byteLength(d.body) },
+  }, (res) => {
+    if (res.statusCode === 204) {
+      answered = true; // followed: the worker lets a waiting child run
+      res.resume();
+      return;
+    }
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (c) => { if (text.length < 1024) text += c; });
+    res.on('end', () => runUnobserved(text.trim()));
+  });
+  if (inThread) {
+    setTimeout(() => runUnobserved('the worker did not answer in ' + d.timeoutMs + ' ms'), d.timeoutMs).unref();
+  } else {
+    req.on('socket', (s) => s.unref());
+  }
+  req.on('error', () => runUnobserved('')); // the worker is gone
+  req.end(d.body);
+}
+
+(function registerChild() {
+  const childEndpoint = process.env[CHILD_ENDPOINT_ENV] || '';
+  const childToken = process.env[CHILD_TOKEN_ENV] || '';
+  if (isHost || !childEndpoint || !childToken) return;
+  try {
+    if (!require('node:worker_threads').isMainThread) return;
+    const inspector = require('node:inspector');
+    if (inspector.url() === undefined) inspector.open(0, '127.0.0.1', false);
+    const url = inspector.url();
+    if (!url) return;
+    const m = /^([^:/]+|\[[^\]]+\]):(\d+)$/.exec(childEndpoint);
+    if (m === null) return;
+    const waitFile = process.env[CHILD_WAIT_ENV] || '';
+    let waiting = false;
+    try { waiting = waitFile !== '' && require('node:fs').existsSync(waitFile); } catch (e) { /* no wait */ }
+    const body = JSON.stringify({ pid: process.pid, ppid: process.ppid, argv: process.argv, url, waiting });
+    // At its end the child says how it ended (the worker is not its parent
+    // and cannot wait for it): through a binding only the worker's watcher
+    // session added (CHILD_EXIT_BINDING), then it closes its inspector, so
+    // Node neither holds it at "Waiting for the debugger to disconnect..."
+    // nor prints that line on the terminal. Outgoing messages queued before
+    // the close (its last console lines) are still sent.
+    process.on('exit', (code) => {
+      try {
+        const said = /** @type {any} */ (globalThis)[CHILD_EXIT_BINDING];
+        if (typeof said === 'function') said(String(code));
+      } catch (e) { /* the binding is the worker's; nothing to do without it */ }
+      try { inspector.close(); } catch (e) { /* already closed */ }
+    });
+    const d = { host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]), token: childToken, body, pid: process.pid,
+      timeoutMs: CHILD_WAIT_TIMEOUT_MS };
+    if (!waiting) {
+      childPost(d, false);
+      return;
+    }
+    const { Worker } = require('node:worker_threads');
+    new Worker('(' + childPost.toString() + ')(require("node:worker_threads").workerData, true)',
+      { eval: true, workerData: d }).unref();
+    inspector.waitForDebugger();
+  } catch (e) { /* no inspector (e.g. --inspect disallowed): the child runs unobserved */ }
+})();
 
 /** @returns {{queued:number, dropped:number, sent:number, acked:number}} */
 function stats() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
 	"github.com/inspector-worker/inspector-worker/client/js"
+	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 	"github.com/inspector-worker/inspector-worker/sourceproto/carrier"
 )
@@ -30,16 +31,25 @@ type observation struct {
 	pipeDone chan struct{}
 	exit     *exitReport // nil for an embedding app's channel
 	reg      *sourceproto.Registry
+	children *childRun              // nil for an embedding app's channel
+	filter   *hostnode.BannerFilter // the host's stderr, set by the caller before serve; nil: none
 }
 
-func newObservation(ln net.Listener) (*observation, error) {
+func newObservation(ln net.Listener, cf childFlags) (*observation, error) {
 	token, err := sourceproto.NewToken()
+	if err != nil {
+		return nil, err
+	}
+	children, err := newChildRun(cf)
 	if err != nil {
 		return nil, err
 	}
 	preload, err := writePreload()
 	if err != nil {
 		return nil, err
+	}
+	if children != nil {
+		children.waitFile = preload + childWaitSuffix
 	}
 	child, pipe, err := carrier.NewHostChannel()
 	if err != nil {
@@ -53,7 +63,8 @@ func newObservation(ln net.Listener) (*observation, error) {
 		pipe.Close()
 		return nil, err
 	}
-	return &observation{preload: preload, token: token, endpoint: ln.Addr().String(), child: child, pipe: pipe, exit: exit}, nil
+	return &observation{preload: preload, token: token, endpoint: ln.Addr().String(), child: child, pipe: pipe, exit: exit,
+		children: children}, nil
 }
 
 // extraFiles are the files the host inherits: the host channel as fd 3
@@ -78,8 +89,16 @@ func writePreload() (string, error) {
 	return f.Name(), nil
 }
 
+// tempFiles are the run's files in the temp directory, for the orphan
+// reaper (the worker removes them itself on every other path).
+func (o *observation) tempFiles() []string {
+	return []string{o.preload, o.preload + childWaitSuffix}
+}
+
 // nodeFlags are the flags that load the preload into the host.
-func (o *observation) nodeFlags() []string { return []string{"--require", o.preload} }
+func (o *observation) nodeFlags() []string {
+	return append([]string{"--require", o.preload}, o.children.hostFlags()...)
+}
 
 // hostEnv is what the preload reads: the pipe's fd, and the endpoint and
 // token it hands to the pages it serves.
@@ -87,6 +106,9 @@ func (o *observation) hostEnv(noCapture bool) []string {
 	env := os.Environ()
 	if noCapture {
 		env = append(env, captureEnv+"=0") // the last value of a name wins
+	}
+	if o.children != nil {
+		env = o.children.env(env, o.preload, o.endpoint)
 	}
 	return append(env,
 		carrier.HostFDEnv+"="+strconv.Itoa(carrier.HostFD),
@@ -144,6 +166,10 @@ func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer, maxClients 
 	o.reg = reg
 	srv.Handle("GET /client", clients)
 	srv.Handle("GET /client.js", clients)
+	if o.children != nil {
+		o.children.filter = o.filter
+		o.children.serve(srv, stderr)
+	}
 	o.servePipe(stderr)
 	return nil
 }
@@ -186,6 +212,9 @@ func (o *observation) renew(stderr io.Writer) error {
 
 // stop ends the host pipe and every client connection (close{shutdown}).
 func (o *observation) stop() {
+	if o.children != nil {
+		o.children.stop()
+	}
 	if o.stopPipe != nil {
 		o.stopPipe()
 		<-o.pipeDone

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 	"github.com/inspector-worker/inspector-worker/internal/proctest"
 )
 
@@ -161,4 +162,81 @@ func TestRunKilledWorkersLeaveNoTempFiles(t *testing.T) {
 		t.Fatalf("%d SIGKILLed workers left %v", runs, files)
 	}
 	t.Logf("%d SIGKILLed workers: 0 temp files left; host and reaper gone at most %v after the kill", runs, maxTook.Round(time.Millisecond))
+}
+
+// nodeTreeScript is a host with Node children, all followed: a fork()ed
+// child that ignores SIGTERM, a spawn()ed node child, and a detached
+// (setsid) node child. It prints "pid N" and "NODETREE fork spawn detached",
+// and exits with code 0 on SIGUSR2.
+const nodeTreeScript = `
+const { fork, spawn } = require("child_process");
+if (process.argv[2] === "child") {
+  if (process.argv[3] === "fork") process.on("SIGTERM", () => {});
+  setInterval(() => {}, 1 << 30);
+} else {
+  process.on("SIGUSR2", () => process.exit(0));
+  console.log("pid " + process.pid);
+  const forked = fork(__filename, ["child", "fork"]);
+  const spawned = spawn(process.execPath, [__filename, "child", "spawn"], { stdio: "inherit" });
+  const detached = spawn(process.execPath, [__filename, "child", "detached"], { detached: true, stdio: "ignore" });
+  console.log("NODETREE " + forked.pid + " " + spawned.pid + " " + detached.pid);
+  setInterval(() => {}, 1 << 30);
+}
+`
+
+// The host's followed Node children die with it however the run ends; the
+// detached one is followed but lives on, as documented. A window that asks
+// children to wait makes the worker keep a wait file, which goes too.
+func TestRunFollowedChildrenLeaveNoProcess(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(w *workerProc, node int)
+		code int // the worker's exit code; -1 = killed
+	}{
+		{"worker SIGKILLed", func(w *workerProc, _ int) { _ = w.cmd.Process.Signal(syscall.SIGKILL) }, -1},
+		{"host SIGKILLed", func(_ *workerProc, node int) { _ = syscall.Kill(node, syscall.SIGKILL) }, 128 + 9},
+		{"Ctrl-C: SIGINT to the worker", func(w *workerProc, _ int) { _ = w.cmd.Process.Signal(syscall.SIGINT) }, 128 + 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, script := writeScript(t, nodeTreeScript)
+			tmp := t.TempDir()
+			w := startCmdEnv(t, dir, []string{"TMPDIR=" + tmp, "INSPECTOR_WORKER_DEBUG=1"}, "run", "--port", "0", "--", "node", script)
+			node := w.nodePID()
+			var pids []int
+			for _, f := range strings.Fields(w.waitFor(w.stdout, `NODETREE (\d+ \d+ \d+)`)) {
+				pid, _ := strconv.Atoi(f)
+				pids = append(pids, pid)
+			}
+			t.Cleanup(func() {
+				for _, pid := range pids {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+					proctest.AssertGone(t, pid)
+				}
+			})
+			for _, pid := range pids {
+				w.waitFor(w.stderr, `following child .*\(pid `+strconv.Itoa(pid)+`\)`)
+			}
+			c := cdptest.Dial(t, "A", pageURL(t, w.addr()), nil)
+			c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
+			for range pids {
+				c.ExpectAttached()
+			}
+			if files := tempFiles(t, tmp); len(files) != 2 {
+				t.Fatalf("TMPDIR holds %v, want the preload and the children's wait file", files)
+			}
+			reaper := reaperOf(t, w.cmd.Process.Pid, node)
+
+			event := time.Now()
+			tc.end(w, node)
+			took := proctest.AssertGoneWithin(t, event, treeGoneWithin, node, pids[0], pids[1], reaper)
+			t.Logf("host, its forked and spawned children and the reaper gone %v after the event", took.Round(time.Millisecond))
+			if got := w.wait(); got != tc.code {
+				t.Errorf("worker exit code %d, want %d", got, tc.code)
+			}
+			checkNoTempFiles(t, tmp)
+			if err := syscall.Kill(pids[2], 0); err != nil {
+				t.Errorf("the detached (setsid) child %d was killed: %v", pids[2], err)
+			}
+		})
+	}
 }

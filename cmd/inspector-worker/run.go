@@ -22,6 +22,8 @@ func cmdRun(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var ep endpointFlags
 	ep.register(fs)
+	var cf childFlags
+	cf.register(fs)
 	brk := fs.Bool("brk", false, "start the host paused on its first line (--inspect-brk)")
 	traceNode := fs.String("node", "", "the Node.js executable for /api/trace sessions (default: the host's own, the command's first word)")
 	watch := fs.Bool("watch", false, "restart the host when a watched file changes; DevTools windows stay open")
@@ -45,7 +47,7 @@ func cmdRun(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker run: --watch-path needs --watch\n")
 		return 2
 	}
-	r := hostRun{ep: ep, argv: argv, brk: *brk, traceNode: *traceNode, watchPaths: watchPaths, noInject: !*inject}
+	r := hostRun{ep: ep, argv: argv, brk: *brk, traceNode: *traceNode, watchPaths: watchPaths, noInject: !*inject, children: cf}
 	if *watch {
 		return runWatch(r, stderr)
 	}
@@ -69,6 +71,8 @@ type hostRun struct {
 	// noInject turns off the preload's script tag in HTML responses
 	// (run --inject=false); the zero value injects, so demo does too.
 	noInject bool
+	// children: run --no-children, --max-children (cmd/inspector-worker/children.go).
+	children childFlags
 }
 
 // injectEnv switches the preload's injection (client/js/inject.mjs).
@@ -121,12 +125,13 @@ func runHost(r hostRun, stderr io.Writer) int {
 	// position (hostnode.Banner).
 	filter := hostnode.NewBannerFilter(stderr)
 	defer filter.Close()
-	obs, err := newObservation(ln)
+	obs, err := newObservation(ln, r.children)
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
+	obs.filter = filter // the children inherit the host's stderr
 	defer obs.close()
 	opts := hostnode.Options{
 		Argv:       r.argv,
@@ -141,7 +146,7 @@ func runHost(r hostRun, stderr io.Writer) int {
 		ExtraFlags: obs.nodeFlags(),
 		// A SIGKILLed worker removes nothing itself: without this every
 		// such run would leave a preload file in the temp directory.
-		RemoveIfOrphaned: append([]string{obs.preload}, r.temp...),
+		RemoveIfOrphaned: append(obs.tempFiles(), r.temp...),
 	}
 	proc, err := hostnode.Start(ctx, opts)
 	var se *hostnode.StartError

@@ -137,19 +137,20 @@ func runWatch(r hostRun, stderr io.Writer) int {
 	ctx := context.Background()
 	filter := hostnode.NewBannerFilter(stderr)
 	defer filter.Close()
-	obs, err := newObservation(ln)
+	obs, err := newObservation(ln, r.children)
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
+	obs.filter = filter // the children inherit the host's stderr
 	defer obs.close()
 	w := &watchRun{r: r, stderr: stderr, filter: filter, obs: obs, lastCode: 0}
 	w.opts = hostnode.Options{
 		Argv: r.argv, Brk: r.brk, Wait: !r.brk, Dir: r.dir, Env: r.hostEnv(obs),
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: filter,
 		ExtraFiles: obs.extraFiles(), ExtraFlags: obs.nodeFlags(),
-		RemoveIfOrphaned: append([]string{obs.preload}, r.temp...),
+		RemoveIfOrphaned: append(obs.tempFiles(), r.temp...),
 	}
 	proc, host, err := w.startHost(ctx)
 	if err != nil {
