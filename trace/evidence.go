@@ -123,13 +123,13 @@ func findChild(children []Child, pid int) *Child {
 
 // Where an exit failure's message came from (Failure.MessageSource).
 const (
-	MessageFromConsole = "console"   // the last console.error or console.assert call (MessageSeq)
+	MessageFromConsole = "console" // the last console.error or console.assert call (MessageSeq)
 	// MessageFromChildConsole: the program made no error-level console
 	// call; the last one of a followed child that exited nonzero
 	// (MessageSeq; that event carries the child's pid).
 	MessageFromChildConsole = "child-console"
-	MessageFromStderr  = "stderr"    // the last informative line of the stderr tail
-	MessageFromNone    = "exit-code" // nothing better: the exit code alone
+	MessageFromStderr       = "stderr"    // the last informative line of the stderr tail
+	MessageFromNone         = "exit-code" // nothing better: the exit code alone
 )
 
 // exitMessage explains a nonzero exit with the most informative evidence
