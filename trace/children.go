@@ -22,12 +22,13 @@ const (
 // spawn or exit, a followed child's confirmation or own exit code, or a
 // failed node:test test.
 type childReport struct {
-	Event  string   `json:"event"` // "spawn", "exit", "followed", "self-exit" or "test-fail"
+	Event  string   `json:"event"` // "spawn", "exit", "followed", "self-exit", "stderr" or "test-fail"
 	PID    int      `json:"pid"`
 	File   string   `json:"file"`
 	Args   []string `json:"args"`
 	Code   *int     `json:"code"`
 	Signal *string  `json:"signal"`
+	Stderr string   `json:"stderr"` // "stderr": the program's fd 2 as device:inode
 	// test-fail only: the test's name and where Node says it is (1-based),
 	// and the error that failed it.
 	Name      string `json:"name"`
@@ -57,7 +58,7 @@ func (m *mapper) parseChildReport(p consoleAPICalled) *childReport {
 	}
 	switch {
 	case rep.Event == "test-fail" && rep.File != "":
-	case (rep.Event == "spawn" || rep.Event == "exit" || rep.Event == "followed" || rep.Event == "self-exit") && rep.PID > 0:
+	case (rep.Event == "spawn" || rep.Event == "exit" || rep.Event == "followed" || rep.Event == "self-exit" || rep.Event == "stderr") && rep.PID > 0:
 	default:
 		return nil
 	}
@@ -97,6 +98,10 @@ func (s *session) childReport(from int, rep childReport) {
 		parent = s.pid
 	}
 	switch rep.Event {
+	case "stderr":
+		if from == 0 {
+			s.stderrID, _ = capText(rep.Stderr, 64)
+		}
 	case "spawn":
 		if c := s.childLocked(rep.PID, parent, nil); c != nil {
 			c.Command = childCommand(rep.Args, rep.File) // as the parent passed it

@@ -59,6 +59,7 @@ type followRequest struct {
 	PPID    int      `json:"ppid"`
 	URL     string   `json:"url"`
 	Argv    []string `json:"argv"`
+	Stderr  string   `json:"stderr"` // the child's fd 2 as device:inode, "" unknown
 }
 
 // newFollowToken draws a session's follow token: 32 random bytes, compared
@@ -154,7 +155,18 @@ func (s *session) follow(ctx context.Context, req followRequest) (int, string) {
 	}
 	s.following++
 	c.Note = "not followed: it registered, but the attach did not complete"
+	sharesStderr := req.Stderr != "" && req.Stderr == s.stderrID
 	s.mu.Unlock()
+	if sharesStderr {
+		// Node prints "Debugger attached." on the child's stderr, which is
+		// the program's pipe: that one line is Node's, not output.
+		undo := s.stderr.expectAttached()
+		if err := s.attachFollower(ctx, req); err != nil {
+			undo()
+			return http.StatusBadGateway, "trace: cannot attach to the child's inspector"
+		}
+		return http.StatusNoContent, ""
+	}
 	if err := s.attachFollower(ctx, req); err != nil {
 		return http.StatusBadGateway, "trace: cannot attach to the child's inspector"
 	}

@@ -35,9 +35,34 @@ type outputWriter struct {
 	line   []byte                    // Guarded by mu: the current line, at most maxLineBytes.
 	cut    bool                      // Guarded by mu: the current line lost bytes.
 	banner hostnode.Banner[heldLine] // Node's banner lines by position (stderr only); holds possible end banners.
+	// attached counts the "Debugger attached." lines still to come from
+	// followed children that share this stream (follow.go); each drops
+	// the next such line. Guarded by mu.
+	attached int
+}
+
+// expectAttached announces that the engine is attaching to a child whose
+// stderr is this stream; undo withdraws it when the attach failed before
+// Node could print its line.
+func (w *outputWriter) expectAttached() (undo func()) {
+	w.mu.Lock()
+	w.attached++
+	w.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			w.attached = max(0, w.attached-1)
+			w.mu.Unlock()
+		})
+	}
 }
 
 const maxLineBytes = maxLineChars * utf8.UTFMax
+
+// childAttachedLine is what Node prints on a process's stderr for each
+// inspector session opened to it.
+const childAttachedLine = "Debugger attached."
 
 // Write never fails: a slow or broken consumer must not block the child.
 func (w *outputWriter) Write(p []byte) (int, error) {
@@ -71,6 +96,10 @@ func (w *outputWriter) emitLocked() {
 	w.line, w.cut = w.line[:0], false
 	if w.stream != "stderr" {
 		w.s.addOutput(w.stream, line, cut)
+		return
+	}
+	if w.attached > 0 && line == childAttachedLine {
+		w.attached--
 		return
 	}
 	for _, h := range w.banner.Line(line, heldLine{line, cut}) {

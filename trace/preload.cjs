@@ -55,6 +55,18 @@ if (isMainThread) {
 }
 const report = (record) => inspector.console.debug(MARK, JSON.stringify(record));
 
+// stderrID names this process's fd 2 (device and inode): the engine drops
+// the "Debugger attached." Node prints on a child's stderr when it attaches
+// to the child only when that stderr is the program's own pipe.
+function stderrID() {
+  try {
+    const st = require('fs').fstatSync(2, { bigint: true });
+    return st.dev + ':' + st.ino;
+  } catch (e) {
+    return '';
+  }
+}
+
 // The registration runs on a worker thread while the main thread blocks in
 // Atomics.wait: V8 still serves the inspector's messages during the wait,
 // so the engine's Runtime.enable and Debugger.enable are answered, and no
@@ -67,7 +79,7 @@ const { workerData: d } = require('worker_threads');
 const state = new Int32Array(d.state);
 const done = (v) => { Atomics.compareExchange(state, 0, ${PENDING}, v); Atomics.notify(state, 0); };
 try {
-  const body = JSON.stringify({ session: d.session, pid: d.pid, ppid: d.ppid, url: d.url, argv: d.argv });
+  const body = JSON.stringify({ session: d.session, pid: d.pid, ppid: d.ppid, url: d.url, argv: d.argv, stderr: d.stderr });
   const i = d.addr.lastIndexOf(':');
   const req = require('http').request({
     host: d.addr.slice(0, i), port: Number(d.addr.slice(i + 1)), path: '/follow', method: 'POST', agent: false,
@@ -95,7 +107,8 @@ function register() {
     worker = new Worker(registerSource, {
       eval: true, env: {}, execArgv: [], stdout: true, stderr: true,
       workerData: { state: state.buffer, addr: follow.addr, token: follow.token, wait: follow.wait,
-        session: follow.session, pid: process.pid, ppid: process.ppid, url, argv: process.argv.slice(0, 64).map(String) },
+        session: follow.session, pid: process.pid, ppid: process.ppid, url, argv: process.argv.slice(0, 64).map(String),
+        stderr: stderrID() },
     });
     worker.unref();
   } catch (e) {
@@ -111,6 +124,7 @@ function register() {
 }
 
 let traced = inspector.url() !== undefined; // the program itself: the engine attached through --inspect-brk
+if (traced && isMainThread && follow.addr !== '') report({ event: 'stderr', pid: process.pid, stderr: stderrID() });
 const isChild = !traced && isMainThread && follow.addr !== '' && follow.token !== '';
 if (isChild && register()) {
   traced = true;

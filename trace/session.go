@@ -114,6 +114,7 @@ type session struct {
 	testFailures    int               // Guarded by mu: failed node:test tests reported.
 	following       int               // Guarded by mu: children attached or attaching (<= Options.MaxFollowed).
 	followers       []*follower       // Guarded by mu: the children's running sessions.
+	stderrID        string            // Guarded by mu: the program's fd 2 as the preload reported it (device:inode).
 }
 
 func newSession(eng *Engine, id, target, cwd, node, preload string, test bool, args []string, followAddr string) *session {
