@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"strconv"
@@ -82,19 +84,25 @@ func (e *Engine) startFollow() (string, error) {
 		Handler:           http.HandlerFunc(e.handleFollow),
 		ReadHeaderTimeout: followReadHeaderTimeout,
 		MaxHeaderBytes:    8 << 10,
-		ErrorLog:          nil,
+		// A local process writing garbage must not reach the worker's
+		// own stderr (the trace command's report goes there).
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	e.mu.Lock()
 	closed := e.closed
 	if !closed {
 		e.followSrv = srv
+		e.wg.Add(1)
 	}
 	e.mu.Unlock()
 	if closed {
 		ln.Close()
 		return "", ErrClosed
 	}
-	go func() { _ = srv.Serve(ln) }() // ends with Shutdown's srv.Shutdown
+	go func() {
+		defer e.wg.Done()
+		_ = srv.Serve(ln) // ends with Shutdown's srv.Shutdown
+	}()
 	return ln.Addr().String(), nil
 }
 
@@ -191,11 +199,17 @@ func (s *session) attachFollower(ctx context.Context, req followRequest) error {
 		return ErrClosed
 	}
 	s.mu.Lock()
-	s.followers = append(s.followers, f)
+	late := s.followersClosed // the session ended while this child registered
+	if !late {
+		s.followers = append(s.followers, f)
+	}
 	s.mu.Unlock()
 	attached := make(chan error, 1)
 	go f.readLoop()
 	go f.controlLoop(ctx, attached)
+	if late {
+		f.stop()
+	}
 	return <-attached
 }
 
@@ -206,7 +220,7 @@ func (s *session) attachFollower(ctx context.Context, req followRequest) error {
 func (s *session) closeFollowers() {
 	s.mu.Lock()
 	followers := s.followers
-	s.followers = nil
+	s.followers, s.followersClosed = nil, true
 	s.mu.Unlock()
 	grace, cancel := context.WithTimeout(context.Background(), readGrace)
 	defer cancel()

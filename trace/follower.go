@@ -167,6 +167,8 @@ func (f *follower) attach(ctx context.Context) error {
 			pending--
 		case <-f.readDone:
 			return errors.New("the child's inspector closed the connection during the attach")
+		case <-f.quit:
+			return errors.New("the trace ended during the attach")
 		case <-ctx.Done():
 			return context.Cause(ctx)
 		}

@@ -114,6 +114,7 @@ type session struct {
 	testFailures    int               // Guarded by mu: failed node:test tests reported.
 	following       int               // Guarded by mu: children attached or attaching (<= Options.MaxFollowed).
 	followers       []*follower       // Guarded by mu: the children's running sessions.
+	followersClosed bool              // Guarded by mu: closeFollowers ran; a late follower stops at once.
 	stderrID        string            // Guarded by mu: the program's fd 2 as the preload reported it (device:inode).
 }
 
