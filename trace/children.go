@@ -169,8 +169,11 @@ func (s *session) childLocked(pid, ppid int, argv []string) *Child {
 		s.childrenDropped++
 		return nil
 	}
-	s.children = append(s.children, Child{PID: pid, PPID: ppid, Command: childCommand(argv, ""),
-		Note: "not followed: it never registered (not a Node process, started without the trace's environment, or ended before it could)"})
+	note := "not followed: it never registered (not a Node process, started without the trace's environment, or ended before it could)"
+	if s.followAddr == "" {
+		note = "not followed: " + s.eng.followOff()
+	}
+	s.children = append(s.children, Child{PID: pid, PPID: ppid, Command: childCommand(argv, ""), Note: note})
 	return &s.children[len(s.children)-1]
 }
 

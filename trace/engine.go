@@ -338,8 +338,11 @@ func (e *Engine) Status(ctx context.Context) Status {
 		Replay:     "timeline",
 		ReplayNote: "replay steps through captured events in order; it is not time travel and cannot re-execute or inspect state between events",
 		Limits: Limits{MaxEvents: e.opts.MaxEvents, MaxSessions: e.opts.MaxSessions, MaxValueChars: maxValueChars,
-			MaxLineChars: maxLineChars, StderrTailChars: stderrTailChars},
+			MaxLineChars: maxLineChars, StderrTailChars: stderrTailChars, MaxFollowed: e.opts.MaxFollowed},
 	}}
+	if e.opts.NoChildren {
+		st.Capabilities.Limits.MaxFollowed = 0
+	}
 	if e.rootErr != nil {
 		st.WorkspaceError = e.rootErr.Error()
 	}

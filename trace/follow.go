@@ -140,6 +140,17 @@ func (e *Engine) handleFollow(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, msg, status)
 }
 
+// followOff says why the engine follows no children.
+func (e *Engine) followOff() string {
+	if e.opts.NoChildren {
+		return "following children is off (--no-children)"
+	}
+	if e.followErr != nil {
+		return e.followErr.Error()
+	}
+	return "the engine does not listen for children"
+}
+
 // tokenMatches compares in constant time; an empty token never matches.
 func (s *session) tokenMatches(token string) bool {
 	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(s.followToken)) == 1

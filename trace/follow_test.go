@@ -105,6 +105,26 @@ k.on("exit", (code) => { console.log("child exited", code); process.exit(2); });
 	}
 }
 
+// TestFollowNoChildren: with following off the child runs free and is
+// listed, not followed, with the reason, as before following existed.
+func TestFollowNoChildren(t *testing.T) {
+	ctx := testCtx(t)
+	ws := workspace(t, map[string]string{"fork.js": `const { fork } = require("child_process");
+if (process.argv[2] === "child") throw new Error("child boom");
+fork(__filename, ["child"]).on("exit", (code) => process.exit(code));
+`})
+	e := newEngine(t, Options{Workspace: ws, NoChildren: true})
+	d := run(t, ctx, e, StartRequest{Target: "fork.js"})
+	c := onlyChild(t, d.Session)
+	if c.Followed || c.ExitCode == nil || *c.ExitCode != 1 || !strings.Contains(c.Note, "--no-children") ||
+		d.Session.ExceptionCount != 0 || len(childEvents(d.Events, c.PID)) != 0 {
+		t.Errorf("child %+v, exceptions %d", c, d.Session.ExceptionCount)
+	}
+	if st := e.Status(ctx); st.Capabilities.Limits.MaxFollowed != 0 {
+		t.Errorf("status limits %+v", st.Capabilities.Limits)
+	}
+}
+
 // TestFollowSpawnConsoleError: spawn(process.execPath) with an environment
 // of its own (no execArgv, no NODE_OPTIONS of the program) is followed too;
 // its console.error is an event with its pid, its exit code is known, and

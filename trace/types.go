@@ -308,6 +308,7 @@ type Limits struct {
 	MaxValueChars   int `json:"maxValueChars"`
 	MaxLineChars    int `json:"maxLineChars"`
 	StderrTailChars int `json:"stderrTailChars"`
+	MaxFollowed     int `json:"maxFollowedChildren"` // children followed at once per session; 0: following is off
 }
 
 // ErrorReport is the body of every non-2xx answer of the HTTP API.
