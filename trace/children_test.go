@@ -112,3 +112,39 @@ func TestChildReportSource(t *testing.T) {
 		}
 	}
 }
+
+// TestChildReportsWhoSays: a child is followed only by its OWN session's
+// report; the program's session (or another child's) cannot claim it, and
+// the child's exit is in the timeline once, after its session ended, with
+// the code its parent saw.
+func TestChildReportsWhoSays(t *testing.T) {
+	s := newTestSession(100)
+	defer s.cancel()
+	s.pid = 10
+	code := func(n int) *int { return &n }
+	s.childReport(0, childReport{Event: "spawn", PID: 11, Args: []string{"node", "a.js"}})
+	s.childReport(0, childReport{Event: "spawn", PID: 12, Args: []string{"node", "b.js"}})
+	s.childReport(0, childReport{Event: "followed", PID: 11})  // the program claiming its child
+	s.childReport(12, childReport{Event: "followed", PID: 11}) // a sibling claiming it
+	s.childReport(11, childReport{Event: "followed", PID: 11}) // the child itself
+	s.childReport(11, childReport{Event: "spawn", PID: 13, Args: []string{"node", "c.js"}})
+	s.childReport(11, childReport{Event: "self-exit", PID: 11, Code: code(3)})
+	s.childReport(0, childReport{Event: "exit", PID: 11, Code: code(4)}) // the parent's waitpid wins
+	d := s.detail()
+	if len(d.Session.Children) != 3 {
+		t.Fatalf("children %+v", d.Session.Children)
+	}
+	a, b, c := d.Session.Children[0], d.Session.Children[1], d.Session.Children[2]
+	if !a.Followed || b.Followed || a.PPID != 10 || c.PPID != 11 || *a.ExitCode != 4 {
+		t.Errorf("children %+v", d.Session.Children)
+	}
+	var exits []Event
+	for _, ev := range d.Events {
+		if ev.Kind == KindExit {
+			exits = append(exits, ev)
+		}
+	}
+	if len(exits) != 1 || exits[0].PID != 11 || *exits[0].ExitCode != 4 {
+		t.Errorf("exit events %+v", exits)
+	}
+}
