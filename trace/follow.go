@@ -162,6 +162,9 @@ func (s *session) follow(ctx context.Context, req followRequest) (int, string) {
 	c := s.childLocked(req.PID, req.PPID, req.Argv)
 	switch {
 	case s.status != StatusRunning:
+		if c != nil && !c.Followed {
+			c.Note = "not followed: it registered after the trace had ended"
+		}
 		s.mu.Unlock()
 		return http.StatusConflict, "trace: the session is not running"
 	case c == nil: // past the listing cap: not even listed, so not followed
@@ -176,30 +179,29 @@ func (s *session) follow(ctx context.Context, req followRequest) (int, string) {
 	c.Note = "not followed: it registered, but the attach did not complete"
 	sharesStderr := req.Stderr != "" && req.Stderr == s.stderrID
 	s.mu.Unlock()
+	undo := func() {}
 	if sharesStderr {
 		// Node prints "Debugger attached." on the child's stderr, which is
 		// the program's pipe: that one line is Node's, not output.
-		undo := s.stderr.expectAttached()
-		if err := s.attachFollower(ctx, req); err != nil {
-			undo()
-			return http.StatusBadGateway, "trace: cannot attach to the child's inspector"
-		}
-		return http.StatusNoContent, ""
+		undo = s.stderr.expectAttached()
 	}
-	if err := s.attachFollower(ctx, req); err != nil {
+	if err := s.attachFollower(ctx, req, undo); err != nil {
 		return http.StatusBadGateway, "trace: cannot attach to the child's inspector"
 	}
 	return http.StatusNoContent, ""
 }
 
 // attachFollower dials the child's inspector, enables the two domains and
-// starts the child's loops. It returns once the child may run.
-func (s *session) attachFollower(ctx context.Context, req followRequest) error {
+// starts the child's loops. It returns once the child may run. undoAttached
+// withdraws the expected "Debugger attached." when the dial failed (Node
+// printed nothing).
+func (s *session) attachFollower(ctx context.Context, req followRequest, undoAttached func()) error {
 	ctx, cancel := context.WithTimeout(ctx, followAttachTimeout)
 	defer cancel()
 	defer context.AfterFunc(s.ctx, cancel)()
 	conn, err := hostnode.Dial(ctx, req.URL)
 	if err != nil {
+		undoAttached()
 		s.releaseFollow(req.PID, err)
 		return err
 	}

@@ -356,7 +356,8 @@ func TestFollowForgedRegistration(t *testing.T) {
 
 // TestFollowWaitBounded: a child whose registration is never answered (the
 // listener accepts and says nothing) waits at most the follow wait, then
-// runs free: it never hangs waiting for a debugger.
+// runs free: it never hangs waiting for a debugger. (Unbounded, it fails
+// after the 30 s bound below.)
 func TestFollowWaitBounded(t *testing.T) {
 	ctx := testCtx(t)
 	proctest.Node(t)
@@ -381,17 +382,19 @@ func TestFollowWaitBounded(t *testing.T) {
 	start := time.Now()
 	cmd := exec.CommandContext(runCtx, "node", "--require", preload, "-e", `console.log("ran free")`)
 	cmd.Env = append(os.Environ(), followEnv+"="+ln.Addr().String(), followTokenEnv+"="+strings.Repeat("ef", 32),
-		followWaitEnv+"=300", SessionEnv+"=tr-test", "NODE_OPTIONS=--inspect-publish-uid=http")
+		followWaitEnv+"=2000", SessionEnv+"=tr-test", "NODE_OPTIONS=--inspect-publish-uid=http")
 	out, err := cmd.CombinedOutput()
 	took := time.Since(start)
 	if err != nil || strings.TrimSpace(string(out)) != "ran free" {
 		t.Fatalf("child: %v after %v, output %q (a child must never hang on the engine)", err, took, out)
 	}
+	// The wait (2 s) leaves the registration thread ample time to connect
+	// even on a loaded machine; the accept itself may still be in flight.
 	select {
 	case c := <-accepted:
 		c.Close()
-	default:
+	case <-time.After(5 * time.Second):
 		t.Fatal("the child never tried to register")
 	}
-	t.Logf("with a 300 ms follow wait and a silent engine the child ran to its end in %v", took.Round(time.Millisecond))
+	t.Logf("with a 2 s follow wait and a silent engine the child ran to its end in %v", took.Round(time.Millisecond))
 }
