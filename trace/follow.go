@@ -62,6 +62,8 @@ type followRequest struct {
 	URL     string   `json:"url"`
 	Argv    []string `json:"argv"`
 	Stderr  string   `json:"stderr"` // the child's fd 2 as device:inode, "" unknown
+
+	sharesStderr bool // the child's fd 2 is the program's stderr pipe
 }
 
 // newFollowToken draws a session's follow token: 32 random bytes, compared
@@ -181,6 +183,7 @@ func (s *session) follow(ctx context.Context, req followRequest) (int, string) {
 	s.mu.Unlock()
 	undo := func() {}
 	if sharesStderr {
+		req.sharesStderr = true
 		// Node prints "Debugger attached." on the child's stderr, which is
 		// the program's pipe: that one line is Node's, not output.
 		undo = s.stderr.expectAttached()
@@ -206,6 +209,7 @@ func (s *session) attachFollower(ctx context.Context, req followRequest, undoAtt
 		return err
 	}
 	f := newFollower(s, req.PID, conn)
+	f.sharesStderr = req.sharesStderr
 	if !s.eng.track(2) {
 		_ = conn.CloseNow()
 		s.releaseFollow(req.PID, ErrClosed)

@@ -78,8 +78,8 @@ k.on("exit", (code) => { console.log("child exited", code); process.exit(2); });
 		if ev.Kind == KindException && ev.PID == 0 {
 			t.Errorf("an exception attributed to the program: %+v", ev)
 		}
-		if ev.Kind == KindOutput && ev.Detail == childAttachedLine { // the child shares the program's stderr
-			t.Errorf("Node's line for the engine's session to the child is in the output: #%d", ev.Seq)
+		if ev.Kind == KindOutput && (ev.Detail == childAttachedLine || ev.Detail == childWaitingLine) { // the child shares the program's stderr
+			t.Errorf("Node's line for the engine's session to the child is in the output: #%d %q", ev.Seq, ev.Detail)
 		}
 	}
 	rep, err := e.Evidence(d.Session.ID)

@@ -27,10 +27,13 @@ const maxChildMapBytes = 16 << 20
 // end or the session's). The child ends its own session at exit (the
 // preload closes its inspector after the program's 'exit' listeners).
 type follower struct {
-	s    *session        // Static after construction.
-	pid  int             // Static after construction.
-	conn *websocket.Conn // Static after construction; written by controlLoop only.
-	m    *mapper         // Owned by readLoop.
+	s   *session // Static after construction.
+	pid int      // Static after construction.
+	// sharesStderr: the child writes to the program's stderr pipe. Static
+	// after construction.
+	sharesStderr bool
+	conn         *websocket.Conn // Static after construction; written by controlLoop only.
+	m            *mapper         // Owned by readLoop.
 
 	responses chan cdpResponse // readLoop → controlLoop
 	pauses    chan struct{}    // readLoop → controlLoop, coalesced
@@ -100,6 +103,11 @@ func (f *follower) readLoop() {
 		case ev != nil:
 			if ev.Kind == KindScript {
 				f.scripts++
+			}
+			if ev.Kind == KindException && f.sharesStderr {
+				// Node reports only fatal exceptions, then prints "Waiting
+				// for the debugger to disconnect..." on the child's stderr.
+				f.s.stderr.expectWaiting()
 			}
 			ev.PID = f.pid
 			f.s.add(*ev)
