@@ -175,7 +175,7 @@ func decodeConsole(m *mapper, params jsontext.Value) *Event {
 	if json.Unmarshal(params, &p, cdpDecode) != nil {
 		return nil
 	}
-	if rep := m.childReport(p); rep != nil {
+	if rep := m.parseChildReport(p); rep != nil {
 		if rep.Event == "test-fail" {
 			return m.testEvent(rep)
 		}

@@ -29,7 +29,8 @@ for (const k of kids) k.on("exit", (code) => {
 // TestChildrenRunFree: children started with fork() or with
 // process.execPath + process.execArgv do not inherit --inspect-brk (they
 // would wait for a debugger forever), the trace ends, and the session lists
-// them, not followed, with their exit codes.
+// them, followed (follow_test.go covers what following captures), with
+// their exit codes.
 func TestChildrenRunFree(t *testing.T) {
 	ctx := testCtx(t)
 	ws := workspace(t, map[string]string{"fork.js": forkJS})
@@ -45,7 +46,7 @@ func TestChildrenRunFree(t *testing.T) {
 	codes := map[int]int{}
 	for _, c := range s.Children {
 		proctest.AssertGone(t, c.PID)
-		if c.Followed || c.ExitCode == nil || c.PID == 4242 || !slices.Contains(c.Command, filepath.Join(ws, "fork.js")) {
+		if !c.Followed || c.ExitCode == nil || c.PID == 4242 || !slices.Contains(c.Command, filepath.Join(ws, "fork.js")) {
 			t.Errorf("child %+v", c)
 			continue
 		}
@@ -79,7 +80,7 @@ func TestChildrenRunFree(t *testing.T) {
 	if err := WriteText(&text, rep, ws); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "children 3 started, NOT traced") || !strings.Contains(text.String(), "exited with code 1: "+"/") ||
+	if !strings.Contains(text.String(), "children 3 started, 3 followed") || !strings.Contains(text.String(), "exited with code 1: "+"/") ||
 		strings.Contains(text.String(), "--require") {
 		t.Errorf("text report:\n%s", text.String())
 	}
@@ -109,5 +110,41 @@ func TestChildReportSource(t *testing.T) {
 		if ev == nil || (ev.child != nil) != tc.child || (!tc.child && ev.Kind != KindConsole) {
 			t.Errorf("%s: %+v (message %s)", tc.name, ev, tc.msg)
 		}
+	}
+}
+
+// TestChildReportsWhoSays: a child is followed only by its OWN session's
+// report; the program's session (or another child's) cannot claim it, and
+// the child's exit is in the timeline once, after its session ended, with
+// the code its parent saw.
+func TestChildReportsWhoSays(t *testing.T) {
+	s := newTestSession(100)
+	defer s.cancel()
+	s.pid = 10
+	code := func(n int) *int { return &n }
+	s.childReport(0, childReport{Event: "spawn", PID: 11, Args: []string{"node", "a.js"}})
+	s.childReport(0, childReport{Event: "spawn", PID: 12, Args: []string{"node", "b.js"}})
+	s.childReport(0, childReport{Event: "followed", PID: 11})  // the program claiming its child
+	s.childReport(12, childReport{Event: "followed", PID: 11}) // a sibling claiming it
+	s.childReport(11, childReport{Event: "followed", PID: 11}) // the child itself
+	s.childReport(11, childReport{Event: "spawn", PID: 13, Args: []string{"node", "c.js"}})
+	s.childReport(11, childReport{Event: "self-exit", PID: 11, Code: code(3)})
+	s.childReport(0, childReport{Event: "exit", PID: 11, Code: code(4)}) // the parent's waitpid wins
+	d := s.detail()
+	if len(d.Session.Children) != 3 {
+		t.Fatalf("children %+v", d.Session.Children)
+	}
+	a, b, c := d.Session.Children[0], d.Session.Children[1], d.Session.Children[2]
+	if !a.Followed || b.Followed || a.PPID != 10 || c.PPID != 11 || *a.ExitCode != 4 {
+		t.Errorf("children %+v", d.Session.Children)
+	}
+	var exits []Event
+	for _, ev := range d.Events {
+		if ev.Kind == KindExit {
+			exits = append(exits, ev)
+		}
+	}
+	if len(exits) != 1 || exits[0].PID != 11 || *exits[0].ExitCode != 4 {
+		t.Errorf("exit events %+v", exits)
 	}
 }

@@ -71,7 +71,7 @@ func (s *session) launch(ctx context.Context) error {
 		Brk:          true,
 		ExtraFlags:   nodeFlags(s.preload, s.test),
 		Dir:          s.cwd,
-		Env:          targetEnv(s.id),
+		Env:          targetEnv(s.id, s.followAddr, s.followToken, s.eng.opts.FollowWait),
 		Stdin:        nil, // closed (/dev/null): a trace is not interactive
 		Stdout:       s.stdout,
 		Stderr:       s.stderr,
@@ -120,15 +120,24 @@ func (s *session) launch(ctx context.Context) error {
 	return nil
 }
 
-// targetEnv is the worker's environment plus the session id.
-func targetEnv(id string) []string {
-	env := make([]string, 0, len(os.Environ())+1)
+// targetEnv is the worker's environment plus the session id and, when
+// the engine listens for children (addr != ""), the follow variables.
+func targetEnv(id, addr, token string, wait time.Duration) []string {
+	env := make([]string, 0, len(os.Environ())+4)
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, SessionEnv+"=") {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case SessionEnv, followEnv, followTokenEnv, followWaitEnv:
+		default:
 			env = append(env, kv)
 		}
 	}
-	return append(env, SessionEnv+"="+id)
+	env = append(env, SessionEnv+"="+id)
+	if addr != "" {
+		env = append(env, followEnv+"="+addr, followTokenEnv+"="+token,
+			followWaitEnv+"="+strconv.FormatInt(wait.Milliseconds(), 10))
+	}
+	return env
 }
 
 // control is one attached session's connection to Node's inspector.
@@ -182,7 +191,7 @@ func (c *control) readLoop() {
 		}
 		switch {
 		case ev != nil && ev.child != nil:
-			c.s.addChild(*ev.child)
+			c.s.childReport(0, *ev.child)
 		case ev != nil:
 			c.s.add(*ev)
 		}
@@ -218,6 +227,7 @@ func (c *control) controlLoop(attachCtx context.Context, attached chan<- error) 
 	c.s.mu.Unlock()
 	attached <- nil
 	c.supervise()
+	c.s.closeFollowers()
 	c.closeSocket()
 	c.s.finishOutput()
 	c.s.finish(c.proc.ExitCode(), nil)

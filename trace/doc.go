@@ -21,22 +21,32 @@
 //     and every other scheme are filtered) and a 0-based CDP position becomes
 //     a 1-based Location, through a source map when the script has one.
 //   - The preload (preload.cjs, preload.go, children.go): one temporary
-//     file per engine. It strips --inspect* from process.execArgv so the
-//     target's children run free instead of waiting for a debugger, reports
-//     the children (and, with node --test, failed tests) through the
-//     inspector console; the engine accepts such reports only from the
-//     preload's own script. Children are listed, never followed.
+//     file per engine. It strips --inspect* from process.execArgv so no
+//     child inherits a debugger wait, gives every child it spawns the
+//     preload (NODE_OPTIONS) and the follow variables, and reports the
+//     children (and, with node --test, failed tests) through the inspector
+//     console; the engine accepts such reports only from the preload's own
+//     script.
+//   - Following children (follow.go, follower.go): one loopback
+//     registration listener per engine; per session a follow token (never
+//     logged or reported) and at most Options.MaxFollowed children followed
+//     at once, each through ONE inspector WebSocket of its own. A child
+//     opens its inspector and waits for the engine (bounded by
+//     Options.FollowWait) before its first line; refused, unanswered or past
+//     the cap, it closes the inspector and runs free, and its Child.Note
+//     says why.
 //   - The evidence builder (evidence.go) and the HTTP API (http.go,
 //     hub.go) with its text and JSON renderings (text.go, types.go).
 //
 // # What it never does
 //
-// It never evaluates anything in the target (no Runtime.evaluate, no
-// callFunctionOn), never calls Runtime.getProperties, never stores an
-// objectId: values are the shallow previews V8 sends with each event,
+// It never evaluates anything in the target or a child (no
+// Runtime.evaluate, no callFunctionOn), never calls Runtime.getProperties,
+// never stores an objectId: values are the shallow previews V8 sends with each event,
 // capped at 500 characters. The only commands it sends are Runtime.enable,
-// Debugger.enable, Runtime.runIfWaitingForDebugger, Debugger.resume (the
-// trace never lets the target stay paused), Runtime.discardConsoleEntries
+// Debugger.enable, Runtime.runIfWaitingForDebugger (the target only),
+// Debugger.resume (the trace never lets the target or a followed child stay
+// paused), Runtime.discardConsoleEntries
 // (so Node's own console store does not keep logged objects alive) and
 // Runtime.getIsolateId (a harmless probe whose answer proves that every
 // earlier event has been read). It never interprets the target's stderr
@@ -77,6 +87,9 @@
 // Per session: controlLoop (the only writer to the inspector socket; owns the
 // lifecycle from the attach to the end) and readLoop (decodes inspector
 // messages, stores events); hostnode's stdout/stderr copiers call the
-// session's outputWriters. Per stream subscriber: its HTTP handler, the only
+// session's outputWriters. Per followed child: its follower's controlLoop
+// and readLoop, ended by the child's end or the session's (closeFollowers,
+// before the session finishes). Per engine: the registration server's
+// Serve and its handlers (net/http), which start followers. Per stream subscriber: its HTTP handler, the only
 // writer to that socket. Engine.Shutdown stops and waits for all of them.
 package trace

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,14 @@ type Options struct {
 	MaxEvents    int           // events kept per session (oldest dropped beyond); 0 = 10,000
 	MaxSessions  int           // sessions kept (the oldest finished one is evicted); 0 = 20
 	ReadyTimeout time.Duration // wait for the inspector URL; 0 = 15 s
+	// MaxFollowed bounds the children followed at once per session; 0 =
+	// DefaultMaxFollowed. NoChildren turns following off: children run
+	// free and are only listed, as before following existed.
+	MaxFollowed int
+	NoChildren  bool
+	// FollowWait bounds a child's wait for the engine before its first
+	// line; 0 = DefaultFollowWait.
+	FollowWait time.Duration
 }
 
 // Engine runs traces. All methods are safe for concurrent use and return
@@ -55,14 +64,19 @@ type Engine struct {
 	preload     string // written once by preloadOnce: the preload file, "" if it could not be written
 	preloadErr  error  // written once by preloadOnce
 
+	followOnce sync.Once
+	followAddr string // written once by followOnce: the registration listener, "" without one
+	followErr  error  // written once by followOnce
+
 	versionOnce sync.Once
 	version     string // written once by versionOnce
 	versionErr  string // written once by versionOnce
 
-	mu       sync.Mutex          // Lock order: see docs/locks.md.
-	sessions map[string]*session // Guarded by mu.
-	order    []*session          // Guarded by mu: oldest first.
-	closed   bool                // Guarded by mu.
+	mu        sync.Mutex          // Lock order: see docs/locks.md.
+	sessions  map[string]*session // Guarded by mu.
+	order     []*session          // Guarded by mu: oldest first.
+	closed    bool                // Guarded by mu.
+	followSrv *http.Server        // Guarded by mu: the registration server, once started.
 }
 
 // New returns an engine. It never fails: an unusable workspace or node is
@@ -79,6 +93,12 @@ func New(opts Options) *Engine {
 	}
 	if opts.Node == "" {
 		opts.Node = "node"
+	}
+	if opts.MaxFollowed <= 0 {
+		opts.MaxFollowed = DefaultMaxFollowed
+	}
+	if opts.FollowWait <= 0 {
+		opts.FollowWait = DefaultFollowWait
 	}
 	e := &Engine{opts: opts, hub: newHub(), sessions: map[string]*session{}}
 	e.ctx, e.cancel = context.WithCancel(context.Background())
@@ -131,7 +151,12 @@ func (e *Engine) Start(ctx context.Context, req StartRequest) (Session, error) {
 	if e.preloadErr != nil {
 		return Session{}, fmt.Errorf("%w: %w", ErrStart, e.preloadErr)
 	}
-	s := newSession(e, newID(), target, cwd, e.nodePath, e.preload, req.Test, req.Args)
+	if !e.opts.NoChildren {
+		// Without a listener the children are only listed; the trace
+		// itself still runs.
+		e.followOnce.Do(func() { e.followAddr, e.followErr = e.startFollow() })
+	}
+	s := newSession(e, newID(), target, cwd, e.nodePath, e.preload, req.Test, req.Args, e.followAddr)
 	if err := e.register(s); err != nil {
 		s.cancel()
 		return Session{}, err
@@ -313,8 +338,11 @@ func (e *Engine) Status(ctx context.Context) Status {
 		Replay:     "timeline",
 		ReplayNote: "replay steps through captured events in order; it is not time travel and cannot re-execute or inspect state between events",
 		Limits: Limits{MaxEvents: e.opts.MaxEvents, MaxSessions: e.opts.MaxSessions, MaxValueChars: maxValueChars,
-			MaxLineChars: maxLineChars, StderrTailChars: stderrTailChars},
+			MaxLineChars: maxLineChars, StderrTailChars: stderrTailChars, MaxFollowed: e.opts.MaxFollowed},
 	}}
+	if e.opts.NoChildren {
+		st.Capabilities.Limits.MaxFollowed = 0
+	}
 	if e.rootErr != nil {
 		st.WorkspaceError = e.rootErr.Error()
 	}
@@ -373,6 +401,17 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 	}
 	e.cancel()
 	e.hub.close()
+	e.followOnce.Do(func() {}) // no start can open the listener any more
+	e.mu.Lock()
+	srv := e.followSrv
+	e.mu.Unlock()
+	if srv != nil {
+		// Waits for the registrations in progress; each ends at once,
+		// its session's context being canceled.
+		if err := srv.Shutdown(ctx); err != nil {
+			return fmt.Errorf("trace: shutdown: %w", err)
+		}
+	}
 	done := make(chan struct{})
 	go func() {
 		e.wg.Wait()

@@ -28,7 +28,7 @@ func buildEvidence(d SessionDetail) *Evidence {
 	if f == nil {
 		return nil
 	}
-	cause, transitions := priorEvents(d.Events[:cutoff])
+	cause, transitions := priorEvents(d.Events[:cutoff], f.PID)
 	ev := &Evidence{
 		Failure:                  *f,
 		ImmediateCause:           cause,
@@ -38,9 +38,10 @@ func buildEvidence(d SessionDetail) *Evidence {
 			Target: d.Session.Target, Args: slices.Clone(d.Session.Args),
 			Cwd: d.Session.Cwd, NodeArgs: slices.Clone(d.Session.NodeArgs),
 		},
-		Caveat: Caveat,
+		Caveat: Caveat, ChildCaveat: childCaveat(d.Session.Children),
 	}
 	ev.Confidence, ev.ConfidenceReason = confidence(f, cause)
+	ev.Confidence, ev.ConfidenceReason = childConfidence(ev.Confidence, ev.ConfidenceReason, f, d, cutoff)
 	return ev
 }
 
@@ -48,25 +49,35 @@ func buildEvidence(d SessionDetail) *Evidence {
 // before it, and the thrown value.
 func findFailure(d SessionDetail) (*Failure, int, *Value) {
 	s := d.Session
-	for i := len(d.Events) - 1; i >= 0; i-- {
-		ev := d.Events[i]
-		if ev.Kind != KindException {
-			continue
+	// The program's own last exception; else a followed child's (its root
+	// cause is there: the program may only have exited nonzero after it).
+	for _, fromChild := range []bool{false, true} {
+		for i := len(d.Events) - 1; i >= 0; i-- {
+			ev := d.Events[i]
+			if ev.Kind != KindException || (ev.PID != 0) != fromChild {
+				continue
+			}
+			f := &Failure{
+				Kind: FailureException, PID: ev.PID, Message: ev.ErrorMessage, EventSeq: ev.Seq,
+				Location: clonePtr(ev.Location), Generated: clonePtr(ev.Generated),
+				SourceResolved: ev.Location != nil && ev.Location.Line > 0,
+				ExitCode:       clonePtr(s.ExitCode), Stack: ev.Stack, SourceLine: ev.SourceLine, SourceMapNote: ev.SourceMapNote,
+			}
+			if ev.PID != 0 { // the child's own exit code, not the program's
+				f.ExitCode = nil
+				if c := findChild(s.Children, ev.PID); c != nil {
+					f.ExitCode = clonePtr(c.ExitCode)
+				}
+			}
+			if f.Message == "" {
+				f.Message = ev.Detail
+			}
+			var thrown *Value
+			if len(ev.Values) > 0 {
+				thrown = clonePtr(&ev.Values[0])
+			}
+			return f, i, thrown
 		}
-		f := &Failure{
-			Kind: FailureException, Message: ev.ErrorMessage, EventSeq: ev.Seq,
-			Location: clonePtr(ev.Location), Generated: clonePtr(ev.Generated),
-			SourceResolved: ev.Location != nil && ev.Location.Line > 0,
-			ExitCode:       clonePtr(s.ExitCode), Stack: ev.Stack, SourceLine: ev.SourceLine, SourceMapNote: ev.SourceMapNote,
-		}
-		if f.Message == "" {
-			f.Message = ev.Detail
-		}
-		var thrown *Value
-		if len(ev.Values) > 0 {
-			thrown = clonePtr(&ev.Values[0])
-		}
-		return f, i, thrown
 	}
 	// No uncaught exception: the last failed node:test test, if any.
 	for i := len(d.Events) - 1; i >= 0; i-- {
@@ -93,7 +104,7 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 	exitMessage(f, d)
 	cutoff := len(d.Events)
 	for i := len(d.Events) - 1; i >= 0; i-- {
-		if d.Events[i].Kind == KindExit {
+		if d.Events[i].Kind == KindExit && d.Events[i].PID == 0 {
 			f.EventSeq, cutoff = d.Events[i].Seq, i
 			break
 		}
@@ -101,11 +112,24 @@ func findFailure(d SessionDetail) (*Failure, int, *Value) {
 	return f, cutoff, nil
 }
 
+func findChild(children []Child, pid int) *Child {
+	for i := range children {
+		if children[i].PID == pid {
+			return &children[i]
+		}
+	}
+	return nil
+}
+
 // Where an exit failure's message came from (Failure.MessageSource).
 const (
-	MessageFromConsole = "console"   // the last console.error or console.assert call (MessageSeq)
-	MessageFromStderr  = "stderr"    // the last informative line of the stderr tail
-	MessageFromNone    = "exit-code" // nothing better: the exit code alone
+	MessageFromConsole = "console" // the last console.error or console.assert call (MessageSeq)
+	// MessageFromChildConsole: the program made no error-level console
+	// call; the last one of a followed child that exited nonzero
+	// (MessageSeq; that event carries the child's pid).
+	MessageFromChildConsole = "child-console"
+	MessageFromStderr       = "stderr"    // the last informative line of the stderr tail
+	MessageFromNone         = "exit-code" // nothing better: the exit code alone
 )
 
 // exitMessage explains a nonzero exit with the most informative evidence
@@ -114,11 +138,21 @@ const (
 // message, where the stderr tail ends in a frame or a "}"); else the last
 // stderr line that says something; else the exit code.
 func exitMessage(f *Failure, d SessionDetail) {
-	for i := len(d.Events) - 1; i >= 0; i-- {
-		ev := d.Events[i]
-		if ev.Kind == KindConsole && (ev.Subtype == "error" || ev.Subtype == "assert") {
+	failed := func(pid int) bool {
+		c := findChild(d.Session.Children, pid)
+		return c != nil && (c.Signal != "" || c.ExitCode != nil && *c.ExitCode != 0)
+	}
+	for _, source := range []string{MessageFromConsole, MessageFromChildConsole} {
+		for i := len(d.Events) - 1; i >= 0; i-- {
+			ev := d.Events[i]
+			if ev.Kind != KindConsole || (ev.Subtype != "error" && ev.Subtype != "assert") {
+				continue
+			}
+			if (source == MessageFromConsole) != (ev.PID == 0) || (ev.PID != 0 && !failed(ev.PID)) {
+				continue
+			}
 			if msg := firstNonEmptyLine(ev.Detail); msg != "" {
-				f.Message, f.MessageSource, f.MessageSeq = msg, MessageFromConsole, ev.Seq
+				f.Message, f.MessageSource, f.MessageSeq = msg, source, ev.Seq
 				return
 			}
 		}
@@ -166,13 +200,16 @@ func isNodeFooter(l string) bool {
 }
 
 // priorEvents picks the immediate cause and the transitions before it from
-// events, which all precede the failure.
-func priorEvents(events []Event) (*Event, []Event) {
+// events, which all precede the failure, among the events of the failing
+// process (pid; 0 = the program) only: each process's events come over its
+// own inspector socket, so the order of two processes' events is when the
+// engine read them, not when they happened.
+func priorEvents(events []Event, pid int) (*Event, []Event) {
 	var cause *Event
 	transitions := []Event{}
 	for i := len(events) - 1; i >= 0 && len(transitions) < maxTransitions; i-- {
 		ev := events[i]
-		if ev.Kind == KindOutput || ev.Kind == KindExit {
+		if ev.Kind == KindOutput || ev.Kind == KindExit || ev.PID != pid {
 			continue
 		}
 		if cause == nil {

@@ -167,3 +167,72 @@ func TestEvidenceExitMessage(t *testing.T) {
 		t.Errorf("dropped exception: %+v", ev)
 	}
 }
+
+// TestEvidenceChildRules: the rules for followed children (docs/trace.md,
+// "Children in the evidence"), on snapshots.
+func TestEvidenceChildRules(t *testing.T) {
+	const kid = 77
+	child := func(ev Event) Event { ev.PID = kid; return ev }
+	logApp := Event{Kind: KindConsole, Subtype: "log", Location: loc("/ws/app.js", 2)}
+	excApp := Event{Kind: KindException, ErrorMessage: "Error: app", Location: loc("/ws/app.js", 3)}
+	excKid := Event{Kind: KindException, ErrorMessage: "Error: kid", Location: loc("/ws/kid.js", 9)}
+	logKid := Event{Kind: KindConsole, Subtype: "error", Detail: "kid: bad", Location: loc("/ws/kid.js", 8)}
+	kids := func(d SessionDetail, c Child) SessionDetail {
+		d.Session.Children = []Child{c}
+		return d
+	}
+	followed := Child{PID: kid, Followed: true, ExitCode: intp(1)}
+	for _, tc := range []struct {
+		name                string
+		d                   SessionDetail
+		pid                 int
+		conf, reason, cause string
+	}{
+		{"a child's exception, its own console.error before it, the program's log read in between",
+			kids(snapshot(StatusExited, intp(2), child(logKid), logApp, child(excKid)), followed),
+			kid, ConfidenceHigh, "child pid 77", "kid: bad"},
+		{"a child's exception, no event of that child before it: the program's events are not its cause",
+			kids(snapshot(StatusExited, intp(2), logApp, child(excKid)), followed),
+			kid, ConfidenceMedium, "no event was captured before it", ""},
+		{"a partly followed child caps at medium",
+			kids(snapshot(StatusExited, intp(2), child(logKid), child(excKid)), Child{PID: kid, Followed: true, Partial: true, ExitCode: intp(1), Note: "partly followed: …"}),
+			kid, ConfidenceMedium, "followed only partly", "kid: bad"},
+		{"the program's own exception wins over a child's, and a child's earlier exception caps it at medium",
+			kids(snapshot(StatusExited, intp(1), child(excKid), logApp, excApp), followed),
+			0, ConfidenceMedium, "followed child pid 77 had an uncaught exception before it (#1 Error: kid)", ""},
+		{"a child's exception after the program's failure does not lower it",
+			kids(snapshot(StatusExited, intp(1), logApp, excApp, child(excKid)), followed),
+			0, ConfidenceHigh, "high:", ""},
+	} {
+		ev := buildEvidence(tc.d)
+		if ev == nil || ev.Failure.PID != tc.pid || ev.Confidence != tc.conf || !strings.Contains(ev.ConfidenceReason, tc.reason) {
+			t.Errorf("%s: evidence %+v", tc.name, ev)
+			continue
+		}
+		if ev.Failure.PID != 0 && (ev.Failure.ExitCode == nil || *ev.Failure.ExitCode != 1) {
+			t.Errorf("%s: the failure's exit code is not the child's: %+v", tc.name, ev.Failure)
+		}
+		got := ""
+		if ev.ImmediateCause != nil {
+			got = ev.ImmediateCause.Detail
+		}
+		if got != tc.cause {
+			t.Errorf("%s: immediate cause %q, want %q", tc.name, got, tc.cause)
+		}
+	}
+	// Exit without any exception: the program's error-level console call,
+	// else a failed child's, else stderr.
+	d := kids(snapshot(StatusExited, intp(1), child(logKid), Event{Kind: KindExit, ExitCode: intp(1)}), followed)
+	if ev := buildEvidence(d); ev.Failure.Message != "kid: bad" || ev.Failure.MessageSource != MessageFromChildConsole || ev.Failure.MessageSeq != 1 {
+		t.Errorf("exit message from a failed child: %+v", ev.Failure)
+	}
+	d.Session.Children[0].ExitCode = intp(0) // the child did not fail: its console.error explains nothing
+	d.StderrTail = "fatal: app\n"
+	if ev := buildEvidence(d); ev.Failure.MessageSource != MessageFromStderr {
+		t.Errorf("exit message: %+v", ev.Failure)
+	}
+	if got := childCaveat([]Child{followed, {PID: 5}, {PID: 6, Followed: true, Partial: true}}); got !=
+		"1 of 3 child processes were not followed (pid 5; each child's note says why): their exceptions, console calls and exits are not in this evidence; 1 child processes were followed only partly (pid 6): their earliest events are missing" {
+		t.Errorf("child caveat %q", got)
+	}
+}

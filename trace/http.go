@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -305,7 +306,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b = []byte(`{"schemaVersion":1,"error":{"code":"internal","message":"cannot encode the answer"}}`)
+		b = []byte(`{"schemaVersion":` + strconv.Itoa(SchemaVersion) + `,"error":{"code":"internal","message":"cannot encode the answer"}}`)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json; charset=utf-8")

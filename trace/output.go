@@ -35,9 +35,53 @@ type outputWriter struct {
 	line   []byte                    // Guarded by mu: the current line, at most maxLineBytes.
 	cut    bool                      // Guarded by mu: the current line lost bytes.
 	banner hostnode.Banner[heldLine] // Node's banner lines by position (stderr only); holds possible end banners.
+	// attached counts the "Debugger attached." lines still to come from
+	// followed children that share this stream (follow.go); each drops
+	// the next such line. Guarded by mu.
+	attached int
+	// waiting counts the "Waiting for the debugger to disconnect..." lines
+	// still to come from followed children sharing this stream that died
+	// of an uncaught exception (Node prints it after reporting the
+	// exception). Guarded by mu.
+	waiting int
+}
+
+// expectWaiting announces a followed child's fatal exception: Node prints
+// its "Waiting …" line next. Best effort: the line travels through the
+// pipe, the exception through the child's socket, so the line can be read
+// first; then it stays in the output, as before.
+func (w *outputWriter) expectWaiting() {
+	w.mu.Lock()
+	w.waiting++
+	w.mu.Unlock()
+}
+
+// expectAttached announces that the engine is attaching to a child whose
+// stderr is this stream; undo withdraws it when the attach failed before
+// Node could print its line.
+func (w *outputWriter) expectAttached() (undo func()) {
+	w.mu.Lock()
+	w.attached++
+	w.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w.mu.Lock()
+			w.attached = max(0, w.attached-1)
+			w.mu.Unlock()
+		})
+	}
 }
 
 const maxLineBytes = maxLineChars * utf8.UTFMax
+
+// childAttachedLine is what Node prints on a process's stderr for each
+// inspector session opened to it.
+const childAttachedLine = "Debugger attached."
+
+// childWaitingLine is what Node prints on a process's stderr when it ends
+// (here: of an uncaught exception) with an inspector session attached.
+const childWaitingLine = "Waiting for the debugger to disconnect..."
 
 // Write never fails: a slow or broken consumer must not block the child.
 func (w *outputWriter) Write(p []byte) (int, error) {
@@ -73,7 +117,15 @@ func (w *outputWriter) emitLocked() {
 		w.s.addOutput(w.stream, line, cut)
 		return
 	}
+	if w.attached > 0 && line == childAttachedLine {
+		w.attached--
+		return
+	}
 	for _, h := range w.banner.Line(line, heldLine{line, cut}) {
+		if w.waiting > 0 && h.text == childWaitingLine {
+			w.waiting--
+			continue
+		}
 		w.s.addOutput(w.stream, h.text, h.cut)
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 func newTestSession(maxEvents int) *session {
 	e := New(Options{Workspace: "/", MaxEvents: maxEvents})
-	return newSession(e, "tr-test", "/ws/app.js", "/ws", "/usr/bin/node", "", false, nil)
+	return newSession(e, "tr-test", "/ws/app.js", "/ws", "/usr/bin/node", "", false, nil, "")
 }
 
 func TestOutputWriter(t *testing.T) {

@@ -78,20 +78,24 @@ func clonePtr[T any](p *T) *T {
 // inspector messages; and, inside hostnode, one copier each for stdout and
 // stderr that call the outputWriters.
 type session struct {
-	id        string             // Static after construction.
-	eng       *Engine            // Static after construction.
-	target    string             // Static after construction: resolved real path.
-	args      []string           // Static after construction.
-	cwd       string             // Static after construction: resolved real path.
-	node      string             // Static after construction.
-	preload   string             // Static after construction: the engine's preload file.
-	test      bool               // Static after construction: run as a node:test file.
-	startedAt time.Time          // Static after construction.
-	ctx       context.Context    // Static; canceled by stop, by the engine's shutdown and at the end.
-	cancel    context.CancelFunc // Static after construction.
-	done      chan struct{}      // closed by finish, once
-	stdout    *outputWriter      // Static after construction.
-	stderr    *outputWriter      // Static after construction.
+	id      string   // Static after construction.
+	eng     *Engine  // Static after construction.
+	target  string   // Static after construction: resolved real path.
+	args    []string // Static after construction.
+	cwd     string   // Static after construction: resolved real path.
+	node    string   // Static after construction.
+	preload string   // Static after construction: the engine's preload file.
+	test    bool     // Static after construction: run as a node:test file.
+	// followAddr and followToken are what the session's children register
+	// with (follow.go); "" when the engine does not listen for them.
+	followAddr  string             // Static after construction.
+	followToken string             // Static after construction: secret, never logged or reported.
+	startedAt   time.Time          // Static after construction.
+	ctx         context.Context    // Static; canceled by stop, by the engine's shutdown and at the end.
+	cancel      context.CancelFunc // Static after construction.
+	done        chan struct{}      // closed by finish, once
+	stdout      *outputWriter      // Static after construction.
+	stderr      *outputWriter      // Static after construction.
 
 	mu              sync.Mutex        // Lock order: see docs/locks.md.
 	status          string            // Guarded by mu; changed only by setStatusLocked.
@@ -108,12 +112,17 @@ type session struct {
 	children        []Child           // Guarded by mu; at most maxChildren.
 	childrenDropped int               // Guarded by mu.
 	testFailures    int               // Guarded by mu: failed node:test tests reported.
+	following       int               // Guarded by mu: children attached or attaching (<= Options.MaxFollowed).
+	followers       []*follower       // Guarded by mu: the children's running sessions.
+	followersClosed bool              // Guarded by mu: closeFollowers ran; a late follower stops at once.
+	stderrID        string            // Guarded by mu: the program's fd 2 as the preload reported it (device:inode).
 }
 
-func newSession(eng *Engine, id, target, cwd, node, preload string, test bool, args []string) *session {
+func newSession(eng *Engine, id, target, cwd, node, preload string, test bool, args []string, followAddr string) *session {
 	ctx, cancel := context.WithCancel(eng.ctx)
 	s := &session{
 		id: id, eng: eng, target: target, args: slices.Clone(args), cwd: cwd, node: node, preload: preload, test: test,
+		followAddr: followAddr, followToken: newFollowToken(),
 		startedAt: time.Now(), ctx: ctx, cancel: cancel, done: make(chan struct{}),
 		status:   StatusStarting,
 		ring:     eventRing{max: eng.opts.MaxEvents},

@@ -49,10 +49,19 @@ func (t textWriter) header(rep Report) {
 	}
 	t.printf("  events   %s\n", events)
 	if len(s.Children) > 0 {
-		t.printf("  children %d started, NOT traced (their events are not captured; see docs/trace.md)\n", len(s.Children)+s.ChildrenDropped)
+		followed := 0
+		for _, c := range s.Children {
+			if c.Followed {
+				followed++
+			}
+		}
+		t.printf("  children %d started, %d followed (their events carry their pid; see docs/trace.md)\n", len(s.Children)+s.ChildrenDropped, followed)
 		for _, c := range s.Children {
 			cmd, _ := capText(clean(strings.Join(withoutEngineFlags(c.Command), " ")), textDetailChars)
 			t.printf("           %s: %s\n", childLine(c), cmd)
+			if c.Note != "" {
+				t.printf("             %s\n", clean(c.Note))
+			}
 		}
 		if s.ChildrenDropped > 0 {
 			t.printf("           … %d more not listed (cap %d)\n", s.ChildrenDropped, maxChildren)
@@ -98,7 +107,7 @@ func (t textWriter) timeline(rep Report) {
 			continue
 		}
 		ms := ev.Time.Sub(rep.Session.StartedAt).Milliseconds()
-		detail, _ := capText(clean(ev.Detail), textDetailChars)
+		detail, _ := capText(pidPrefix(ev.PID)+clean(ev.Detail), textDetailChars)
 		t.printf("  %5d %7d  %-16s %-22s %s\n", ev.Seq, ms, kindLabel(ev), t.where(ev.Location), detail)
 	}
 	t.printf("\n")
@@ -133,7 +142,11 @@ func (t textWriter) evidence(rep Report) {
 		t.printf("Evidence: no failure (no uncaught exception, no nonzero exit).\n")
 		for _, c := range rep.Session.Children {
 			if c.Signal != "" || c.ExitCode != nil && *c.ExitCode != 0 {
-				t.printf("  but              child %s; children are not traced\n", childLine(c))
+				followed := "followed: its events carry its pid"
+				if !c.Followed {
+					followed = "not followed"
+				}
+				t.printf("  but              child %s (%s)\n", childLine(c), followed)
 			}
 		}
 		t.printf("  caveat           %s\n", rep.Caveat)
@@ -142,6 +155,9 @@ func (t textWriter) evidence(rep Report) {
 	f := ev.Failure
 	t.printf("Evidence (correlation, not causation)\n")
 	failure := f.Kind
+	if f.PID != 0 {
+		failure += " in child pid " + strconv.Itoa(f.PID)
+	}
 	if f.Location != nil {
 		failure += " at " + t.where(f.Location)
 		if f.Generated != nil {
@@ -152,6 +168,8 @@ func (t textWriter) evidence(rep Report) {
 	switch f.MessageSource {
 	case MessageFromConsole:
 		msg += fmt.Sprintf("   (from the last error-level console call, #%d)", f.MessageSeq)
+	case MessageFromChildConsole:
+		msg += fmt.Sprintf("   (from a failed child's last error-level console call, #%d)", f.MessageSeq)
 	case MessageFromStderr:
 		msg += "   (from the last informative stderr line)"
 	}
@@ -183,10 +201,24 @@ func (t textWriter) evidence(rep Report) {
 	t.printf("  input            %s (cwd %s)\n", clean(strings.Join(append([]string{t.rel(in.Target)}, in.Args...), " ")), in.Cwd)
 	t.printf("  confidence       %s\n", strings.ToUpper(ev.Confidence[:1])+ev.ConfidenceReason[1:])
 	t.printf("  caveat           %s\n", ev.Caveat)
+	if ev.ChildCaveat != "" {
+		t.printf("  children         %s\n", ev.ChildCaveat)
+	}
+}
+
+// pidPrefix marks a child's event in the text report.
+func pidPrefix(pid int) string {
+	if pid == 0 {
+		return ""
+	}
+	return "[pid " + strconv.Itoa(pid) + "] "
 }
 
 func (t textWriter) eventLine(ev Event) string {
 	s := "#" + strconv.FormatInt(ev.Seq, 10) + " " + kindLabel(ev)
+	if ev.PID != 0 {
+		s += " (pid " + strconv.Itoa(ev.PID) + ")"
+	}
 	if ev.Location != nil {
 		s += " at " + t.where(ev.Location)
 	}

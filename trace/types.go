@@ -7,7 +7,13 @@ import "time"
 // check it; additions of optional fields do not bump it, anything else does.
 //
 //	1: first version (docs/trace.md).
-const SchemaVersion = 1
+//	2: the trace follows the program's Node children: an event, a failure
+//	   and an exit may belong to a child (Event.pid, Failure.pid: absent
+//	   for the traced program itself), Child.followed can be true and says
+//	   why not in Child.note, exceptionCount counts the children's too, and
+//	   Evidence.childCaveat names the children that were not followed. A
+//	   version-1 reader would take a child's exception for the program's.
+const SchemaVersion = 2
 
 // Event kinds.
 const (
@@ -98,6 +104,11 @@ type Event struct {
 	SourceLine    string  `json:"sourceLine,omitempty"` // syntax errors: the text of the offending line
 	ExitCode      *int    `json:"exitCode,omitempty"`
 	Truncated     bool    `json:"truncated,omitzero"` // Detail (or the output line) was cut
+	// PID is the followed child process the event comes from; 0 (omitted)
+	// is the traced program itself. Output lines are always the program's:
+	// a child writing to an inherited stdout or stderr writes to the
+	// program's pipes.
+	PID int `json:"pid,omitzero"`
 
 	child *childReport // the preload's report of a child process: never stored as an event
 }
@@ -117,25 +128,36 @@ type Session struct {
 	ExitCode       *int       `json:"exitCode,omitempty"`
 	Error          string     `json:"error,omitempty"`
 	StopReason     string     `json:"stopReason,omitempty"`
-	Events         int        `json:"events"`        // stored now (<= MaxEvents)
-	DroppedEvents  int64      `json:"droppedEvents"` // evicted by the cap, oldest first
-	Truncated      bool       `json:"truncated"`     // DroppedEvents > 0
-	ExceptionCount int        `json:"exceptionCount"`
+	Events         int        `json:"events"`         // stored now (<= MaxEvents)
+	DroppedEvents  int64      `json:"droppedEvents"`  // evicted by the cap, oldest first
+	Truncated      bool       `json:"truncated"`      // DroppedEvents > 0
+	ExceptionCount int        `json:"exceptionCount"` // the program's and its followed children's
 	HasFailure     bool       `json:"hasFailure"`
-	// Children are the processes the target started (spawn, fork, exec,
-	// cluster), in start order. They run free: not traced (docs/trace.md).
+	// Children are the processes the target and its followed children
+	// started (spawn, fork, exec, cluster), and the Node processes that
+	// registered with the engine, in the order the engine learned of them
+	// (docs/trace.md, "Child processes").
 	Children        []Child `json:"children,omitempty"`
 	ChildrenDropped int     `json:"childrenDropped,omitzero"` // beyond the cap of 100
 }
 
-// Child is a process the traced program started. Its events are not
-// captured: the engine attaches only to the traced program itself.
+// Child is a process the traced program (or a followed child) started, or
+// a Node process that registered with the engine.
 type Child struct {
 	PID      int      `json:"pid"`
-	Command  []string `json:"command"`            // the child's argv as the program passed it (capped)
-	ExitCode *int     `json:"exitCode,omitempty"` // as the program saw it; absent until the program saw the exit
+	PPID     int      `json:"ppid,omitzero"`      // its parent's pid (the program's or a child's); 0 = unknown
+	Command  []string `json:"command"`            // the child's argv as its parent passed it, or as it registered (capped)
+	ExitCode *int     `json:"exitCode,omitempty"` // as its parent saw it, else as it reported itself; absent until seen
 	Signal   string   `json:"signal,omitempty"`   // the signal that ended it, if any
-	Followed bool     `json:"followed"`           // always false in schema version 1: children are not traced
+	// Followed: the engine attached to the child's inspector before any of
+	// the child's own code ran, so its exceptions, console calls and exit
+	// are events (with its pid). False: none of its events are captured,
+	// and Note says why.
+	Followed bool   `json:"followed"`
+	Note     string `json:"note,omitempty"`   // why it is not (or only partly) followed
+	Partial  bool   `json:"partial,omitzero"` // followed, but some of its code ran before the attach (Note says what)
+
+	exitEvent bool // its exit is in the timeline
 }
 
 // SessionDetail is a session with its stored events, oldest first.
@@ -156,13 +178,17 @@ type Evidence struct {
 	Confidence               string  `json:"confidence"`
 	ConfidenceReason         string  `json:"confidenceReason"`
 	Caveat                   string  `json:"caveat"`
+	// ChildCaveat names the child processes whose events are not in the
+	// evidence (not followed, or followed only partly); "" when none.
+	ChildCaveat string `json:"childCaveat,omitempty"`
 }
 
 // Failure is what went wrong.
 type Failure struct {
-	Kind           string    `json:"kind"` // exception, exit or start
+	Kind           string    `json:"kind"`         // exception, test, exit or start
+	PID            int       `json:"pid,omitzero"` // the followed child that failed; 0 = the traced program
 	Message        string    `json:"message"`
-	MessageSource  string    `json:"messageSource,omitempty"` // exit failures: console, stderr or exit-code
+	MessageSource  string    `json:"messageSource,omitempty"` // exit failures: console, child-console, stderr or exit-code
 	MessageSeq     int64     `json:"messageSeq,omitzero"`     // exit failures: the console event the message is from
 	EventSeq       int64     `json:"eventSeq,omitzero"`       // the exception or exit event
 	Location       *Location `json:"location,omitempty"`
@@ -282,6 +308,7 @@ type Limits struct {
 	MaxValueChars   int `json:"maxValueChars"`
 	MaxLineChars    int `json:"maxLineChars"`
 	StderrTailChars int `json:"stderrTailChars"`
+	MaxFollowed     int `json:"maxFollowedChildren"` // children followed at once per session; 0: following is off
 }
 
 // ErrorReport is the body of every non-2xx answer of the HTTP API.

@@ -41,6 +41,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	outFile := fs.String("out", "", "write the report to `FILE` instead of stdout")
 	workspace := fs.String("workspace", "", "workspace root the script must lie in (default: the current directory)")
 	node := fs.String("node", "node", "the Node.js executable, resolved once on PATH")
+	noChildren := fs.Bool("no-children", false, "do not follow the script's Node child processes (they run free and are only listed)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -54,7 +55,7 @@ func runTrace(args []string, stdout, stderr io.Writer) int {
 	if cmdline.node != "" && !nodeSet {
 		*node = cmdline.node // `trace -- /opt/node22/bin/node app.js` runs that node
 	}
-	eng := trace.New(trace.Options{Workspace: *workspace, Node: *node})
+	eng := trace.New(trace.Options{Workspace: *workspace, Node: *node, NoChildren: *noChildren})
 	defer eng.Shutdown(context.Background())
 	if eng.Workspace() == "" {
 		fmt.Fprintf(stderr, "inspector-worker trace: %v\n", eng.Status(context.Background()).WorkspaceError)
