@@ -147,6 +147,76 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 					(*out.GlobalLexicalScopeNames).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domChildren":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMChildren = nil
+			} else {
+				if out.DOMChildren == nil {
+					out.DOMChildren = new(DOMResult)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMChildren)
+			}
+		case "domDescribe":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMDescribe = nil
+			} else {
+				if out.DOMDescribe == nil {
+					out.DOMDescribe = new(DOMResult)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMDescribe)
+			}
+		case "domPush":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMPush = nil
+			} else {
+				if out.DOMPush == nil {
+					out.DOMPush = new(DOMResult)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMPush)
+			}
+		case "domResolve":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMResolve = nil
+			} else {
+				if out.DOMResolve == nil {
+					out.DOMResolve = new(DOMResult)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMResolve)
+			}
+		case "domOuterHTML":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMOuterHTML = nil
+			} else {
+				if out.DOMOuterHTML == nil {
+					out.DOMOuterHTML = new(DOMResult)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMOuterHTML)
+			}
+		case "domEdit":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMEdit = nil
+			} else {
+				if out.DOMEdit == nil {
+					out.DOMEdit = new(DOMResult)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMEdit)
+			}
+		case "domDisable":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMDisable = nil
+			} else {
+				if out.DOMDisable == nil {
+					out.DOMDisable = new(DOMResult)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMDisable)
+			}
 		case "error":
 			if in.IsNull() {
 				in.Skip()
@@ -229,6 +299,41 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		out.RawString(prefix)
 		(*in.GlobalLexicalScopeNames).MarshalEasyJSON(out)
 	}
+	if in.DOMChildren != nil {
+		const prefix string = ",\"domChildren\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMChildren)
+	}
+	if in.DOMDescribe != nil {
+		const prefix string = ",\"domDescribe\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMDescribe)
+	}
+	if in.DOMPush != nil {
+		const prefix string = ",\"domPush\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMPush)
+	}
+	if in.DOMResolve != nil {
+		const prefix string = ",\"domResolve\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMResolve)
+	}
+	if in.DOMOuterHTML != nil {
+		const prefix string = ",\"domOuterHTML\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMOuterHTML)
+	}
+	if in.DOMEdit != nil {
+		const prefix string = ",\"domEdit\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMEdit)
+	}
+	if in.DOMDisable != nil {
+		const prefix string = ",\"domDisable\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMDisable)
+	}
 	if in.Error != nil {
 		const prefix string = ",\"error\":"
 		out.RawString(prefix)
@@ -246,7 +351,521 @@ func (v RuntimeResult) MarshalEasyJSON(w *jwriter.Writer) {
 func (v *RuntimeResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in *jlexer.Lexer, out *RuntimeCommand) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in *jlexer.Lexer, out *DOMResult) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "children":
+			if in.IsNull() {
+				in.Skip()
+				out.Children = nil
+			} else {
+				in.Delim('[')
+				if out.Children == nil {
+					if !in.IsDelim(']') {
+						out.Children = make([]DOMChildren, 0, 2)
+					} else {
+						out.Children = []DOMChildren{}
+					}
+				} else {
+					out.Children = (out.Children)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v1 DOMChildren
+					easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(in, &v1)
+					out.Children = append(out.Children, v1)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "node":
+			if in.IsNull() {
+				in.Skip()
+				out.Node = nil
+			} else {
+				if out.Node == nil {
+					out.Node = new(DOMNode)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in, out.Node)
+			}
+		case "nodes":
+			if in.IsNull() {
+				in.Skip()
+				out.Nodes = nil
+			} else {
+				in.Delim('[')
+				if out.Nodes == nil {
+					if !in.IsDelim(']') {
+						out.Nodes = make([]uint64, 0, 8)
+					} else {
+						out.Nodes = []uint64{}
+					}
+				} else {
+					out.Nodes = (out.Nodes)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v2 uint64
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v2 = uint64(in.Uint64())
+					}
+					out.Nodes = append(out.Nodes, v2)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "html":
+			if in.IsNull() {
+				in.Skip()
+				out.HTML = nil
+			} else {
+				in.Delim('[')
+				if out.HTML == nil {
+					if !in.IsDelim(']') {
+						out.HTML = make([]string, 0, 4)
+					} else {
+						out.HTML = []string{}
+					}
+				} else {
+					out.HTML = (out.HTML)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v3 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v3 = string(in.String())
+					}
+					out.HTML = append(out.HTML, v3)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "object":
+			if in.IsNull() {
+				in.Skip()
+				out.Object = nil
+			} else {
+				if out.Object == nil {
+					out.Object = new(RemoteObject)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.Object).UnmarshalEasyJSON(in)
+				}
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out *jwriter.Writer, in DOMResult) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	if len(in.Children) != 0 {
+		const prefix string = ",\"children\":"
+		first = false
+		out.RawString(prefix[1:])
+		{
+			out.RawByte('[')
+			for v4, v5 := range in.Children {
+				if v4 > 0 {
+					out.RawByte(',')
+				}
+				easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(out, v5)
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.Node != nil {
+		const prefix string = ",\"node\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out, *in.Node)
+	}
+	if len(in.Nodes) != 0 {
+		const prefix string = ",\"nodes\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		{
+			out.RawByte('[')
+			for v6, v7 := range in.Nodes {
+				if v6 > 0 {
+					out.RawByte(',')
+				}
+				out.Uint64(uint64(v7))
+			}
+			out.RawByte(']')
+		}
+	}
+	if len(in.HTML) != 0 {
+		const prefix string = ",\"html\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		{
+			out.RawByte('[')
+			for v8, v9 := range in.HTML {
+				if v8 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v9))
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.Object != nil {
+		const prefix string = ",\"object\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		(*in.Object).MarshalEasyJSON(out)
+	}
+	out.RawByte('}')
+}
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in *jlexer.Lexer, out *DOMNode) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "nodeId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.NodeID = uint64(in.Uint64())
+			}
+		case "nodeType":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.NodeType = int64(in.Int64())
+			}
+		case "nodeName":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.NodeName = string(in.String())
+			}
+		case "localName":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.LocalName = string(in.String())
+			}
+		case "nodeValue":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.NodeValue = string(in.String())
+			}
+		case "childNodeCount":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ChildNodeCount = int64(in.Int64())
+			}
+		case "children":
+			if in.IsNull() {
+				in.Skip()
+				out.Children = nil
+			} else {
+				in.Delim('[')
+				if out.Children == nil {
+					if !in.IsDelim(']') {
+						out.Children = make([]DOMNode, 0, 0)
+					} else {
+						out.Children = []DOMNode{}
+					}
+				} else {
+					out.Children = (out.Children)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v10 DOMNode
+					easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in, &v10)
+					out.Children = append(out.Children, v10)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "attributes":
+			if in.IsNull() {
+				in.Skip()
+				out.Attributes = nil
+			} else {
+				in.Delim('[')
+				if out.Attributes == nil {
+					if !in.IsDelim(']') {
+						out.Attributes = make([]string, 0, 4)
+					} else {
+						out.Attributes = []string{}
+					}
+				} else {
+					out.Attributes = (out.Attributes)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v11 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v11 = string(in.String())
+					}
+					out.Attributes = append(out.Attributes, v11)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "documentURL":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.DocumentURL = string(in.String())
+			}
+		case "baseURL":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.BaseURL = string(in.String())
+			}
+		case "publicId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.PublicID = string(in.String())
+			}
+		case "systemId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.SystemID = string(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out *jwriter.Writer, in DOMNode) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"nodeId\":"
+		out.RawString(prefix[1:])
+		out.Uint64(uint64(in.NodeID))
+	}
+	{
+		const prefix string = ",\"nodeType\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.NodeType))
+	}
+	{
+		const prefix string = ",\"nodeName\":"
+		out.RawString(prefix)
+		out.String(string(in.NodeName))
+	}
+	if in.LocalName != "" {
+		const prefix string = ",\"localName\":"
+		out.RawString(prefix)
+		out.String(string(in.LocalName))
+	}
+	if in.NodeValue != "" {
+		const prefix string = ",\"nodeValue\":"
+		out.RawString(prefix)
+		out.String(string(in.NodeValue))
+	}
+	if in.ChildNodeCount != 0 {
+		const prefix string = ",\"childNodeCount\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.ChildNodeCount))
+	}
+	if len(in.Children) != 0 {
+		const prefix string = ",\"children\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v12, v13 := range in.Children {
+				if v12 > 0 {
+					out.RawByte(',')
+				}
+				easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out, v13)
+			}
+			out.RawByte(']')
+		}
+	}
+	if len(in.Attributes) != 0 {
+		const prefix string = ",\"attributes\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v14, v15 := range in.Attributes {
+				if v14 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v15))
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.DocumentURL != "" {
+		const prefix string = ",\"documentURL\":"
+		out.RawString(prefix)
+		out.String(string(in.DocumentURL))
+	}
+	if in.BaseURL != "" {
+		const prefix string = ",\"baseURL\":"
+		out.RawString(prefix)
+		out.String(string(in.BaseURL))
+	}
+	if in.PublicID != "" {
+		const prefix string = ",\"publicId\":"
+		out.RawString(prefix)
+		out.String(string(in.PublicID))
+	}
+	if in.SystemID != "" {
+		const prefix string = ",\"systemId\":"
+		out.RawString(prefix)
+		out.String(string(in.SystemID))
+	}
+	out.RawByte('}')
+}
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(in *jlexer.Lexer, out *DOMChildren) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "parent":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Parent = uint64(in.Uint64())
+			}
+		case "nodes":
+			if in.IsNull() {
+				in.Skip()
+				out.Nodes = nil
+			} else {
+				in.Delim('[')
+				if out.Nodes == nil {
+					if !in.IsDelim(']') {
+						out.Nodes = make([]DOMNode, 0, 0)
+					} else {
+						out.Nodes = []DOMNode{}
+					}
+				} else {
+					out.Nodes = (out.Nodes)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v16 DOMNode
+					easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in, &v16)
+					out.Nodes = append(out.Nodes, v16)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(out *jwriter.Writer, in DOMChildren) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"parent\":"
+		out.RawString(prefix[1:])
+		out.Uint64(uint64(in.Parent))
+	}
+	{
+		const prefix string = ",\"nodes\":"
+		out.RawString(prefix)
+		if in.Nodes == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v17, v18 := range in.Nodes {
+				if v17 > 0 {
+					out.RawByte(',')
+				}
+				easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out, v18)
+			}
+			out.RawByte(']')
+		}
+	}
+	out.RawByte('}')
+}
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(in *jlexer.Lexer, out *RuntimeCommand) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -376,6 +995,76 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					(*out.GlobalLexicalScopeNames).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domChildren":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMChildren = nil
+			} else {
+				if out.DOMChildren == nil {
+					out.DOMChildren = new(DOMParams)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMChildren)
+			}
+		case "domDescribe":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMDescribe = nil
+			} else {
+				if out.DOMDescribe == nil {
+					out.DOMDescribe = new(DOMParams)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMDescribe)
+			}
+		case "domPush":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMPush = nil
+			} else {
+				if out.DOMPush == nil {
+					out.DOMPush = new(DOMParams)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMPush)
+			}
+		case "domResolve":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMResolve = nil
+			} else {
+				if out.DOMResolve == nil {
+					out.DOMResolve = new(DOMParams)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMResolve)
+			}
+		case "domOuterHTML":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMOuterHTML = nil
+			} else {
+				if out.DOMOuterHTML == nil {
+					out.DOMOuterHTML = new(DOMParams)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMOuterHTML)
+			}
+		case "domEdit":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMEdit = nil
+			} else {
+				if out.DOMEdit == nil {
+					out.DOMEdit = new(DOMParams)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMEdit)
+			}
+		case "domDisable":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMDisable = nil
+			} else {
+				if out.DOMDisable == nil {
+					out.DOMDisable = new(DOMParams)
+				}
+				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMDisable)
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -390,7 +1079,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out *jwriter.Writer, in RuntimeCommand) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(out *jwriter.Writer, in RuntimeCommand) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -444,19 +1133,228 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		out.RawString(prefix)
 		(*in.GlobalLexicalScopeNames).MarshalEasyJSON(out)
 	}
+	if in.DOMChildren != nil {
+		const prefix string = ",\"domChildren\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMChildren)
+	}
+	if in.DOMDescribe != nil {
+		const prefix string = ",\"domDescribe\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMDescribe)
+	}
+	if in.DOMPush != nil {
+		const prefix string = ",\"domPush\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMPush)
+	}
+	if in.DOMResolve != nil {
+		const prefix string = ",\"domResolve\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMResolve)
+	}
+	if in.DOMOuterHTML != nil {
+		const prefix string = ",\"domOuterHTML\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMOuterHTML)
+	}
+	if in.DOMEdit != nil {
+		const prefix string = ",\"domEdit\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMEdit)
+	}
+	if in.DOMDisable != nil {
+		const prefix string = ",\"domDisable\":"
+		out.RawString(prefix)
+		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMDisable)
+	}
 	out.RawByte('}')
 }
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v RuntimeCommand) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *RuntimeCommand) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(in *jlexer.Lexer, out *RuntimeCancel) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in *jlexer.Lexer, out *DOMParams) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "doc":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Doc = uint64(in.Uint64())
+			}
+		case "node":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Node = uint64(in.Uint64())
+			}
+		case "handle":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Handle = string(in.String())
+			}
+		case "nodes":
+			if in.IsNull() {
+				in.Skip()
+				out.Nodes = nil
+			} else {
+				in.Delim('[')
+				if out.Nodes == nil {
+					if !in.IsDelim(']') {
+						out.Nodes = make([]uint64, 0, 8)
+					} else {
+						out.Nodes = []uint64{}
+					}
+				} else {
+					out.Nodes = (out.Nodes)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v19 uint64
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v19 = uint64(in.Uint64())
+					}
+					out.Nodes = append(out.Nodes, v19)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "depth":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Depth = int64(in.Int64())
+			}
+		case "edit":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				(out.Edit).UnmarshalEasyJSON(in)
+			}
+		case "name":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Name = string(in.String())
+			}
+		case "value":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Value = string(in.String())
+			}
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "objectGroup":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ObjectGroup = string(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out *jwriter.Writer, in DOMParams) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"doc\":"
+		out.RawString(prefix[1:])
+		out.Uint64(uint64(in.Doc))
+	}
+	if in.Node != 0 {
+		const prefix string = ",\"node\":"
+		out.RawString(prefix)
+		out.Uint64(uint64(in.Node))
+	}
+	if in.Handle != "" {
+		const prefix string = ",\"handle\":"
+		out.RawString(prefix)
+		out.String(string(in.Handle))
+	}
+	if len(in.Nodes) != 0 {
+		const prefix string = ",\"nodes\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v20, v21 := range in.Nodes {
+				if v20 > 0 {
+					out.RawByte(',')
+				}
+				out.Uint64(uint64(v21))
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.Depth != 0 {
+		const prefix string = ",\"depth\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Depth))
+	}
+	if in.Edit != "" {
+		const prefix string = ",\"edit\":"
+		out.RawString(prefix)
+		(in.Edit).MarshalEasyJSON(out)
+	}
+	if in.Name != "" {
+		const prefix string = ",\"name\":"
+		out.RawString(prefix)
+		out.String(string(in.Name))
+	}
+	if in.Value != "" {
+		const prefix string = ",\"value\":"
+		out.RawString(prefix)
+		out.String(string(in.Value))
+	}
+	if in.Text != "" {
+		const prefix string = ",\"text\":"
+		out.RawString(prefix)
+		out.String(string(in.Text))
+	}
+	if in.ObjectGroup != "" {
+		const prefix string = ",\"objectGroup\":"
+		out.RawString(prefix)
+		out.String(string(in.ObjectGroup))
+	}
+	out.RawByte('}')
+}
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(in *jlexer.Lexer, out *RuntimeCancel) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -502,7 +1400,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(out *jwriter.Writer, in RuntimeCancel) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(out *jwriter.Writer, in RuntimeCancel) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -526,14 +1424,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v RuntimeCancel) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *RuntimeCancel) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in *jlexer.Lexer, out *RuntimeAck) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(in *jlexer.Lexer, out *RuntimeAck) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -585,7 +1483,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out *jwriter.Writer, in RuntimeAck) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(out *jwriter.Writer, in RuntimeAck) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -614,14 +1512,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v RuntimeAck) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *RuntimeAck) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(in *jlexer.Lexer, out *ReleaseObjectResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(in *jlexer.Lexer, out *ReleaseObjectResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -649,7 +1547,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(out *jwriter.Writer, in ReleaseObjectResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(out *jwriter.Writer, in ReleaseObjectResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -658,14 +1556,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v ReleaseObjectResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *ReleaseObjectResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in *jlexer.Lexer, out *ReleaseObjectParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto9(in *jlexer.Lexer, out *ReleaseObjectParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -699,7 +1597,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out *jwriter.Writer, in ReleaseObjectParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto9(out *jwriter.Writer, in ReleaseObjectParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -713,14 +1611,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v ReleaseObjectParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto9(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *ReleaseObjectParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto9(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(in *jlexer.Lexer, out *ReleaseObjectGroupResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(in *jlexer.Lexer, out *ReleaseObjectGroupResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -748,7 +1646,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(out *jwriter.Writer, in ReleaseObjectGroupResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(out *jwriter.Writer, in ReleaseObjectGroupResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -757,14 +1655,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v ReleaseObjectGroupResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *ReleaseObjectGroupResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(in *jlexer.Lexer, out *ReleaseObjectGroupParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(in *jlexer.Lexer, out *ReleaseObjectGroupParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -798,7 +1696,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(out *jwriter.Writer, in ReleaseObjectGroupParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(out *jwriter.Writer, in ReleaseObjectGroupParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -812,14 +1710,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v ReleaseObjectGroupParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *ReleaseObjectGroupParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(in *jlexer.Lexer, out *GlobalLexicalScopeNamesResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(in *jlexer.Lexer, out *GlobalLexicalScopeNamesResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -849,13 +1747,13 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(i
 					out.Names = (out.Names)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v1 string
+					var v22 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v1 = string(in.String())
+						v22 = string(in.String())
 					}
-					out.Names = append(out.Names, v1)
+					out.Names = append(out.Names, v22)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -874,7 +1772,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(out *jwriter.Writer, in GlobalLexicalScopeNamesResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(out *jwriter.Writer, in GlobalLexicalScopeNamesResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -885,11 +1783,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v2, v3 := range in.Names {
-				if v2 > 0 {
+			for v23, v24 := range in.Names {
+				if v23 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v3))
+				out.String(string(v24))
 			}
 			out.RawByte(']')
 		}
@@ -899,14 +1797,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v GlobalLexicalScopeNamesResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *GlobalLexicalScopeNamesResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto9(in *jlexer.Lexer, out *GlobalLexicalScopeNamesParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto13(in *jlexer.Lexer, out *GlobalLexicalScopeNamesParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -934,7 +1832,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto9(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto9(out *jwriter.Writer, in GlobalLexicalScopeNamesParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto13(out *jwriter.Writer, in GlobalLexicalScopeNamesParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -943,14 +1841,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto9(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v GlobalLexicalScopeNamesParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto9(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto13(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *GlobalLexicalScopeNamesParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto9(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto13(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(in *jlexer.Lexer, out *GetPropertiesResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(in *jlexer.Lexer, out *GetPropertiesResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -980,13 +1878,13 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(
 					out.Result = (out.Result)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v4 PropertyDescriptor
+					var v25 PropertyDescriptor
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v4).UnmarshalEasyJSON(in)
+						(v25).UnmarshalEasyJSON(in)
 					}
-					out.Result = append(out.Result, v4)
+					out.Result = append(out.Result, v25)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1007,13 +1905,13 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(
 					out.InternalProperties = (out.InternalProperties)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v5 InternalPropertyDescriptor
+					var v26 InternalPropertyDescriptor
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v5).UnmarshalEasyJSON(in)
+						(v26).UnmarshalEasyJSON(in)
 					}
-					out.InternalProperties = append(out.InternalProperties, v5)
+					out.InternalProperties = append(out.InternalProperties, v26)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1034,13 +1932,13 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(
 					out.PrivateProperties = (out.PrivateProperties)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v6 PrivatePropertyDescriptor
+					var v27 PrivatePropertyDescriptor
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v6).UnmarshalEasyJSON(in)
+						(v27).UnmarshalEasyJSON(in)
 					}
-					out.PrivateProperties = append(out.PrivateProperties, v6)
+					out.PrivateProperties = append(out.PrivateProperties, v27)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1073,7 +1971,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(out *jwriter.Writer, in GetPropertiesResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(out *jwriter.Writer, in GetPropertiesResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1084,11 +1982,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v7, v8 := range in.Result {
-				if v7 > 0 {
+			for v28, v29 := range in.Result {
+				if v28 > 0 {
 					out.RawByte(',')
 				}
-				(v8).MarshalEasyJSON(out)
+				(v29).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1098,11 +1996,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v9, v10 := range in.InternalProperties {
-				if v9 > 0 {
+			for v30, v31 := range in.InternalProperties {
+				if v30 > 0 {
 					out.RawByte(',')
 				}
-				(v10).MarshalEasyJSON(out)
+				(v31).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1112,11 +2010,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v11, v12 := range in.PrivateProperties {
-				if v11 > 0 {
+			for v32, v33 := range in.PrivateProperties {
+				if v32 > 0 {
 					out.RawByte(',')
 				}
-				(v12).MarshalEasyJSON(out)
+				(v33).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1131,14 +2029,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v GetPropertiesResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *GetPropertiesResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(in *jlexer.Lexer, out *GetPropertiesParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(in *jlexer.Lexer, out *GetPropertiesParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1196,7 +2094,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(out *jwriter.Writer, in GetPropertiesParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(out *jwriter.Writer, in GetPropertiesParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1230,14 +2128,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v GetPropertiesParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *GetPropertiesParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(in *jlexer.Lexer, out *EvaluateResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto16(in *jlexer.Lexer, out *EvaluateResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1285,7 +2183,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(out *jwriter.Writer, in EvaluateResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto16(out *jwriter.Writer, in EvaluateResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1304,14 +2202,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v EvaluateResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto16(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *EvaluateResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto16(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto13(in *jlexer.Lexer, out *EvaluateParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto17(in *jlexer.Lexer, out *EvaluateParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1405,7 +2303,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto13(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto13(out *jwriter.Writer, in EvaluateParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto17(out *jwriter.Writer, in EvaluateParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1469,14 +2367,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto13(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v EvaluateParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto13(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto17(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *EvaluateParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto13(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto17(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(in *jlexer.Lexer, out *CallFunctionOnResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto18(in *jlexer.Lexer, out *CallFunctionOnResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1524,7 +2422,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(out *jwriter.Writer, in CallFunctionOnResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto18(out *jwriter.Writer, in CallFunctionOnResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1543,14 +2441,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v CallFunctionOnResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto18(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *CallFunctionOnResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto18(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(in *jlexer.Lexer, out *CallFunctionOnParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto19(in *jlexer.Lexer, out *CallFunctionOnParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1592,13 +2490,13 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(
 					out.Arguments = (out.Arguments)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 CallArgument
+					var v34 CallArgument
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v13).UnmarshalEasyJSON(in)
+						(v34).UnmarshalEasyJSON(in)
 					}
-					out.Arguments = append(out.Arguments, v13)
+					out.Arguments = append(out.Arguments, v34)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1659,7 +2557,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(out *jwriter.Writer, in CallFunctionOnParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto19(out *jwriter.Writer, in CallFunctionOnParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1678,11 +2576,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v14, v15 := range in.Arguments {
-				if v14 > 0 {
+			for v35, v36 := range in.Arguments {
+				if v35 > 0 {
 					out.RawByte(',')
 				}
-				(v15).MarshalEasyJSON(out)
+				(v36).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1727,14 +2625,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v CallFunctionOnParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto19(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *CallFunctionOnParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto19(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto16(in *jlexer.Lexer, out *AwaitPromiseResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto20(in *jlexer.Lexer, out *AwaitPromiseResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1782,7 +2680,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto16(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto16(out *jwriter.Writer, in AwaitPromiseResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto20(out *jwriter.Writer, in AwaitPromiseResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1801,14 +2699,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto16(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AwaitPromiseResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto16(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto20(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AwaitPromiseResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto16(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto20(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto17(in *jlexer.Lexer, out *AwaitPromiseParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto21(in *jlexer.Lexer, out *AwaitPromiseParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1854,7 +2752,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto17(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto17(out *jwriter.Writer, in AwaitPromiseParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto21(out *jwriter.Writer, in AwaitPromiseParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1878,10 +2776,10 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto17(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AwaitPromiseParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto17(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto21(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AwaitPromiseParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto17(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto21(l, v)
 }
