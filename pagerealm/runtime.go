@@ -55,6 +55,10 @@ type runtimeCall struct {
 	size   int           // estimated bytes on the wire (pageWindowBytes, pageBacklogBytes)
 	elem   *list.Element // in ctx.flow.waiting while it waits; nil once sent
 	sent   bool          // in flight: handed to the page's sender, not answered nor withdrawn
+	// dom renders a DOM request's answer (dom_wire.go); domNS is the
+	// window's namespace of the page it went to.
+	dom   domRender
+	domNS uint64
 }
 
 // release reports whether the call frees objects in the page: the worker's
@@ -62,7 +66,8 @@ type runtimeCall struct {
 // for a full backlog (pageReleaseBacklog): the window forgot the object
 // already, so a refused release would leave it in the page.
 func (c *runtimeCall) release() bool {
-	return c.method == sourceproto.MethodReleaseObject || c.method == sourceproto.MethodReleaseObjectGroup
+	return c.method == sourceproto.MethodReleaseObject || c.method == sourceproto.MethodReleaseObjectGroup ||
+		c.method == sourceproto.MethodDOMDisable
 }
 
 // runtimeCalls are the commands in flight, by command id. Guarded by
@@ -240,6 +245,9 @@ func (h *Hub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourceproto.Ru
 func (h *Hub) deliverResultLocked(ref sourceproto.SourceRef, call *runtimeCall, res *sourceproto.RuntimeResult) bool {
 	m := &objectMapper{t: call.sess.objects, realm: call.realm, gen: call.ref.Gen, group: call.group,
 		ctxID: call.ctxID, scriptID: h.scriptIDLocked(ref)}
+	if call.dom != nil {
+		return h.deliverDOMLocked(call, res, m)
+	}
 	kept := true
 	var body []byte
 	var err error

@@ -333,6 +333,7 @@ export class Realm {
       case 'domResolve':
         return { object: this.ro(ctx, this.dom().resolve(ctx.session, p), typeof p.objectGroup === 'string' ? p.objectGroup : '', false) };
     }
+    if (ctx.method === 'domDisable' && !this.domAgent) return {}; // nothing to forget: never made
     if (ctx.method.startsWith('dom')) {
       return this.dom().command(ctx.session, ctx.method, p, (/** @type {string} */ s, /** @type {string} */ h) => this.lookup(s, h).v);
     }
