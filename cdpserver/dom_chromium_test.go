@@ -164,6 +164,9 @@ func (tr *domTree) forget(n *domNode) {
 	for _, c := range n.Children {
 		tr.forget(c)
 	}
+	if n.ContentDocument != nil {
+		tr.forget(n.ContentDocument)
+	}
 }
 
 // sync applies the DOM events received since the last sync.
@@ -518,4 +521,261 @@ func TestDOMPagesInOneTree(t *testing.T) {
 	_ = json.Unmarshal(evalValue(t, a, one, `__inspectorWorkerClient.stats().dom`), &st)
 	t.Logf("burst: %d DOM events in the window over %v (%d flushes, %d events sent by the page, %d overflows)",
 		tr.events, elapsed.Round(time.Millisecond), st.Flushes, st.Events, st.Overflows)
+}
+
+// domError calls method and returns its error message, failing when it
+// succeeds.
+func domError(t *testing.T, c *cdptest.Client, method string, params map[string]any) string {
+	t.Helper()
+	m := c.Call(method, params)
+	if m.Error == nil {
+		t.Fatalf("%s %v succeeded, want an error: %s", method, params, m.Raw)
+	}
+	return m.Error.Message
+}
+
+// expanded opens a window's tree down to page ctx's <body> and returns it.
+func expanded(t *testing.T, tr *domTree, ctx ctxEvent) *domNode {
+	t.Helper()
+	doc := tr.owners()[ctx.Context.AuxData.FrameID].ContentDocument
+	tr.expandAll(doc)
+	var body *domNode
+	var walk func(n *domNode)
+	walk = func(n *domNode) {
+		if n.NodeName == "BODY" {
+			body = n
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(doc)
+	if body == nil {
+		t.Fatalf("no <body> in the window's tree of %q", ctx.Context.Name)
+	}
+	return body
+}
+
+// Node ids are the window's own: a forged id, a page's id the page does not
+// have, another page's node passed with a page's context, an id of an
+// earlier document and another window's id are all refused by name, and
+// the pages never see them.
+func TestDOMNodeIDsRefused(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	titles := []string{"DOM ids one", "DOM ids two"}
+	domPages(t, reg, token, titles...)
+	a, ctxs := domWindow(t, w, "A", titles...)
+	one, two := ctxs[titles[0]], ctxs[titles[1]]
+	tr := newDOMTree(t, a)
+	h1 := expanded(t, tr, one).Children[0]
+	if h1.NodeName != "H1" {
+		t.Fatalf("first child of page one's body %+v", h1)
+	}
+	ns := h1.NodeID >> 32
+
+	for _, tc := range []struct {
+		name   string
+		method string
+		params map[string]any
+		want   string
+	}{
+		{"forged namespace", "DOM.describeNode", map[string]any{"nodeId": int64(1<<20)<<32 | 5}, "no node with id"},
+		{"forged host id", "DOM.getOuterHTML", map[string]any{"nodeId": 77}, "no node with id 77"},
+		{"unknown id in a page", "DOM.describeNode", map[string]any{"nodeId": ns<<32 | 999999}, "no node with id 999999 in this page"},
+		{"another page's node with a page's context", "DOM.resolveNode",
+			map[string]any{"nodeId": h1.NodeID, "executionContextId": two.Context.ID}, "nodes cannot cross pages"},
+		{"the host's placeholder", "DOM.setAttributeValue", map[string]any{"nodeId": 4, "name": "a", "value": "b"}, "placeholders"},
+		{"a host object", "DOM.requestNode", map[string]any{"objectId": "1234567.1.1"}, "Node.js host, which has no DOM"},
+	} {
+		if got := domError(t, a, tc.method, tc.params); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %s answered %q, want it to say %q", tc.name, tc.method, got, tc.want)
+		}
+	}
+	// The page's own node, in its own context, resolves.
+	m := a.MustCall("DOM.resolveNode", map[string]any{"nodeId": h1.NodeID, "executionContextId": one.Context.ID})
+	if !strings.Contains(string(m.Result), `"subtype":"node"`) {
+		t.Fatalf("DOM.resolveNode of page one's <h1>: %s", m.Raw)
+	}
+
+	// Another window cannot use A's ids.
+	b, _ := domWindow(t, w, "B", titles...)
+	newDOMTree(t, b)
+	if got := domError(t, b, "DOM.describeNode", map[string]any{"nodeId": h1.NodeID}); !strings.Contains(got, "another window's") {
+		t.Errorf("window B using A's node: %q", got)
+	}
+	// A new document: A's old ids are stale.
+	newDOMTree(t, a)
+	if got := domError(t, a, "DOM.getOuterHTML", map[string]any{"nodeId": h1.NodeID}); !strings.Contains(got, "no longer holds") {
+		t.Errorf("an id of A's earlier document: %q", got)
+	}
+}
+
+// Closing a window (and DOM.disable) frees its node ids in the page: the
+// page's DOM agent holds no session and no node and stops observing, while
+// the window that watches it never asked for nodes.
+func TestDOMWindowCloseFreesPageNodes(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "DOM close page"
+	domPages(t, reg, token, title)
+	watch, ctxs := domWindow(t, w, "watch", title)
+	ctx := ctxs[title]
+	type domStats struct {
+		Observing bool `json:"observing"`
+		Sessions  int  `json:"sessions"`
+		Nodes     int  `json:"nodes"`
+	}
+	stats := func() domStats {
+		var st domStats
+		_ = json.Unmarshal(evalValue(t, watch, ctx, `__inspectorWorkerClient.stats().dom`), &st)
+		return st
+	}
+	waitFor := func(what string, ok func(domStats) bool) domStats {
+		t.Helper()
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+			st := stats()
+			if ok(st) {
+				return st
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: page DOM agent %+v", what, st)
+			}
+		}
+	}
+	for round, end := range []string{"DOM.disable", "close"} {
+		a, _ := domWindow(t, w, fmt.Sprintf("A%d", round), title)
+		tr := newDOMTree(t, a)
+		expanded(t, tr, ctx)
+		held := waitFor("while expanded", func(st domStats) bool { return st.Sessions == 1 && st.Nodes > 10 && st.Observing })
+		if end == "close" {
+			_ = a.Conn().CloseNow()
+		} else {
+			a.MustCall("DOM.disable", nil)
+		}
+		freed := waitFor("after "+end, func(st domStats) bool { return st.Sessions == 0 && st.Nodes == 0 && !st.Observing })
+		t.Logf("%s: page agent %+v, then %+v", end, held, freed)
+	}
+}
+
+// Console ↔ Elements: a page object that is a node becomes the window's
+// node (DOM.requestNode, with its path pushed) and back (DOM.resolveNode);
+// describeNode and getOuterHTML name it; edits change the page's DOM and
+// come back as events before their answers.
+func TestDOMRevealAndEdit(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "DOM reveal page"
+	domPages(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	tr := newDOMTree(t, a)
+
+	obj := evalIn(t, a, ctx, `document.querySelector('#list li + li')`, "console")
+	if obj.Result.Subtype != "node" {
+		t.Fatalf("a page element evaluates to %+v, want subtype node", obj.Result)
+	}
+	m := a.MustCall("DOM.requestNode", map[string]any{"objectId": obj.Result.ObjectID})
+	var rn struct {
+		NodeID int64 `json:"nodeId"`
+	}
+	_ = json.Unmarshal(m.Result, &rn)
+	tr.sync()
+	li := tr.byID[rn.NodeID]
+	if li == nil || li.NodeName != "LI" {
+		t.Fatalf("DOM.requestNode answered %s; the window's tree has %+v for it", m.Raw, li)
+	}
+	d := a.MustCall("DOM.describeNode", map[string]any{"objectId": obj.Result.ObjectID})
+	if !strings.Contains(string(d.Result), fmt.Sprintf(`"backendNodeId":%d`, rn.NodeID)) {
+		t.Fatalf("DOM.describeNode by objectId %s, want backendNodeId %d", d.Raw, rn.NodeID)
+	}
+	p := a.MustCall("DOM.pushNodesByBackendIdsToFrontend", map[string]any{"backendNodeIds": []int64{rn.NodeID, 3}})
+	if want := fmt.Sprintf(`{"nodeIds":[%d,3]}`, rn.NodeID); compact(t, p.Result) != want {
+		t.Fatalf("pushNodesByBackendIdsToFrontend %s, want %s", p.Raw, want)
+	}
+	r := a.MustCall("DOM.resolveNode", map[string]any{"nodeId": rn.NodeID, "objectGroup": "g"})
+	var ro struct {
+		Object remoteObject `json:"object"`
+	}
+	_ = json.Unmarshal(r.Result, &ro)
+	if got := string(evalValue(t, a, ctx, `1`)); got != "1" || ro.Object.Subtype != "node" {
+		t.Fatalf("DOM.resolveNode %s", r.Raw)
+	}
+	cf := a.MustCall("Runtime.callFunctionOn", map[string]any{"objectId": ro.Object.ObjectID,
+		"functionDeclaration": "function () { return this.textContent; }", "returnByValue": true})
+	if !strings.Contains(string(cf.Result), `"value":"two"`) {
+		t.Fatalf("the resolved object is not the page's second <li>: %s", cf.Raw)
+	}
+
+	a.MustCall("DOM.setAttributeValue", map[string]any{"nodeId": rn.NodeID, "name": "data-x", "value": "1"})
+	a.MustCall("DOM.setAttributesAsText", map[string]any{"nodeId": rn.NodeID, "text": `class="picked" title='t'`, "name": "data-x"})
+	a.MustCall("DOM.requestChildNodes", map[string]any{"nodeId": rn.NodeID})
+	tr.sync()
+	if len(li.Children) != 1 {
+		t.Fatalf("the <li>'s children: %+v", li.Children)
+	}
+	a.MustCall("DOM.setNodeValue", map[string]any{"nodeId": li.Children[0].NodeID, "value": "TWO"})
+	html := a.MustCall("DOM.getOuterHTML", map[string]any{"nodeId": rn.NodeID})
+	if want := `{"outerHTML":"<li class=\"picked\" title=\"t\">TWO</li>"}`; compact(t, html.Result) != want {
+		t.Fatalf("DOM.getOuterHTML after the edits %s, want %s", html.Result, want)
+	}
+	tr.sync() // the edits' events came before their answers
+	var b strings.Builder
+	serialize(li, &b)
+	if got := b.String(); got != `<li class="picked" title="t">#TWO</li>` {
+		t.Fatalf("the window's <li> after the edits: %s", got)
+	}
+	a.MustCall("DOM.removeNode", map[string]any{"nodeId": rn.NodeID})
+	tr.sync()
+	if tr.byID[rn.NodeID] != nil {
+		t.Fatalf("removed node %d is still in the window's tree", rn.NodeID)
+	}
+	if got := string(evalValue(t, a, ctx, `document.querySelectorAll('#list li').length`)); got != "1" {
+		t.Fatalf("the page has %s <li> after DOM.removeNode, want 1", got)
+	}
+}
+
+// A page that reloads swaps its subtree: the old frame owner is removed
+// from the window's tree and a new one, with the new load's document,
+// inserted in its place; the old load's ids are refused.
+func TestDOMPageReloadSwapsSubtree(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "DOM reload page"
+	domPages(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	tr := newDOMTree(t, a)
+	old := tr.owners()[ctx.Context.AuxData.FrameID]
+	h1 := expanded(t, tr, ctx).Children[0]
+	a.Send("Runtime.evaluate", map[string]any{"expression": "setTimeout(() => location.reload(), 50)", "uniqueContextId": ctx.Context.UniqueID})
+	a.ExpectAnyEvent("DOM.childNodeRemoved", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), fmt.Sprintf(`"nodeId":%d`, old.NodeID))
+	})
+	a.ExpectAnyEvent("DOM.childNodeInserted", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), ctx.Context.AuxData.FrameID)
+	})
+	tr.sync()
+	now := tr.owners()[ctx.Context.AuxData.FrameID]
+	if now == nil || now.NodeID == old.NodeID || tr.byID[h1.NodeID] != nil {
+		t.Fatalf("after the reload: owner %+v (was %d); the old <h1> %d still known: %v", now, old.NodeID, h1.NodeID, tr.byID[h1.NodeID] != nil)
+	}
+	if got := domError(t, a, "DOM.describeNode", map[string]any{"nodeId": h1.NodeID}); !strings.Contains(got, "no longer holds") {
+		t.Errorf("an id of the earlier load: %q", got)
+	}
+	tr.expandAll(now.ContentDocument)
+	newCtx := clientContextEventNamed(t, a, title, ctx.Context.UniqueID)
+	if w, p := windowDOM(now.ContentDocument), pageTreeText(t, a, newCtx); w != p {
+		t.Fatalf("the reloaded page in the window:\n%s\npage:\n%s", w, p)
+	}
+}
+
+// clientContextEventNamed waits for a page context named title other than
+// the one with uniqueID not.
+func clientContextEventNamed(t *testing.T, c *cdptest.Client, title, not string) ctxEvent {
+	t.Helper()
+	m := c.ExpectAnyEvent("Runtime.executionContextCreated", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), `"name":"`+title+`"`) && !strings.Contains(string(m.Params), not)
+	})
+	var ev ctxEvent
+	if err := json.Unmarshal(m.Params, &ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
 }

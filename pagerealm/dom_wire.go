@@ -176,9 +176,10 @@ func childrenEvents(call *runtimeCall, r *sourceproto.DOMResult) [][]byte {
 	return out
 }
 
-// pageLocal refuses the placeholders where a page node is needed.
-func pageLocal(n pageNode, host bool) error {
-	if host || (n.ctx != nil && n.local == pageOwner) {
+// pageLocal refuses the placeholders where a page node is needed (a
+// node named by a Runtime handle is the page's own).
+func pageLocal(n pageNode, host bool, handle string) error {
+	if host || (handle == "" && n.ctx != nil && n.local == pageOwner) {
 		return errPlaceholder
 	}
 	return nil
@@ -221,7 +222,7 @@ var (
 	DescribeNode DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
 		n, handle, host, err := h.targetLocked(w, p)
 		if err == nil {
-			err = pageLocal(n, host)
+			err = pageLocal(n, host, handle)
 		}
 		if err != nil {
 			return nil, err
@@ -238,7 +239,7 @@ var (
 		}
 		n, _, host, err := h.targetLocked(w, p)
 		if err == nil {
-			err = pageLocal(n, host)
+			err = pageLocal(n, host, "")
 		}
 		if err != nil {
 			return nil, err
@@ -275,7 +276,7 @@ var (
 	GetOuterHTML DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
 		n, handle, host, err := h.targetLocked(w, p)
 		if err == nil {
-			err = pageLocal(n, host)
+			err = pageLocal(n, host, handle)
 		}
 		if err != nil {
 			return nil, err
@@ -312,7 +313,7 @@ func edit(e sourceproto.DOMEdit) DOM {
 	return func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
 		n, host, err := h.resolveNodeLocked(w, p.NodeID)
 		if err == nil {
-			err = pageLocal(n, host)
+			err = pageLocal(n, host, "")
 		}
 		if err != nil {
 			return nil, err
