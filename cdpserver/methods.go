@@ -159,6 +159,12 @@ type methodEntry struct {
 	after func(*Session)
 }
 
+// notYetInPages is the refusal of an Elements feature the page agent does
+// not serve yet.
+func notYetInPages(what string) string {
+	return "not served yet: " + what + " of a page's node (inspector-worker shows the pages' DOM tree; styles, layout and $0 come later)"
+}
+
 // pageDOM is a DOM method answered by the page backend: from the host
 // document the worker shows, or by the page that owns the node
 // (pagerealm/dom.go).
@@ -469,7 +475,15 @@ var methods = map[string]methodEntry{
 	"Storage.setSharedStorageTracking":         noop(`{}`),
 	"Storage.setStorageBucketTracking":         noop(`{}`),
 	// Deliberate refusals: each answer says why.
-	"DOM.getNodesForSubtreeByStyle":         refusal("no DOM: this target is a Node.js host"),
+	"DOM.getNodesForSubtreeByStyle": refusal("no DOM: this target is a Node.js host"),
+	// The Elements panel's sidebar and $0 for a page's node: not served
+	// yet; -32000 keeps the frontend's own console quiet.
+	"DOM.getBoxModel":                       refusal(notYetInPages("the box model")),
+	"DOM.setInspectedNode":                  refusal(notYetInPages("$0 (the selected node in the Console)")),
+	"CSS.getComputedStyleForNode":           refusal(notYetInPages("computed styles")),
+	"CSS.getMatchedStylesForNode":           refusal(notYetInPages("styles")),
+	"CSS.getInlineStylesForNode":            refusal(notYetInPages("inline styles")),
+	"CSS.getPlatformFontsForNode":           refusal(notYetInPages("fonts")),
 	"CSS.takeComputedStyleUpdates":          refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdatesForNode":  refusal("no CSS: this target is a Node.js host"),

@@ -8,10 +8,12 @@
 #                messages (app.js links) next to the host's
 #   threads-console.png  Console: a worker thread's message ([worker eval] link)
 #                between the host's
+#   elements.png Elements: two pages' documents under their frames in the host's
+#                empty document, one <h1> just changed by the page
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export E2E_ARTIFACTS=$(mktemp -d "${TMPDIR:-/tmp}/inspector-worker-screens.XXXXXX")
-bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js tests/threads.test.js
+bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js tests/threads.test.js tests/elements.test.js
 mkdir -p docs/screenshots
 copy() {
   [ -f "$E2E_ARTIFACTS/$1" ] || { echo "screenshots.sh: the suite did not write $1" >&2; exit 1; }
@@ -23,4 +25,5 @@ copy sources-01-sources.png sources.png
 copy debugger-statement-01-paused.png paused.png
 copy client-console-02-console-page-context.png client-console.png
 copy threads-01-threads-console.png threads-console.png
+copy elements-01-tree.png elements.png
 rm -rf "$E2E_ARTIFACTS"

@@ -3437,6 +3437,9 @@ class DOMAgent {
     }
     const kids = shown(n);
     if (kids.length) d.childNodeCount = kids.length;
+    // As Chrome does: an element's only text child comes with it, so the
+    // tree shows <h1>Title</h1> on one line without asking.
+    if (depth === 0 && record && kids.length === 1 && kids[0].nodeType === 3 && a.nodeType === 1) depth = 1;
     if (depth !== 0 && kids.length) {
       if (record) d.children = this.childList(s, n, depth);
       else d.children = kids.map((c) => this.describe(s, c, depth - 1, false));
