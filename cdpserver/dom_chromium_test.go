@@ -779,3 +779,36 @@ func clientContextEventNamed(t *testing.T, c *cdptest.Client, title, not string)
 	}
 	return ev
 }
+
+// The overflow policy: a page that changes more of what a window shows in
+// one flush than MAX_EVENTS_PER_FLUSH (client/js/dom.mjs) sends that window
+// documentUpdated instead of the events and forgets its nodes; the window
+// asks for the document again and then shows the page as it is.
+func TestDOMOverflowSendsDocumentUpdated(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "DOM overflow page"
+	domPages(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	tr := newDOMTree(t, a)
+	expanded(t, tr, ctx) // the <ul>'s children are the window's
+	before := len(a.Events("DOM.childNodeInserted"))
+	// 5,000 insertions in one task: one flush, over the bound.
+	evalValue(t, a, ctx, `(function () { var l = document.getElementById('list');
+	  for (var i = 0; i < 5000; i++) l.appendChild(document.createElement('li')).textContent = 'n' + i; return 1; })()`)
+	a.ExpectAnyEvent("DOM.documentUpdated", nil)
+	if n := len(a.Events("DOM.childNodeInserted")) - before; n > 0 {
+		t.Errorf("%d childNodeInserted events sent besides documentUpdated", n)
+	}
+	var st struct{ Sessions, Nodes, Overflows int }
+	_ = json.Unmarshal(evalValue(t, a, ctx, `__inspectorWorkerClient.stats().dom`), &st)
+	if st.Overflows != 1 || st.Sessions != 0 || st.Nodes != 0 {
+		t.Errorf("page DOM agent after the overflow: %+v, want 1 overflow and the window's nodes forgotten", st)
+	}
+	tr = newDOMTree(t, a)
+	doc := tr.owners()[ctx.Context.AuxData.FrameID].ContentDocument
+	tr.expandAll(doc)
+	if w, p := windowDOM(doc), pageTreeText(t, a, ctx); w != p {
+		t.Fatalf("after documentUpdated and a new document, the window differs from the page (%d vs %d bytes)", len(w), len(p))
+	}
+}
