@@ -41,7 +41,7 @@ async function expand(item) {
   });
 }
 
-test('elements: two pages in one tree; expanding a page shows its live DOM', { timeout: TEST_MS }, async (t) => {
+test('elements: two pages in one tree; expanding a page shows its live DOM; a logged node reveals in it', { timeout: TEST_MS }, async (t) => {
   const name = 'elements';
   const h = await startHost(t, { chrome, proxy: true, name, fixture: PAGE_HOST });
   const pageURL = fs.readFileSync(path.join(h.w.triggerDir, 'page.url'), 'utf8').trim();
@@ -90,6 +90,23 @@ test('elements: two pages in one tree; expanding a page shows its live DOM', { t
     const shot = await dt.screenshot('tree');
     t.diagnostic(`screenshot: ${shot}`);
 
+    // Console → Elements: a node the first page logs renders as a node in the
+    // Console, and "Open in Elements panel" (older: "Reveal …") selects it in the tree.
+    await dt.showPanel('console');
+    await tabs[0].evaluate(() => console.log('e2e node', document.querySelector('h1')));
+    const logged = page.locator('.console-message-wrapper', { hasText: 'e2e node' }).first();
+    const node = logged.locator('.webkit-html-tag-name', { hasText: 'h1' }).first();
+    await node.waitFor({ state: 'visible' });
+    await node.click({ button: 'right' });
+    await page.getByText(/^(Reveal in|Open in) Elements panel$/).first().click();
+    await page.locator('#tab-elements[aria-selected="true"]').waitFor();
+    const selected = page.locator('#elements-content li[role=treeitem].selected');
+    await selected.filter({ hasText: 'Shop page' }).first().waitFor({ state: 'visible' });
+    const revealed = (await selected.first().innerText()).replace(/\u200b/g, '').split('\n')[0];
+    t.diagnostic(`revealed: ${revealed}`);
+    assert.match(revealed, /^<h1>.*Shop page<\/h1>/, 'the first page\'s <h1> is selected');
+    t.diagnostic(`screenshot: ${await dt.screenshot('revealed')}`);
+
     // The conversation: every request answered once; the DOM methods the panel
     // used are not errors.
     const proxy = /** @type {NonNullable<typeof h.proxy>} */ (h.proxy);
@@ -98,7 +115,7 @@ test('elements: two pages in one tree; expanding a page shows its live DOM', { t
     for (const line of summary.split('\n')) t.diagnostic(line);
     assert.deepEqual(a.unanswered.map((r) => `${r.id} ${r.method}`), [], `unanswered requests\n${summary}`);
     assert.deepEqual(a.duplicateAnswers.map((r) => `${r.id} ${r.method}`), [], `requests answered twice\n${summary}`);
-    const domErrors = errorMethods(proxy.frames).filter((m) => /^DOM\.(getDocument|requestChildNodes|getFrameOwner|enable)\b/.test(m));
+    const domErrors = errorMethods(proxy.frames).filter((m) => /^DOM\.(getDocument|requestChildNodes|getFrameOwner|enable|requestNode|pushNodesByBackendIdsToFrontend|describeNode)\b/.test(m));
     assert.deepEqual(domErrors, [], 'DOM methods the tree needs answered without error');
     assert.deepEqual(dt.frontendConsole.filter((l) => /DOM\./.test(l)), [], 'no frontend errors about DOM requests');
   });
