@@ -208,7 +208,7 @@ func (h *Hub) pageOpenedDOMLocked(c *clientContext) {
 				prev = nodeID(ons, pageOwner)
 			}
 		}
-		w.sink.PushLossy(cdpproject.ChildNodeInserted(hostBodyID, prev, h.ownerNode(c, ns)))
+		h.domPushLocked(w, cdpproject.ChildNodeInserted(hostBodyID, prev, h.ownerNode(c, ns)))
 	}
 }
 
@@ -223,15 +223,14 @@ func (h *Hub) pageClosedDOMLocked(c *clientContext) {
 		}
 		delete(d.pages, c)
 		delete(d.byNS, ns)
-		w.sink.PushLossy(cdpproject.ChildNodeRemoved(hostBodyID, nodeID(ns, pageOwner)))
+		h.domPushLocked(w, cdpproject.ChildNodeRemoved(hostBodyID, nodeID(ns, pageOwner)))
 	}
 }
 
 // domEventsLocked projects a page's dom.event frame into the window it is
 // for. Events of a document the window no longer holds are dropped (the
-// page forgets it on its domDisable). A window that has fallen behind loses
-// them: it is told documentUpdated first, ahead of its backlog, and asks
-// for the document again, so what it shows never silently diverges.
+// page forgets it on its domDisable); a window that has fallen behind loses
+// its document (domPushLocked).
 func (h *Hub) domEventsLocked(ref sourceproto.SourceRef, ev *sourceproto.DOMEvents) {
 	c := h.byRef[ref]
 	if c == nil {
@@ -254,13 +253,24 @@ func (h *Hub) domEventsLocked(ref sourceproto.SourceRef, ev *sourceproto.DOMEven
 			// The page forgot the window's nodes (its mutations overflowed).
 			msg = cdpproject.DocumentUpdated()
 		}
-		if msg != nil && !w.sink.PushLossy(msg) {
-			w.client.dropped++
-			_ = w.sink.PushFront(cdpproject.DocumentUpdated())
-			h.dropDocumentLocked(w)
+		if msg != nil && !h.domPushLocked(w, msg) {
 			return
 		}
 	}
+}
+
+// domPushLocked queues a DOM event to w. A window that has fallen behind
+// loses it, and with it the tree it shows: it is told documentUpdated
+// ahead of its backlog and its document is dropped (the pages forget its
+// nodes), so it asks for the document again rather than silently diverge.
+func (h *Hub) domPushLocked(w *Window, msg []byte) bool {
+	if w.sink.PushLossy(msg) {
+		return true
+	}
+	w.client.dropped++
+	_ = w.sink.PushFront(cdpproject.DocumentUpdated())
+	h.dropDocumentLocked(w)
+	return false
 }
 
 // pageNode is a window's node id resolved to its page: the page generation,
