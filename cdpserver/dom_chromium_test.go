@@ -505,7 +505,7 @@ func TestDOMPagesInOneTree(t *testing.T) {
 			quiet, last = 0, tr.events
 		}
 	}
-	elapsed := time.Since(start)
+	elapsed, burstEvents := time.Since(start), tr.events
 	tr.expandAll(doc1)
 	if w, p := windowDOM(doc1), pageTreeText(t, a, one); w != p {
 		i := 0
@@ -520,7 +520,7 @@ func TestDOMPagesInOneTree(t *testing.T) {
 	}
 	_ = json.Unmarshal(evalValue(t, a, one, `__inspectorWorkerClient.stats().dom`), &st)
 	t.Logf("burst: %d DOM events in the window over %v (%d flushes, %d events sent by the page, %d overflows)",
-		tr.events, elapsed.Round(time.Millisecond), st.Flushes, st.Events, st.Overflows)
+		burstEvents, elapsed.Round(time.Millisecond), st.Flushes, st.Events, st.Overflows)
 }
 
 // domError calls method and returns its error message, failing when it
@@ -810,5 +810,42 @@ func TestDOMOverflowSendsDocumentUpdated(t *testing.T) {
 	tr.expandAll(doc)
 	if w, p := windowDOM(doc), pageTreeText(t, a, ctx); w != p {
 		t.Fatalf("after documentUpdated and a new document, the window differs from the page (%d vs %d bytes)", len(w), len(p))
+	}
+}
+
+// A child moved within its parent costs the window two events (out, and in
+// at its new place), however long the list: the rest keep their ids. The
+// first diff kept only children matching the old order greedily from the
+// front, so moving the first of 1,500 children to the end re-sent all of
+// them and overflowed into documentUpdated.
+func TestDOMMoveIsTwoEvents(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "DOM move page"
+	domPages(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	evalValue(t, a, ctx, `(function () { var l = document.getElementById('list');
+	  for (var i = 0; i < 1500; i++) l.appendChild(document.createElement('li')).textContent = 'n' + i; return 1; })()`)
+	tr := newDOMTree(t, a)
+	doc := tr.owners()[ctx.Context.AuxData.FrameID].ContentDocument
+	tr.expandAll(doc)
+	tr.events = 0
+	for _, move := range []string{"l.appendChild(l.firstElementChild)", "l.insertBefore(l.lastElementChild, l.firstElementChild)",
+		"l.insertBefore(l.children[700], l.children[10])"} {
+		before := tr.events
+		evalValue(t, a, ctx, `(function () { var l = document.getElementById('list'); `+move+`; return 1; })()`)
+		a.Expect("a DOM event", func(m cdptest.Msg) bool {
+			return m.Method == "DOM.childNodeInserted" || m.Method == "DOM.documentUpdated"
+		})
+		time.Sleep(300 * time.Millisecond) // six flush windows: anything else would have come
+		tr.sync()
+		if got := tr.events - before; got != 2 || len(a.Events("DOM.documentUpdated")) > 0 {
+			t.Errorf("%s: %d DOM events (documentUpdated: %d), want 2", move, got, len(a.Events("DOM.documentUpdated")))
+		}
+		a.Forget()
+		tr.seen = 0
+	}
+	if w, p := windowDOM(doc), pageTreeText(t, a, ctx); w != p {
+		t.Fatalf("after the moves the window differs from the page (%d vs %d bytes)", len(w), len(p))
 	}
 }

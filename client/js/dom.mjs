@@ -441,24 +441,26 @@ export class DOMAgent {
     }
     for (const { parent, pid, now, kept } of lists) {
       if (s.ids.get(parent) !== pid) continue; // removed above, with an ancestor
+      // The children that stay where they were: the longest run of them in
+      // their old order (a node moved within the parent is out and in
+      // again, as a new node; the rest keep their ids).
+      const at = new Map(kept.map((id, i) => [id, i]));
+      const pos = now.map((c) => { const id = s.ids.get(c); const i = id === undefined ? undefined : at.get(id); return i === undefined ? -1 : i; });
+      const stay = inOrder(pos);
       const ids = [];
-      let i = 0;
       let prev = 0;
-      const gone = new Set();
-      for (const c of now) {
-        while (i < kept.length && gone.has(kept[i])) i++;
+      now.forEach((c, i) => {
         const id = s.ids.get(c);
-        if (id && id === kept[i]) { ids.push(id); prev = id; i++; continue; }
-        if (id) { // moved within the parent: out and in again, as a new node
-          events.push({ kind: 'childNodeRemoved', parent: pid, node: id });
-          gone.add(id);
+        if (id && stay.has(i)) { ids.push(id); prev = id; return; }
+        if (pos[i] >= 0) { // the window has it here, out of order
+          events.push({ kind: 'childNodeRemoved', parent: pid, node: /** @type {number} */ (id) });
           this.unbind(s, c);
         }
         const d = this.describe(s, c, 0, true);
         events.push({ kind: 'childNodeInserted', parent: pid, previous: prev, inserted: d });
         ids.push(d.nodeId);
         prev = d.nodeId;
-      }
+      });
       s.kids.set(pid, ids);
     }
     for (const [n, names] of this.attrs) {
@@ -494,6 +496,32 @@ export class DOMAgent {
       i += n;
     }
   }
+}
+
+/**
+ * The indices of a longest strictly increasing run of positions (-1: not
+ * a candidate), in O(n log n): the children that keep their place.
+ * @param {number[]} pos
+ * @returns {Set<number>}
+ */
+export function inOrder(pos) {
+  /** @type {number[]} */
+  const tails = []; // index into pos of the smallest tail of each run length
+  const back = new Array(pos.length).fill(-1);
+  for (let i = 0; i < pos.length; i++) {
+    const p = pos[i];
+    if (p < 0) continue;
+    let lo = 0, hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (pos[tails[mid]] < p) lo = mid + 1; else hi = mid;
+    }
+    if (lo > 0) back[i] = tails[lo - 1];
+    tails[lo] = i;
+  }
+  const out = new Set();
+  for (let i = tails.length ? tails[tails.length - 1] : -1; i >= 0; i = back[i]) out.add(i);
+  return out;
 }
 
 /** @param {any} v */
