@@ -849,3 +849,54 @@ func TestDOMMoveIsTwoEvents(t *testing.T) {
 		t.Fatalf("after the moves the window differs from the page (%d vs %d bytes)", len(w), len(p))
 	}
 }
+
+// Ctrl-F in Elements over two pages: DOM.performSearch counts the matches
+// of every page (a CSS selector here), and DOM.getSearchResults pushes each
+// match with its path from the page that holds it.
+func TestDOMSearchAcrossPages(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	titles := []string{"DOM search one", "DOM search two"}
+	domPages(t, reg, token, titles...)
+	a, ctxs := domWindow(t, w, "A", titles...)
+	tr := newDOMTree(t, a)
+	m := a.MustCall("DOM.performSearch", map[string]any{"query": "#list li"})
+	var ps struct {
+		SearchID    string `json:"searchId"`
+		ResultCount int    `json:"resultCount"`
+	}
+	_ = json.Unmarshal(m.Result, &ps)
+	if ps.ResultCount != 4 {
+		t.Fatalf("DOM.performSearch #list li over two pages of two <li> each: %s", m.Raw)
+	}
+	got := map[string]int{}
+	for i := range 4 {
+		r := a.MustCall("DOM.getSearchResults", map[string]any{"searchId": ps.SearchID, "fromIndex": i, "toIndex": i + 1})
+		var ans struct {
+			NodeIDs []int64 `json:"nodeIds"`
+		}
+		_ = json.Unmarshal(r.Result, &ans)
+		tr.sync()
+		if len(ans.NodeIDs) != 1 || tr.byID[ans.NodeIDs[0]] == nil || tr.byID[ans.NodeIDs[0]].NodeName != "LI" {
+			t.Fatalf("result %d: %s (in the window's tree: %+v)", i, r.Raw, tr.byID[ans.NodeIDs[0]])
+		}
+		for title, ctx := range ctxs {
+			if owner := tr.owners()[ctx.Context.AuxData.FrameID]; owner.NodeID>>32 == ans.NodeIDs[0]>>32 {
+				got[title]++
+			}
+		}
+	}
+	if got[titles[0]] != 2 || got[titles[1]] != 2 {
+		t.Fatalf("results by page %v, want two in each", got)
+	}
+	if e := domError(t, a, "DOM.getSearchResults", map[string]any{"searchId": ps.SearchID, "fromIndex": 1, "toIndex": 3}); !strings.Contains(e, "span two pages") {
+		t.Errorf("a range over two pages: %q", e)
+	}
+	a.MustCall("DOM.discardSearchResults", map[string]any{"searchId": ps.SearchID})
+	if e := domError(t, a, "DOM.getSearchResults", map[string]any{"searchId": ps.SearchID, "fromIndex": 0, "toIndex": 1}); !strings.Contains(e, "no search") {
+		t.Errorf("a discarded search: %q", e)
+	}
+	none := a.MustCall("DOM.performSearch", map[string]any{"query": "no-such-thing-anywhere"})
+	if !strings.Contains(string(none.Result), `"resultCount":0`) {
+		t.Errorf("a search that finds nothing: %s", none.Raw)
+	}
+}

@@ -324,6 +324,9 @@ var methods = map[string]methodEntry{
 	"DOM.removeNode":                      pageDOM(pagerealm.RemoveNode),
 	"DOM.setOuterHTML":                    pageDOM(pagerealm.SetOuterHTML),
 	"DOM.getFrameOwner":                   pageDOM(pagerealm.GetFrameOwner),
+	"DOM.performSearch":                   local(domPerformSearch),
+	"DOM.getSearchResults":                local(domGetSearchResults),
+	"DOM.discardSearchResults":            local(domDiscardSearchResults),
 
 	// Node's domains, where the worker also acts or a page answers. Every
 	// other method of nodeDomains is routed by its domain's rule.

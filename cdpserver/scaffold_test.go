@@ -54,6 +54,7 @@ func TestMethodTableAnswers(t *testing.T) {
 		// The host's empty document, no page (pagerealm/dom.go).
 		"DOM.getDocument":                     func() []byte { return []byte(strings.ReplaceAll(hostDocumentAnswer, "TARGET", srv.targetID)) },
 		"DOM.pushNodesByBackendIdsToFrontend": func() []byte { return []byte(`{"nodeIds":[]}`) },
+		"DOM.discardSearchResults":            func() []byte { return []byte(`{}`) },
 	}
 	// Local answers that are errors without a client page.
 	wantLocalError := map[string]string{
@@ -64,6 +65,8 @@ func TestMethodTableAnswers(t *testing.T) {
 		"DOM.getOuterHTML":           "DOM.getOuterHTML: give one of nodeId, backendNodeId, objectId",
 		"DOM.resolveNode":            "DOM.resolveNode: give one of nodeId, backendNodeId, objectId",
 		"DOM.requestNode":            "DOM.requestNode: objectId is required",
+		"DOM.performSearch":          "DOM.performSearch: query is required",
+		"DOM.getSearchResults":       `DOM.getSearchResults: no search "" in this window (discarded, or the document was asked for again)`,
 		"DOM.getFrameOwner":          `DOM.getFrameOwner: no frame "" in this window's document (ask DOM.getDocument first, or the page has gone)`,
 	}
 	for _, m := range []string{"requestChildNodes", "setAttributeValue", "setAttributesAsText", "removeAttribute", "setNodeValue", "removeNode", "setOuterHTML"} {

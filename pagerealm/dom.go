@@ -69,6 +69,8 @@ type domState struct {
 	// used are the namespaces the window sent a page command in: only
 	// those pages hold nodes for it (a page never asked runs no DOM code).
 	used map[uint64]bool
+	// searches are the window's DOM.performSearch results (dom_search.go).
+	searches map[string]*domSearch
 }
 
 // nodeID is a page node's id in the window.

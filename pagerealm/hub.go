@@ -91,6 +91,7 @@ type Hub struct {
 	nextCall   uint64                                   // Guarded by mu: last runtime command id.
 	app        replayBuffer                             // Guarded by mu: the host's observations (app.go).
 	nextNS     uint64                                   // Guarded by mu: last DOM namespace handed out (dom.go).
+	nextSearch uint64                                   // Guarded by mu: last DOM search id (dom_search.go).
 }
 
 type clientFrame struct {

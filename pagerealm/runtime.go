@@ -59,6 +59,9 @@ type runtimeCall struct {
 	// window's namespace of the page it went to.
 	dom   domRender
 	domNS uint64
+	// own is told how one of the worker's own commands ended: with its
+	// page's result, or why not (a DOM search's part, dom_search.go).
+	own func(res *sourceproto.RuntimeResult, why string)
 }
 
 // release reports whether the call frees objects in the page: the worker's
@@ -176,6 +179,9 @@ func (h *Hub) failCallLocked(id uint64, why string) *runtimeCall {
 	if call != nil && call.reqID != nil {
 		call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError, call.cdp + ": " + why}))
 	}
+	if call != nil && call.own != nil {
+		call.own(nil, why)
+	}
 	return call
 }
 
@@ -204,6 +210,9 @@ func (h *Hub) runtimeDeadline(id uint64) {
 	if call.reqID != nil {
 		call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError, call.cdp + ": " + why}))
 	}
+	if call.own != nil {
+		call.own(nil, why)
+	}
 }
 
 // runtimeResultLocked settles the call a runtime.result answers and
@@ -218,6 +227,18 @@ func (h *Hub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourceproto.Ru
 	}
 	h.forgetCallLocked(res.ID)
 	ack := &sourceproto.RuntimeAck{Session: res.Session, ID: res.ID, Method: res.Method, Accepted: true}
+	if call.own != nil {
+		switch {
+		case res.Rejected != nil:
+			ack.Accepted = false
+			call.own(nil, fmt.Sprintf("the worker refused the page's answer (%s): %s", res.Rejected.Code, res.Rejected.Reason))
+		case res.Error != nil:
+			call.own(nil, fmt.Sprintf("the page %q answered %s: %s", call.page, res.Error.Code, res.Error.Message))
+		default:
+			call.own(res, "")
+		}
+		return call.ctx, ack
+	}
 	if res.Rejected != nil {
 		// The worker refused the answer (over a limit, invalid): the
 		// window hears why now, and the page frees what it made for it.

@@ -10,6 +10,7 @@
 #                between the host's
 #   elements.png Elements: two pages' documents under their frames in the host's
 #                empty document, one <h1> just changed by the page
+#   elements-search.png Elements: Ctrl-F with a CSS selector, a match in each page
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export E2E_ARTIFACTS=$(mktemp -d "${TMPDIR:-/tmp}/inspector-worker-screens.XXXXXX")
@@ -26,4 +27,5 @@ copy debugger-statement-01-paused.png paused.png
 copy client-console-02-console-page-context.png client-console.png
 copy threads-01-threads-console.png threads-console.png
 copy elements-01-tree.png elements.png
+copy elements-03-search.png elements-search.png
 rm -rf "$E2E_ARTIFACTS"

@@ -41,6 +41,11 @@ type DOMParams struct {
 	Value       string `json:"value,omitempty"`
 	Text        string `json:"text,omitempty"`
 	ObjectGroup string `json:"objectGroup,omitempty"`
+	// Search names a search (domSearch, domResults: the worker's id);
+	// From and To are domResults' range of its nodes.
+	Search string `json:"search,omitempty"`
+	From   int64  `json:"from,omitempty"`
+	To     int64  `json:"to,omitempty"`
 }
 
 // DOMNode is one page node as CDP's DOM.Node describes it, with the page's
@@ -89,6 +94,8 @@ type DOMResult struct {
 	// Object: domResolve's node as a Runtime object (its handle follows
 	// the Runtime's ack rules).
 	Object *RemoteObject `json:"object,omitempty"`
+	// Count: domSearch's number of nodes found.
+	Count int64 `json:"count,omitempty"`
 }
 
 // DOMEdit names the edit of a domEdit command.

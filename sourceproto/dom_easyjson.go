@@ -140,6 +140,12 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 					(*out.Object).UnmarshalEasyJSON(in)
 				}
 			}
+		case "count":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Count = int64(in.Int64())
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -230,6 +236,16 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 			out.RawString(prefix)
 		}
 		(*in.Object).MarshalEasyJSON(out)
+	}
+	if in.Count != 0 {
+		const prefix string = ",\"count\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.Int64(int64(in.Count))
 	}
 	out.RawByte('}')
 }
@@ -338,6 +354,24 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 			} else {
 				out.ObjectGroup = string(in.String())
 			}
+		case "search":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Search = string(in.String())
+			}
+		case "from":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.From = int64(in.Int64())
+			}
+		case "to":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.To = int64(in.Int64())
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -414,6 +448,21 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"objectGroup\":"
 		out.RawString(prefix)
 		out.String(string(in.ObjectGroup))
+	}
+	if in.Search != "" {
+		const prefix string = ",\"search\":"
+		out.RawString(prefix)
+		out.String(string(in.Search))
+	}
+	if in.From != 0 {
+		const prefix string = ",\"from\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.From))
+	}
+	if in.To != 0 {
+		const prefix string = ",\"to\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.To))
 	}
 	out.RawByte('}')
 }

@@ -116,11 +116,14 @@ const (
 	MethodDOMOuterHTML RuntimeMethod = "domOuterHTML" // DOM.getOuterHTML
 	MethodDOMEdit      RuntimeMethod = "domEdit"      // one edit (DOMEdit)
 	MethodDOMDisable   RuntimeMethod = "domDisable"   // forget the session's nodes in the page
+	MethodDOMSearch    RuntimeMethod = "domSearch"    // find nodes (DOM.performSearch)
+	MethodDOMResults   RuntimeMethod = "domResults"   // a range of the search's nodes, pushed (DOM.getSearchResults)
 )
 
 var runtimeMethods = []RuntimeMethod{MethodEvaluate, MethodGetProperties, MethodCallFunctionOn,
 	MethodAwaitPromise, MethodReleaseObject, MethodReleaseObjectGroup, MethodGlobalLexicalScopeNames,
-	MethodDOMChildren, MethodDOMDescribe, MethodDOMPush, MethodDOMResolve, MethodDOMOuterHTML, MethodDOMEdit, MethodDOMDisable}
+	MethodDOMChildren, MethodDOMDescribe, MethodDOMPush, MethodDOMResolve, MethodDOMOuterHTML, MethodDOMEdit, MethodDOMDisable,
+	MethodDOMSearch, MethodDOMResults}
 
 // IsDOM reports whether m is one of the DOM agent's methods.
 func (m RuntimeMethod) IsDOM() bool { return len(m) > 3 && m[:3] == "dom" }

@@ -29,6 +29,8 @@ type RuntimeCommand struct {
 	DOMOuterHTML *DOMParams `json:"domOuterHTML,omitempty"`
 	DOMEdit      *DOMParams `json:"domEdit,omitempty"`
 	DOMDisable   *DOMParams `json:"domDisable,omitempty"`
+	DOMSearch    *DOMParams `json:"domSearch,omitempty"`
+	DOMResults   *DOMParams `json:"domResults,omitempty"`
 }
 
 // EvaluateParams mirrors CDP Runtime.evaluate's client subset. Timeout
@@ -131,6 +133,8 @@ type RuntimeResult struct {
 	DOMOuterHTML            *DOMResult                     `json:"domOuterHTML,omitempty"`
 	DOMEdit                 *DOMResult                     `json:"domEdit,omitempty"`
 	DOMDisable              *DOMResult                     `json:"domDisable,omitempty"`
+	DOMSearch               *DOMResult                     `json:"domSearch,omitempty"`
+	DOMResults              *DOMResult                     `json:"domResults,omitempty"`
 	Error                   *TransportError                `json:"error,omitempty"`
 
 	// Rejected is never on the wire. Ingest sets it, with Session, ID and

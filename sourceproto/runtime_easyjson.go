@@ -155,7 +155,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				if out.DOMChildren == nil {
 					out.DOMChildren = new(DOMResult)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMChildren)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMChildren).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domDescribe":
 			if in.IsNull() {
@@ -165,7 +169,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				if out.DOMDescribe == nil {
 					out.DOMDescribe = new(DOMResult)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMDescribe)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMDescribe).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domPush":
 			if in.IsNull() {
@@ -175,7 +183,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				if out.DOMPush == nil {
 					out.DOMPush = new(DOMResult)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMPush)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMPush).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domResolve":
 			if in.IsNull() {
@@ -185,7 +197,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				if out.DOMResolve == nil {
 					out.DOMResolve = new(DOMResult)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMResolve)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMResolve).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domOuterHTML":
 			if in.IsNull() {
@@ -195,7 +211,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				if out.DOMOuterHTML == nil {
 					out.DOMOuterHTML = new(DOMResult)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMOuterHTML)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMOuterHTML).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domEdit":
 			if in.IsNull() {
@@ -205,7 +225,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				if out.DOMEdit == nil {
 					out.DOMEdit = new(DOMResult)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMEdit)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMEdit).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domDisable":
 			if in.IsNull() {
@@ -215,7 +239,39 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				if out.DOMDisable == nil {
 					out.DOMDisable = new(DOMResult)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in, out.DOMDisable)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMDisable).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domSearch":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMSearch = nil
+			} else {
+				if out.DOMSearch == nil {
+					out.DOMSearch = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMSearch).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domResults":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMResults = nil
+			} else {
+				if out.DOMResults == nil {
+					out.DOMResults = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMResults).UnmarshalEasyJSON(in)
+				}
 			}
 		case "error":
 			if in.IsNull() {
@@ -302,37 +358,47 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 	if in.DOMChildren != nil {
 		const prefix string = ",\"domChildren\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMChildren)
+		(*in.DOMChildren).MarshalEasyJSON(out)
 	}
 	if in.DOMDescribe != nil {
 		const prefix string = ",\"domDescribe\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMDescribe)
+		(*in.DOMDescribe).MarshalEasyJSON(out)
 	}
 	if in.DOMPush != nil {
 		const prefix string = ",\"domPush\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMPush)
+		(*in.DOMPush).MarshalEasyJSON(out)
 	}
 	if in.DOMResolve != nil {
 		const prefix string = ",\"domResolve\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMResolve)
+		(*in.DOMResolve).MarshalEasyJSON(out)
 	}
 	if in.DOMOuterHTML != nil {
 		const prefix string = ",\"domOuterHTML\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMOuterHTML)
+		(*in.DOMOuterHTML).MarshalEasyJSON(out)
 	}
 	if in.DOMEdit != nil {
 		const prefix string = ",\"domEdit\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMEdit)
+		(*in.DOMEdit).MarshalEasyJSON(out)
 	}
 	if in.DOMDisable != nil {
 		const prefix string = ",\"domDisable\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out, *in.DOMDisable)
+		(*in.DOMDisable).MarshalEasyJSON(out)
+	}
+	if in.DOMSearch != nil {
+		const prefix string = ",\"domSearch\":"
+		out.RawString(prefix)
+		(*in.DOMSearch).MarshalEasyJSON(out)
+	}
+	if in.DOMResults != nil {
+		const prefix string = ",\"domResults\":"
+		out.RawString(prefix)
+		(*in.DOMResults).MarshalEasyJSON(out)
 	}
 	if in.Error != nil {
 		const prefix string = ",\"error\":"
@@ -351,521 +417,7 @@ func (v RuntimeResult) MarshalEasyJSON(w *jwriter.Writer) {
 func (v *RuntimeResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in *jlexer.Lexer, out *DOMResult) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "children":
-			if in.IsNull() {
-				in.Skip()
-				out.Children = nil
-			} else {
-				in.Delim('[')
-				if out.Children == nil {
-					if !in.IsDelim(']') {
-						out.Children = make([]DOMChildren, 0, 2)
-					} else {
-						out.Children = []DOMChildren{}
-					}
-				} else {
-					out.Children = (out.Children)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v1 DOMChildren
-					easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(in, &v1)
-					out.Children = append(out.Children, v1)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "node":
-			if in.IsNull() {
-				in.Skip()
-				out.Node = nil
-			} else {
-				if out.Node == nil {
-					out.Node = new(DOMNode)
-				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in, out.Node)
-			}
-		case "nodes":
-			if in.IsNull() {
-				in.Skip()
-				out.Nodes = nil
-			} else {
-				in.Delim('[')
-				if out.Nodes == nil {
-					if !in.IsDelim(']') {
-						out.Nodes = make([]uint64, 0, 8)
-					} else {
-						out.Nodes = []uint64{}
-					}
-				} else {
-					out.Nodes = (out.Nodes)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v2 uint64
-					if in.IsNull() {
-						in.Skip()
-					} else {
-						v2 = uint64(in.Uint64())
-					}
-					out.Nodes = append(out.Nodes, v2)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "html":
-			if in.IsNull() {
-				in.Skip()
-				out.HTML = nil
-			} else {
-				in.Delim('[')
-				if out.HTML == nil {
-					if !in.IsDelim(']') {
-						out.HTML = make([]string, 0, 4)
-					} else {
-						out.HTML = []string{}
-					}
-				} else {
-					out.HTML = (out.HTML)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v3 string
-					if in.IsNull() {
-						in.Skip()
-					} else {
-						v3 = string(in.String())
-					}
-					out.HTML = append(out.HTML, v3)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "object":
-			if in.IsNull() {
-				in.Skip()
-				out.Object = nil
-			} else {
-				if out.Object == nil {
-					out.Object = new(RemoteObject)
-				}
-				if in.IsNull() {
-					in.Skip()
-				} else {
-					(*out.Object).UnmarshalEasyJSON(in)
-				}
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out *jwriter.Writer, in DOMResult) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	if len(in.Children) != 0 {
-		const prefix string = ",\"children\":"
-		first = false
-		out.RawString(prefix[1:])
-		{
-			out.RawByte('[')
-			for v4, v5 := range in.Children {
-				if v4 > 0 {
-					out.RawByte(',')
-				}
-				easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(out, v5)
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Node != nil {
-		const prefix string = ",\"node\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out, *in.Node)
-	}
-	if len(in.Nodes) != 0 {
-		const prefix string = ",\"nodes\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		{
-			out.RawByte('[')
-			for v6, v7 := range in.Nodes {
-				if v6 > 0 {
-					out.RawByte(',')
-				}
-				out.Uint64(uint64(v7))
-			}
-			out.RawByte(']')
-		}
-	}
-	if len(in.HTML) != 0 {
-		const prefix string = ",\"html\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		{
-			out.RawByte('[')
-			for v8, v9 := range in.HTML {
-				if v8 > 0 {
-					out.RawByte(',')
-				}
-				out.String(string(v9))
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Object != nil {
-		const prefix string = ",\"object\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		(*in.Object).MarshalEasyJSON(out)
-	}
-	out.RawByte('}')
-}
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in *jlexer.Lexer, out *DOMNode) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "nodeId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.NodeID = uint64(in.Uint64())
-			}
-		case "nodeType":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.NodeType = int64(in.Int64())
-			}
-		case "nodeName":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.NodeName = string(in.String())
-			}
-		case "localName":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.LocalName = string(in.String())
-			}
-		case "nodeValue":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.NodeValue = string(in.String())
-			}
-		case "childNodeCount":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.ChildNodeCount = int64(in.Int64())
-			}
-		case "children":
-			if in.IsNull() {
-				in.Skip()
-				out.Children = nil
-			} else {
-				in.Delim('[')
-				if out.Children == nil {
-					if !in.IsDelim(']') {
-						out.Children = make([]DOMNode, 0, 0)
-					} else {
-						out.Children = []DOMNode{}
-					}
-				} else {
-					out.Children = (out.Children)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v10 DOMNode
-					easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in, &v10)
-					out.Children = append(out.Children, v10)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "attributes":
-			if in.IsNull() {
-				in.Skip()
-				out.Attributes = nil
-			} else {
-				in.Delim('[')
-				if out.Attributes == nil {
-					if !in.IsDelim(']') {
-						out.Attributes = make([]string, 0, 4)
-					} else {
-						out.Attributes = []string{}
-					}
-				} else {
-					out.Attributes = (out.Attributes)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v11 string
-					if in.IsNull() {
-						in.Skip()
-					} else {
-						v11 = string(in.String())
-					}
-					out.Attributes = append(out.Attributes, v11)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "documentURL":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.DocumentURL = string(in.String())
-			}
-		case "baseURL":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.BaseURL = string(in.String())
-			}
-		case "publicId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.PublicID = string(in.String())
-			}
-		case "systemId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.SystemID = string(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out *jwriter.Writer, in DOMNode) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"nodeId\":"
-		out.RawString(prefix[1:])
-		out.Uint64(uint64(in.NodeID))
-	}
-	{
-		const prefix string = ",\"nodeType\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.NodeType))
-	}
-	{
-		const prefix string = ",\"nodeName\":"
-		out.RawString(prefix)
-		out.String(string(in.NodeName))
-	}
-	if in.LocalName != "" {
-		const prefix string = ",\"localName\":"
-		out.RawString(prefix)
-		out.String(string(in.LocalName))
-	}
-	if in.NodeValue != "" {
-		const prefix string = ",\"nodeValue\":"
-		out.RawString(prefix)
-		out.String(string(in.NodeValue))
-	}
-	if in.ChildNodeCount != 0 {
-		const prefix string = ",\"childNodeCount\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.ChildNodeCount))
-	}
-	if len(in.Children) != 0 {
-		const prefix string = ",\"children\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v12, v13 := range in.Children {
-				if v12 > 0 {
-					out.RawByte(',')
-				}
-				easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out, v13)
-			}
-			out.RawByte(']')
-		}
-	}
-	if len(in.Attributes) != 0 {
-		const prefix string = ",\"attributes\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v14, v15 := range in.Attributes {
-				if v14 > 0 {
-					out.RawByte(',')
-				}
-				out.String(string(v15))
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.DocumentURL != "" {
-		const prefix string = ",\"documentURL\":"
-		out.RawString(prefix)
-		out.String(string(in.DocumentURL))
-	}
-	if in.BaseURL != "" {
-		const prefix string = ",\"baseURL\":"
-		out.RawString(prefix)
-		out.String(string(in.BaseURL))
-	}
-	if in.PublicID != "" {
-		const prefix string = ",\"publicId\":"
-		out.RawString(prefix)
-		out.String(string(in.PublicID))
-	}
-	if in.SystemID != "" {
-		const prefix string = ",\"systemId\":"
-		out.RawString(prefix)
-		out.String(string(in.SystemID))
-	}
-	out.RawByte('}')
-}
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(in *jlexer.Lexer, out *DOMChildren) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "parent":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Parent = uint64(in.Uint64())
-			}
-		case "nodes":
-			if in.IsNull() {
-				in.Skip()
-				out.Nodes = nil
-			} else {
-				in.Delim('[')
-				if out.Nodes == nil {
-					if !in.IsDelim(']') {
-						out.Nodes = make([]DOMNode, 0, 0)
-					} else {
-						out.Nodes = []DOMNode{}
-					}
-				} else {
-					out.Nodes = (out.Nodes)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v16 DOMNode
-					easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in, &v16)
-					out.Nodes = append(out.Nodes, v16)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(out *jwriter.Writer, in DOMChildren) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"parent\":"
-		out.RawString(prefix[1:])
-		out.Uint64(uint64(in.Parent))
-	}
-	{
-		const prefix string = ",\"nodes\":"
-		out.RawString(prefix)
-		if in.Nodes == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
-			out.RawString("null")
-		} else {
-			out.RawByte('[')
-			for v17, v18 := range in.Nodes {
-				if v17 > 0 {
-					out.RawByte(',')
-				}
-				easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out, v18)
-			}
-			out.RawByte(']')
-		}
-	}
-	out.RawByte('}')
-}
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(in *jlexer.Lexer, out *RuntimeCommand) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(in *jlexer.Lexer, out *RuntimeCommand) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1003,7 +555,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 				if out.DOMChildren == nil {
 					out.DOMChildren = new(DOMParams)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMChildren)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMChildren).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domDescribe":
 			if in.IsNull() {
@@ -1013,7 +569,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 				if out.DOMDescribe == nil {
 					out.DOMDescribe = new(DOMParams)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMDescribe)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMDescribe).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domPush":
 			if in.IsNull() {
@@ -1023,7 +583,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 				if out.DOMPush == nil {
 					out.DOMPush = new(DOMParams)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMPush)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMPush).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domResolve":
 			if in.IsNull() {
@@ -1033,7 +597,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 				if out.DOMResolve == nil {
 					out.DOMResolve = new(DOMParams)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMResolve)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMResolve).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domOuterHTML":
 			if in.IsNull() {
@@ -1043,7 +611,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 				if out.DOMOuterHTML == nil {
 					out.DOMOuterHTML = new(DOMParams)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMOuterHTML)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMOuterHTML).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domEdit":
 			if in.IsNull() {
@@ -1053,7 +625,11 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 				if out.DOMEdit == nil {
 					out.DOMEdit = new(DOMParams)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMEdit)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMEdit).UnmarshalEasyJSON(in)
+				}
 			}
 		case "domDisable":
 			if in.IsNull() {
@@ -1063,7 +639,39 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 				if out.DOMDisable == nil {
 					out.DOMDisable = new(DOMParams)
 				}
-				easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in, out.DOMDisable)
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMDisable).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domSearch":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMSearch = nil
+			} else {
+				if out.DOMSearch == nil {
+					out.DOMSearch = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMSearch).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domResults":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMResults = nil
+			} else {
+				if out.DOMResults == nil {
+					out.DOMResults = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMResults).UnmarshalEasyJSON(in)
+				}
 			}
 		default:
 			in.AddError(&jlexer.LexerError{
@@ -1079,7 +687,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(out *jwriter.Writer, in RuntimeCommand) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(out *jwriter.Writer, in RuntimeCommand) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1136,225 +744,61 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(o
 	if in.DOMChildren != nil {
 		const prefix string = ",\"domChildren\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMChildren)
+		(*in.DOMChildren).MarshalEasyJSON(out)
 	}
 	if in.DOMDescribe != nil {
 		const prefix string = ",\"domDescribe\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMDescribe)
+		(*in.DOMDescribe).MarshalEasyJSON(out)
 	}
 	if in.DOMPush != nil {
 		const prefix string = ",\"domPush\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMPush)
+		(*in.DOMPush).MarshalEasyJSON(out)
 	}
 	if in.DOMResolve != nil {
 		const prefix string = ",\"domResolve\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMResolve)
+		(*in.DOMResolve).MarshalEasyJSON(out)
 	}
 	if in.DOMOuterHTML != nil {
 		const prefix string = ",\"domOuterHTML\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMOuterHTML)
+		(*in.DOMOuterHTML).MarshalEasyJSON(out)
 	}
 	if in.DOMEdit != nil {
 		const prefix string = ",\"domEdit\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMEdit)
+		(*in.DOMEdit).MarshalEasyJSON(out)
 	}
 	if in.DOMDisable != nil {
 		const prefix string = ",\"domDisable\":"
 		out.RawString(prefix)
-		easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out, *in.DOMDisable)
+		(*in.DOMDisable).MarshalEasyJSON(out)
+	}
+	if in.DOMSearch != nil {
+		const prefix string = ",\"domSearch\":"
+		out.RawString(prefix)
+		(*in.DOMSearch).MarshalEasyJSON(out)
+	}
+	if in.DOMResults != nil {
+		const prefix string = ",\"domResults\":"
+		out.RawString(prefix)
+		(*in.DOMResults).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v RuntimeCommand) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *RuntimeCommand) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in *jlexer.Lexer, out *DOMParams) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "doc":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Doc = uint64(in.Uint64())
-			}
-		case "node":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Node = uint64(in.Uint64())
-			}
-		case "handle":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Handle = string(in.String())
-			}
-		case "nodes":
-			if in.IsNull() {
-				in.Skip()
-				out.Nodes = nil
-			} else {
-				in.Delim('[')
-				if out.Nodes == nil {
-					if !in.IsDelim(']') {
-						out.Nodes = make([]uint64, 0, 8)
-					} else {
-						out.Nodes = []uint64{}
-					}
-				} else {
-					out.Nodes = (out.Nodes)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v19 uint64
-					if in.IsNull() {
-						in.Skip()
-					} else {
-						v19 = uint64(in.Uint64())
-					}
-					out.Nodes = append(out.Nodes, v19)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "depth":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Depth = int64(in.Int64())
-			}
-		case "edit":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				(out.Edit).UnmarshalEasyJSON(in)
-			}
-		case "name":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Name = string(in.String())
-			}
-		case "value":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Value = string(in.String())
-			}
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "objectGroup":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.ObjectGroup = string(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out *jwriter.Writer, in DOMParams) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"doc\":"
-		out.RawString(prefix[1:])
-		out.Uint64(uint64(in.Doc))
-	}
-	if in.Node != 0 {
-		const prefix string = ",\"node\":"
-		out.RawString(prefix)
-		out.Uint64(uint64(in.Node))
-	}
-	if in.Handle != "" {
-		const prefix string = ",\"handle\":"
-		out.RawString(prefix)
-		out.String(string(in.Handle))
-	}
-	if len(in.Nodes) != 0 {
-		const prefix string = ",\"nodes\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v20, v21 := range in.Nodes {
-				if v20 > 0 {
-					out.RawByte(',')
-				}
-				out.Uint64(uint64(v21))
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Depth != 0 {
-		const prefix string = ",\"depth\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.Depth))
-	}
-	if in.Edit != "" {
-		const prefix string = ",\"edit\":"
-		out.RawString(prefix)
-		(in.Edit).MarshalEasyJSON(out)
-	}
-	if in.Name != "" {
-		const prefix string = ",\"name\":"
-		out.RawString(prefix)
-		out.String(string(in.Name))
-	}
-	if in.Value != "" {
-		const prefix string = ",\"value\":"
-		out.RawString(prefix)
-		out.String(string(in.Value))
-	}
-	if in.Text != "" {
-		const prefix string = ",\"text\":"
-		out.RawString(prefix)
-		out.String(string(in.Text))
-	}
-	if in.ObjectGroup != "" {
-		const prefix string = ",\"objectGroup\":"
-		out.RawString(prefix)
-		out.String(string(in.ObjectGroup))
-	}
-	out.RawByte('}')
-}
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(in *jlexer.Lexer, out *RuntimeCancel) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(in *jlexer.Lexer, out *RuntimeCancel) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1400,7 +844,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(out *jwriter.Writer, in RuntimeCancel) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(out *jwriter.Writer, in RuntimeCancel) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1424,14 +868,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v RuntimeCancel) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *RuntimeCancel) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(in *jlexer.Lexer, out *RuntimeAck) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in *jlexer.Lexer, out *RuntimeAck) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1483,7 +927,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(out *jwriter.Writer, in RuntimeAck) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out *jwriter.Writer, in RuntimeAck) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1512,14 +956,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v RuntimeAck) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *RuntimeAck) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(in *jlexer.Lexer, out *ReleaseObjectResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(in *jlexer.Lexer, out *ReleaseObjectResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1547,7 +991,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(out *jwriter.Writer, in ReleaseObjectResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(out *jwriter.Writer, in ReleaseObjectResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1556,14 +1000,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v ReleaseObjectResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *ReleaseObjectResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto9(in *jlexer.Lexer, out *ReleaseObjectParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in *jlexer.Lexer, out *ReleaseObjectParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1597,7 +1041,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto9(i
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto9(out *jwriter.Writer, in ReleaseObjectParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out *jwriter.Writer, in ReleaseObjectParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1611,14 +1055,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto9(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v ReleaseObjectParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto9(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *ReleaseObjectParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto9(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(in *jlexer.Lexer, out *ReleaseObjectGroupResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(in *jlexer.Lexer, out *ReleaseObjectGroupResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1646,7 +1090,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(out *jwriter.Writer, in ReleaseObjectGroupResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(out *jwriter.Writer, in ReleaseObjectGroupResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1655,14 +1099,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v ReleaseObjectGroupResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *ReleaseObjectGroupResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(in *jlexer.Lexer, out *ReleaseObjectGroupParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(in *jlexer.Lexer, out *ReleaseObjectGroupParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1696,7 +1140,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(out *jwriter.Writer, in ReleaseObjectGroupParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(out *jwriter.Writer, in ReleaseObjectGroupParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1710,14 +1154,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v ReleaseObjectGroupParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *ReleaseObjectGroupParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(in *jlexer.Lexer, out *GlobalLexicalScopeNamesResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(in *jlexer.Lexer, out *GlobalLexicalScopeNamesResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1747,13 +1191,13 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(
 					out.Names = (out.Names)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v22 string
+					var v1 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v22 = string(in.String())
+						v1 = string(in.String())
 					}
-					out.Names = append(out.Names, v22)
+					out.Names = append(out.Names, v1)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1772,7 +1216,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(out *jwriter.Writer, in GlobalLexicalScopeNamesResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(out *jwriter.Writer, in GlobalLexicalScopeNamesResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1783,11 +1227,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v23, v24 := range in.Names {
-				if v23 > 0 {
+			for v2, v3 := range in.Names {
+				if v2 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v24))
+				out.String(string(v3))
 			}
 			out.RawByte(']')
 		}
@@ -1797,14 +1241,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v GlobalLexicalScopeNamesResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto8(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *GlobalLexicalScopeNamesResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto8(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto13(in *jlexer.Lexer, out *GlobalLexicalScopeNamesParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto9(in *jlexer.Lexer, out *GlobalLexicalScopeNamesParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1832,7 +1276,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto13(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto13(out *jwriter.Writer, in GlobalLexicalScopeNamesParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto9(out *jwriter.Writer, in GlobalLexicalScopeNamesParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1841,14 +1285,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto13(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v GlobalLexicalScopeNamesParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto13(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto9(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *GlobalLexicalScopeNamesParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto13(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto9(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(in *jlexer.Lexer, out *GetPropertiesResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(in *jlexer.Lexer, out *GetPropertiesResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1878,13 +1322,13 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(
 					out.Result = (out.Result)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v25 PropertyDescriptor
+					var v4 PropertyDescriptor
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v25).UnmarshalEasyJSON(in)
+						(v4).UnmarshalEasyJSON(in)
 					}
-					out.Result = append(out.Result, v25)
+					out.Result = append(out.Result, v4)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1905,13 +1349,13 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(
 					out.InternalProperties = (out.InternalProperties)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v26 InternalPropertyDescriptor
+					var v5 InternalPropertyDescriptor
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v26).UnmarshalEasyJSON(in)
+						(v5).UnmarshalEasyJSON(in)
 					}
-					out.InternalProperties = append(out.InternalProperties, v26)
+					out.InternalProperties = append(out.InternalProperties, v5)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1932,13 +1376,13 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(
 					out.PrivateProperties = (out.PrivateProperties)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v27 PrivatePropertyDescriptor
+					var v6 PrivatePropertyDescriptor
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v27).UnmarshalEasyJSON(in)
+						(v6).UnmarshalEasyJSON(in)
 					}
-					out.PrivateProperties = append(out.PrivateProperties, v27)
+					out.PrivateProperties = append(out.PrivateProperties, v6)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1971,7 +1415,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(out *jwriter.Writer, in GetPropertiesResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(out *jwriter.Writer, in GetPropertiesResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1982,11 +1426,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v28, v29 := range in.Result {
-				if v28 > 0 {
+			for v7, v8 := range in.Result {
+				if v7 > 0 {
 					out.RawByte(',')
 				}
-				(v29).MarshalEasyJSON(out)
+				(v8).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1996,11 +1440,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v30, v31 := range in.InternalProperties {
-				if v30 > 0 {
+			for v9, v10 := range in.InternalProperties {
+				if v9 > 0 {
 					out.RawByte(',')
 				}
-				(v31).MarshalEasyJSON(out)
+				(v10).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2010,11 +1454,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v32, v33 := range in.PrivateProperties {
-				if v32 > 0 {
+			for v11, v12 := range in.PrivateProperties {
+				if v11 > 0 {
 					out.RawByte(',')
 				}
-				(v33).MarshalEasyJSON(out)
+				(v12).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2029,14 +1473,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v GetPropertiesResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto10(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *GetPropertiesResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto10(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(in *jlexer.Lexer, out *GetPropertiesParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(in *jlexer.Lexer, out *GetPropertiesParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2094,7 +1538,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(out *jwriter.Writer, in GetPropertiesParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(out *jwriter.Writer, in GetPropertiesParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2128,14 +1572,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v GetPropertiesParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto11(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *GetPropertiesParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto11(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto16(in *jlexer.Lexer, out *EvaluateResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(in *jlexer.Lexer, out *EvaluateResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2183,7 +1627,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto16(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto16(out *jwriter.Writer, in EvaluateResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(out *jwriter.Writer, in EvaluateResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2202,14 +1646,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto16(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v EvaluateResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto16(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto12(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *EvaluateResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto16(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto12(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto17(in *jlexer.Lexer, out *EvaluateParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto13(in *jlexer.Lexer, out *EvaluateParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2303,7 +1747,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto17(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto17(out *jwriter.Writer, in EvaluateParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto13(out *jwriter.Writer, in EvaluateParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2367,14 +1811,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto17(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v EvaluateParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto17(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto13(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *EvaluateParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto17(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto13(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto18(in *jlexer.Lexer, out *CallFunctionOnResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(in *jlexer.Lexer, out *CallFunctionOnResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2422,7 +1866,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto18(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto18(out *jwriter.Writer, in CallFunctionOnResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(out *jwriter.Writer, in CallFunctionOnResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2441,14 +1885,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto18(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v CallFunctionOnResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto18(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto14(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *CallFunctionOnResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto18(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto14(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto19(in *jlexer.Lexer, out *CallFunctionOnParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(in *jlexer.Lexer, out *CallFunctionOnParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2490,13 +1934,13 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto19(
 					out.Arguments = (out.Arguments)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v34 CallArgument
+					var v13 CallArgument
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v34).UnmarshalEasyJSON(in)
+						(v13).UnmarshalEasyJSON(in)
 					}
-					out.Arguments = append(out.Arguments, v34)
+					out.Arguments = append(out.Arguments, v13)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2557,7 +2001,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto19(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto19(out *jwriter.Writer, in CallFunctionOnParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(out *jwriter.Writer, in CallFunctionOnParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2576,11 +2020,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto19(
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v35, v36 := range in.Arguments {
-				if v35 > 0 {
+			for v14, v15 := range in.Arguments {
+				if v14 > 0 {
 					out.RawByte(',')
 				}
-				(v36).MarshalEasyJSON(out)
+				(v15).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -2625,14 +2069,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto19(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v CallFunctionOnParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto19(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto15(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *CallFunctionOnParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto19(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto15(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto20(in *jlexer.Lexer, out *AwaitPromiseResult) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto16(in *jlexer.Lexer, out *AwaitPromiseResult) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2680,7 +2124,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto20(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto20(out *jwriter.Writer, in AwaitPromiseResult) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto16(out *jwriter.Writer, in AwaitPromiseResult) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2699,14 +2143,14 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto20(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AwaitPromiseResult) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto20(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto16(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AwaitPromiseResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto20(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto16(l, v)
 }
-func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto21(in *jlexer.Lexer, out *AwaitPromiseParams) {
+func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto17(in *jlexer.Lexer, out *AwaitPromiseParams) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2752,7 +2196,7 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto21(
 		in.Consumed()
 	}
 }
-func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto21(out *jwriter.Writer, in AwaitPromiseParams) {
+func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto17(out *jwriter.Writer, in AwaitPromiseParams) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2776,10 +2220,10 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto21(
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v AwaitPromiseParams) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto21(w, v)
+	easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto17(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *AwaitPromiseParams) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto21(l, v)
+	easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto17(l, v)
 }

@@ -11,7 +11,7 @@ func (c *RuntimeCommand) domCommand() (RuntimeMethod, *DOMParams, int) {
 		p *DOMParams
 	}{{MethodDOMChildren, c.DOMChildren}, {MethodDOMDescribe, c.DOMDescribe}, {MethodDOMPush, c.DOMPush},
 		{MethodDOMResolve, c.DOMResolve}, {MethodDOMOuterHTML, c.DOMOuterHTML}, {MethodDOMEdit, c.DOMEdit},
-		{MethodDOMDisable, c.DOMDisable}}
+		{MethodDOMDisable, c.DOMDisable}, {MethodDOMSearch, c.DOMSearch}, {MethodDOMResults, c.DOMResults}}
 	var m RuntimeMethod
 	var p *DOMParams
 	n := 0
@@ -33,7 +33,7 @@ func (r *RuntimeResult) domResult() (RuntimeMethod, *DOMResult, int) {
 		r *DOMResult
 	}{{MethodDOMChildren, r.DOMChildren}, {MethodDOMDescribe, r.DOMDescribe}, {MethodDOMPush, r.DOMPush},
 		{MethodDOMResolve, r.DOMResolve}, {MethodDOMOuterHTML, r.DOMOuterHTML}, {MethodDOMEdit, r.DOMEdit},
-		{MethodDOMDisable, r.DOMDisable}}
+		{MethodDOMDisable, r.DOMDisable}, {MethodDOMSearch, r.DOMSearch}, {MethodDOMResults, r.DOMResults}}
 	var m RuntimeMethod
 	var res *DOMResult
 	n := 0
@@ -72,6 +72,10 @@ func (c *RuntimeCommand) SetDOM(m RuntimeMethod, p *DOMParams) {
 		c.DOMEdit = p
 	case MethodDOMDisable:
 		c.DOMDisable = p
+	case MethodDOMSearch:
+		c.DOMSearch = p
+	case MethodDOMResults:
+		c.DOMResults = p
 	}
 }
 
@@ -87,6 +91,13 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 	}
 	if p.Depth < -1 || p.Depth > MaxSafeInteger {
 		return malformed("depth must be -1 or in 0..2^53-1")
+	}
+	if err := first(checkOptID(p.Search, "search"), checkNonNeg(p.From, "from"), checkNonNeg(p.To, "to")); err != nil {
+		return err
+	}
+	search := p.Search != "" || p.From != 0 || p.To != 0
+	if search && m != MethodDOMSearch && m != MethodDOMResults {
+		return malformed(string(m) + " takes no search members")
 	}
 	for _, n := range p.Nodes {
 		if n == 0 || n > MaxSafeInteger {
@@ -119,13 +130,28 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 		if p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
 			return malformed("domDisable takes doc only")
 		}
+	case MethodDOMSearch:
+		if p.Search == "" || p.Text == "" || p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || p.From != 0 || p.To != 0 ||
+			p.Edit != "" || p.Name != "" || p.Value != "" {
+			return malformed("domSearch takes doc, search and text")
+		}
+	case MethodDOMResults:
+		if p.Search == "" || p.To <= p.From || p.To-p.From > MaxDOMPush || p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
+			return malformed("domResults takes doc, search and from < to (at most MaxDOMPush)")
+		}
 	}
 	return nil
 }
 
 // validateDOM checks a DOM result's shape for its method.
 func (r *DOMResult) validateDOM(m RuntimeMethod) *RejectError {
-	set := count(len(r.Children) > 0, r.Node != nil, len(r.Nodes) > 0, len(r.HTML) > 0, r.Object != nil)
+	set := count(len(r.Children) > 0, r.Node != nil, len(r.Nodes) > 0, len(r.HTML) > 0, r.Object != nil, r.Count != 0)
+	if err := checkNonNeg(r.Count, "count"); err != nil {
+		return err
+	}
+	if r.Count != 0 && m != MethodDOMSearch {
+		return malformed(string(m) + " answers no count")
+	}
 	switch m {
 	case MethodDOMChildren:
 		if set > 1 || len(r.Children) > 1 {
@@ -135,7 +161,11 @@ func (r *DOMResult) validateDOM(m RuntimeMethod) *RejectError {
 		if r.Node == nil || set != 1 {
 			return malformed("domDescribe answers node")
 		}
-	case MethodDOMPush:
+	case MethodDOMSearch:
+		if set > 1 || r.Count == 0 && set != 0 {
+			return malformed("domSearch answers count")
+		}
+	case MethodDOMPush, MethodDOMResults:
 		if len(r.Nodes) == 0 || r.Node != nil || len(r.HTML) > 0 || r.Object != nil {
 			return malformed("domPush answers nodes and their paths")
 		}

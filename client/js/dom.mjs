@@ -44,6 +44,13 @@ export const MAX_DESCRIBE_DEPTH = 16;
 export const MAX_TEXT = 16384;
 /** Characters per outerHTML part (a part is one JSON string, under MaxStringBytes). */
 export const HTML_PART = 8192;
+/** Nodes one search keeps. */
+export const MAX_SEARCH_RESULTS = 10000;
+/**
+ * Searches a session keeps: the frontend searches as the user types and may
+ * still ask for an earlier one's results; older ones are forgotten.
+ */
+export const MAX_SEARCHES_PER_SESSION = 4;
 /** The page document's id in every session. */
 export const DOCUMENT_ID = 1;
 
@@ -64,6 +71,7 @@ export class DOMFailure extends Error {
  * @property {Map<number, Node>} nodes
  * @property {Map<number, number[]>} kids the children each parent was sent, in order
  * @property {number} next
+ * @property {Map<string, Node[]>} searches the last searches' nodes, oldest first
  */
 
 /**
@@ -144,6 +152,23 @@ export class DOMAgent {
         this.flush(); // the edit's events go before its answer
         return {};
       }
+      case 'domSearch': {
+        const nodes = search(this.doc, String(p.text));
+        s.searches.delete(p.search);
+        while (s.searches.size >= MAX_SEARCHES_PER_SESSION) s.searches.delete(/** @type {string} */ (s.searches.keys().next().value));
+        s.searches.set(p.search, nodes);
+        return nodes.length ? { count: nodes.length } : {};
+      }
+      case 'domResults': {
+        const found = s.searches.get(p.search);
+        if (!found) throw new DOMFailure('no-such-handle', 'search ' + p.search + ' is gone (the page keeps the last ' + MAX_SEARCHES_PER_SESSION + '): search again');
+        /** @type {any[]} */
+        const children = [];
+        const nodes = found.slice(p.from, p.to).map((n) => this.pushPath(s, n, children));
+        if (!nodes.length) throw new DOMFailure('invalid-argument', 'the search found ' + found.length + ' nodes');
+        if (children.length) this.observe();
+        return children.length ? { nodes, children } : { nodes };
+      }
     }
     throw new DOMFailure('unsupported', 'method ' + method + ' is not in the page DOM agent');
   }
@@ -164,7 +189,7 @@ export class DOMAgent {
   session(name, doc) {
     let s = this.sessions.get(name);
     if (!s || s.doc !== doc) {
-      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1 };
+      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map() };
       s.ids.set(this.doc, DOCUMENT_ID);
       s.nodes.set(DOCUMENT_ID, this.doc);
       this.sessions.set(name, s);
@@ -522,6 +547,39 @@ export function inOrder(pos) {
   const out = new Set();
   for (let i = tails.length ? tails[tails.length - 1] : -1; i >= 0; i = back[i]) out.add(i);
   return out;
+}
+
+/**
+ * DOM.performSearch in one page: a CSS selector's elements, an XPath's
+ * nodes (a query starting with / or ( ), and nodes whose tag name,
+ * attribute or text contains the query (case-insensitive), in document
+ * order, each once, at most MAX_SEARCH_RESULTS.
+ * @param {any} doc @param {string} q
+ * @returns {Node[]}
+ */
+export function search(doc, q) {
+  /** @type {Set<Node>} */
+  const hits = new Set();
+  try { for (const el of doc.querySelectorAll(q)) hits.add(el); } catch (e) { /* not a selector */ }
+  if (/^[/(]/.test(q)) {
+    try {
+      const r = doc.evaluate(q, doc, null, 7 /* ORDERED_NODE_SNAPSHOT_TYPE */, null);
+      for (let i = 0; i < r.snapshotLength; i++) hits.add(r.snapshotItem(i));
+    } catch (e) { /* not an XPath */ }
+  }
+  const text = q.toLowerCase();
+  const tag = text.replace(/^<|>$/g, '');
+  const walker = doc.createTreeWalker(doc, 1 | 4 | 8 /* elements, text, comments */);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.nodeType === 1) {
+      let hit = tag !== '' && n.nodeName.toLowerCase() === tag;
+      for (const a of n.attributes) if (hit || a.name.toLowerCase().includes(text) || a.value.toLowerCase().includes(text)) { hit = true; break; }
+      if (hit) hits.add(n);
+    } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
+  }
+  const out = [...hits].filter((n) => n.isConnected);
+  out.sort((a, b) => (a === b ? 0 : a.compareDocumentPosition(b) & 4 /* FOLLOWING */ ? -1 : 1));
+  return out.slice(0, MAX_SEARCH_RESULTS);
 }
 
 /** @param {any} v */

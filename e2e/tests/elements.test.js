@@ -41,7 +41,7 @@ async function expand(item) {
   });
 }
 
-test('elements: two pages in one tree; expanding a page shows its live DOM; a logged node reveals in it', { timeout: TEST_MS }, async (t) => {
+test('elements: two pages in one tree; expanding a page shows its live DOM; a logged node reveals in it; Ctrl-F finds by selector', { timeout: TEST_MS }, async (t) => {
   const name = 'elements';
   const h = await startHost(t, { chrome, proxy: true, name, fixture: PAGE_HOST });
   const pageURL = fs.readFileSync(path.join(h.w.triggerDir, 'page.url'), 'utf8').trim();
@@ -107,6 +107,17 @@ test('elements: two pages in one tree; expanding a page shows its live DOM; a lo
     assert.match(revealed, /^<h1>.*Shop page<\/h1>/, 'the first page\'s <h1> is selected');
     t.diagnostic(`screenshot: ${await dt.screenshot('revealed')}`);
 
+    // Ctrl-F in Elements: a CSS selector finds the <h1> of both pages.
+    await h1.locator('.selection').first().click({ force: true }).catch(() => h1.click());
+    await page.keyboard.press('Control+F');
+    await page.keyboard.type('body > h1');
+    await page.keyboard.press('Enter');
+    const matches = page.locator('.search-results-matches');
+    await matches.filter({ hasText: /of 2/ }).first().waitFor({ state: 'visible' });
+    t.diagnostic(`search: ${await matches.first().innerText()}`);
+    t.diagnostic(`screenshot: ${await dt.screenshot('search')}`);
+    await page.keyboard.press('Escape');
+
     // The conversation: every request answered once; the DOM methods the panel
     // used are not errors.
     const proxy = /** @type {NonNullable<typeof h.proxy>} */ (h.proxy);
@@ -115,7 +126,7 @@ test('elements: two pages in one tree; expanding a page shows its live DOM; a lo
     for (const line of summary.split('\n')) t.diagnostic(line);
     assert.deepEqual(a.unanswered.map((r) => `${r.id} ${r.method}`), [], `unanswered requests\n${summary}`);
     assert.deepEqual(a.duplicateAnswers.map((r) => `${r.id} ${r.method}`), [], `requests answered twice\n${summary}`);
-    const domErrors = errorMethods(proxy.frames).filter((m) => /^DOM\.(getDocument|requestChildNodes|getFrameOwner|enable|requestNode|pushNodesByBackendIdsToFrontend|describeNode)\b/.test(m));
+    const domErrors = errorMethods(proxy.frames).filter((m) => /^DOM\.(getDocument|requestChildNodes|getFrameOwner|enable|requestNode|pushNodesByBackendIdsToFrontend|describeNode|performSearch|getSearchResults)\b/.test(m));
     assert.deepEqual(domErrors, [], 'DOM methods the tree needs answered without error');
     assert.deepEqual(dt.frontendConsole.filter((l) => /DOM\./.test(l)), [], 'no frontend errors about DOM requests');
   });
