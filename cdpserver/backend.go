@@ -145,7 +145,9 @@ func pageGetResourceContent(s *Session, req request) {
 // the pages' search in Elements (pagerealm/dom_search.go).
 func domPerformSearch(s *Session, req request) { s.srv.clients.PerformSearch(s.page, toPage(req)) }
 
-func domGetSearchResults(s *Session, req request) { s.srv.clients.GetSearchResults(s.page, toPage(req)) }
+func domGetSearchResults(s *Session, req request) {
+	s.srv.clients.GetSearchResults(s.page, toPage(req))
+}
 
 func domDiscardSearchResults(s *Session, req request) {
 	s.srv.clients.DiscardSearchResults(s.page, toPage(req))
