@@ -489,3 +489,81 @@ func TestDOMSearchAcrossPages(t *testing.T) {
 		t.Errorf("a search that finds nothing: %s", none.Raw)
 	}
 }
+
+// A page that changes 2,000 shown nodes every animation frame for 5 s
+// while a window shows them: no flush sends a window more than
+// MAX_EVENTS_PER_FLUSH events (past it, documentUpdated), the window
+// re-expands after each documentUpdated, and once the page stops the
+// window's tree equals the page's DOM. Events per second are logged.
+func TestDOMSustainedMutationsBounded(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "DOM flood page"
+	domPages(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	evalValue(t, a, ctx, `(function () { var l = document.getElementById('list');
+	  for (var i = 0; i < 2000; i++) l.appendChild(document.createElement('li')).textContent = 'n' + i; return 1; })()`)
+	tr := newDOMTree(t, a)
+	tr.allowReset = true
+	doc := func() *domNode { return tr.owners()[ctx.Context.AuxData.FrameID].ContentDocument }
+	tr.expandAll(doc())
+	evalValue(t, a, ctx, `(function () { var l = document.getElementById('list'), end = Date.now() + 5000, f = 0;
+	  (function frame() { f++; for (var i = 0; i < l.children.length; i++) l.children[i].textContent = 'f' + f + ' n' + i;
+	    if (Date.now() < end) requestAnimationFrame(frame); else window.__floodDone = f; })(); return 1; })()`)
+	domEvents := func() int {
+		n := 0
+		for _, m := range a.All() {
+			if m.ID == nil && strings.HasPrefix(m.Method, "DOM.") {
+				n++
+			}
+		}
+		return n
+	}
+	start, last, lastEvents, peak, resets := time.Now(), time.Now(), domEvents(), 0, 0
+	for {
+		time.Sleep(100 * time.Millisecond)
+		tr.sync()
+		if tr.resets > resets {
+			resets = tr.resets
+			tr = rebuilt(t, a, resets)
+			tr.expandAll(doc())
+		}
+		if time.Since(last) >= time.Second {
+			n := domEvents()
+			peak = max(peak, n-lastEvents)
+			last, lastEvents = time.Now(), n
+		}
+		if string(evalValue(t, a, ctx, `window.__floodDone || 0`)) != "0" {
+			break
+		}
+		if time.Since(start) > 2*time.Minute {
+			t.Fatal("the flood did not end")
+		}
+	}
+	frames := string(evalValue(t, a, ctx, `window.__floodDone`))
+	time.Sleep(300 * time.Millisecond)
+	tr.sync()
+	if tr.resets > resets {
+		resets = tr.resets
+		tr = rebuilt(t, a, resets)
+		tr.expandAll(doc())
+	}
+	if w, p := windowDOM(doc()), pageTreeText(t, a, ctx); w != p {
+		t.Fatalf("after the flood the window differs from the page (%d vs %d bytes)", len(w), len(p))
+	}
+	var st struct{ Flushes, Events, Overflows, MaxFlush int }
+	_ = json.Unmarshal(evalValue(t, a, ctx, `__inspectorWorkerClient.stats().dom`), &st)
+	t.Logf("%s frames of 2,000 changed nodes: %d documentUpdated, peak %d DOM events/s in the window; page: %d flushes, %d events, %d overflows, at most %d events in one flush",
+		frames, resets, peak, st.Flushes, st.Events, st.Overflows, st.MaxFlush)
+	if st.MaxFlush > 2000 {
+		t.Fatalf("one flush sent %d events, over MAX_EVENTS_PER_FLUSH (2,000)", st.MaxFlush)
+	}
+}
+
+// rebuilt is a window's tree from a new DOM.getDocument, after a
+// documentUpdated.
+func rebuilt(t *testing.T, a *cdptest.Client, resets int) *domTree {
+	tr := newDOMTree(t, a)
+	tr.allowReset, tr.resets = true, resets
+	return tr
+}

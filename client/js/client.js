@@ -3283,13 +3283,14 @@ class DOMAgent {
     this.events = 0;
     this.overflows = 0;
     this.observers = 0;
+    this.maxFlush = 0; // the most events one flush sent one session
   }
 
   /** Counters for tests and __inspectorWorkerClient.stats(). */
   stats() {
     let nodes = 0;
     for (const s of this.sessions.values()) nodes += s.nodes.size;
-    return { observing: !!this.observer, sessions: this.sessions.size, nodes, flushes: this.flushes, events: this.events, overflows: this.overflows, observers: this.observers };
+    return { observing: !!this.observer, sessions: this.sessions.size, nodes, flushes: this.flushes, events: this.events, overflows: this.overflows, observers: this.observers, maxFlush: this.maxFlush };
   }
 
   /** A new generation (or none): every session's table is gone. */
@@ -3607,6 +3608,7 @@ class DOMAgent {
         continue;
       }
       if (events.length) this.sendEvents(name, s.doc, events);
+      if (events.length > this.maxFlush) this.maxFlush = events.length;
     }
     this.dirty.clear();
     this.attrs.clear();
