@@ -70,6 +70,7 @@ export class DOMFailure extends Error {
  * @property {Map<Node, number>} ids
  * @property {Map<number, Node>} nodes
  * @property {Map<number, number[]>} kids the children each parent was sent, in order
+ * @property {Map<number, number>} counts the child count a node was sent with, while its children were not
  * @property {number} next
  * @property {Map<string, Node[]>} searches the last searches' nodes, oldest first
  */
@@ -190,7 +191,7 @@ export class DOMAgent {
   session(name, doc) {
     let s = this.sessions.get(name);
     if (!s || s.doc !== doc) {
-      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map() };
+      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map(), counts: new Map() };
       s.ids.set(this.doc, DOCUMENT_ID);
       s.nodes.set(DOCUMENT_ID, this.doc);
       this.sessions.set(name, s);
@@ -236,6 +237,7 @@ export class DOMAgent {
     if (!id) return;
     s.ids.delete(n);
     s.nodes.delete(id);
+    s.counts.delete(id);
     const kids = s.kids.get(id);
     s.kids.delete(id);
     if (kids) for (const k of kids) { const c = s.nodes.get(k); if (c) this.unbind(s, c); }
@@ -256,7 +258,9 @@ export class DOMAgent {
       out.push(d);
       ids.push(d.nodeId);
     }
-    s.kids.set(this.idOf(s, n), ids);
+    const id = this.idOf(s, n);
+    s.kids.set(id, ids);
+    s.counts.delete(id);
     return out;
   }
 
@@ -291,7 +295,7 @@ export class DOMAgent {
     if (depth !== 0 && kids.length) {
       if (record) d.children = this.childList(s, n, depth);
       else d.children = kids.map((c) => this.describe(s, c, depth - 1, false));
-    }
+    } else if (record) s.counts.set(d.nodeId, kids.length);
     return d;
   }
 
@@ -453,7 +457,12 @@ export class DOMAgent {
       const known = s.kids.get(pid);
       const now = parent.isConnected ? shown(parent) : [];
       if (!known) {
-        events.push({ kind: 'childNodeCountUpdated', parent: pid, count: now.length });
+        // Only a count the window holds that changed (a text edit inside
+        // marks the parent too).
+        if (s.counts.get(pid) !== now.length) {
+          s.counts.set(pid, now.length);
+          events.push({ kind: 'childNodeCountUpdated', parent: pid, count: now.length });
+        }
         continue;
       }
       const here = new Set(now);
