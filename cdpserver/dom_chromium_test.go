@@ -3,9 +3,13 @@
 package cdpserver
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/coder/websocket"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -566,4 +570,94 @@ func rebuilt(t *testing.T, a *cdptest.Client, resets int) *domTree {
 	tr := newDOMTree(t, a)
 	tr.allowReset, tr.resets = true, resets
 	return tr
+}
+
+// A window that stops reading while a page changes what it shows loses
+// DOM events, and with them its tree: it gets DOM.documentUpdated ahead of
+// its backlog instead of silently diverging, and the page forgets its
+// nodes.
+func TestDOMWindowBehindGetsDocumentUpdated(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute, MaxQueuedMessages: 400, Logf: func(string, ...any) {}})
+	title := "DOM behind page"
+	domPages(t, reg, token, title)
+	watch, ctxs := domWindow(t, w, "watch", title)
+	ctx := ctxs[title]
+	evalValue(t, watch, ctx, `(function () { var l = document.getElementById('list');
+	  for (var i = 0; i < 30; i++) l.appendChild(document.createElement('li')).textContent = 'n' + i; return 1; })()`)
+
+	dt, _, err := websocket.Dial(t.Context(), w.srv.PageWebSocketURL(), &websocket.DialOptions{HTTPClient: smallWindowClient()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dt.CloseNow()
+	dt.SetReadLimit(4 << 20)
+	call := func(id int, method string, params any) []byte {
+		b, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+		if err := dt.Write(t.Context(), websocket.MessageText, b); err != nil {
+			t.Fatal(err)
+		}
+		prefix := []byte(`{"id":` + strconv.Itoa(id) + `,`)
+		for {
+			rctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			_, msg, err := dt.Read(rctx)
+			cancel()
+			if err != nil {
+				t.Fatalf("no answer to %s: %v", method, err)
+			}
+			if bytes.HasPrefix(msg, prefix) {
+				return msg
+			}
+		}
+	}
+	var doc struct {
+		Result struct {
+			Root *domNode `json:"root"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(call(1, "DOM.getDocument", map[string]any{}), &doc)
+	var pageDoc int64
+	for _, c := range doc.Result.Root.Children[0].Children[1].Children {
+		if c.ContentDocument != nil {
+			pageDoc = c.ContentDocument.NodeID
+		}
+	}
+	call(2, "DOM.requestChildNodes", map[string]any{"nodeId": pageDoc, "depth": -1})
+
+	// The window stops reading; the page changes 30 shown attributes (2 KB
+	// each: more than the sockets' buffers hold) every 60 ms for 3 s.
+	evalValue(t, watch, ctx, `(function () { var end = Date.now() + 3000, n = 0;
+	  var pad = new Array(2000).join('x');
+	  (function step() { n++; var li = document.querySelectorAll('#list li');
+	    for (var i = 0; i < li.length; i++) li[i].setAttribute('data-x', n + '-' + i + pad);
+	    if (Date.now() < end) setTimeout(step, 60); else window.__floodDone = n; })(); return 1; })()`)
+	for string(evalValue(t, watch, ctx, `window.__floodDone || 0`)) == "0" {
+		time.Sleep(100 * time.Millisecond)
+	}
+	// It reads again: documentUpdated comes, the page forgot its nodes.
+	attrs, updated := 0, false
+	for !updated {
+		rctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		_, msg, err := dt.Read(rctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("no DOM.documentUpdated after %d attributeModified: %v", attrs, err)
+		}
+		switch {
+		case bytes.Contains(msg, []byte(`"method":"DOM.documentUpdated"`)):
+			updated = true
+		case bytes.Contains(msg, []byte(`"method":"DOM.attributeModified"`)):
+			attrs++
+		}
+	}
+	var st struct{ Sessions, Nodes, Events int }
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		_ = json.Unmarshal(evalValue(t, watch, ctx, `__inspectorWorkerClient.stats().dom`), &st)
+		if st.Sessions == 0 && st.Nodes == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page still holds the window's nodes: %+v", st)
+		}
+	}
+	t.Logf("the window read %d attributeModified before documentUpdated; the page had sent %d events", attrs, st.Events)
 }
