@@ -661,3 +661,37 @@ func TestDOMWindowBehindGetsDocumentUpdated(t *testing.T) {
 	}
 	t.Logf("the window read %d attributeModified before documentUpdated; the page had sent %d events", attrs, st.Events)
 }
+
+// DOM.getDocument with pierce goes into the pages' documents (as Chrome's
+// goes into iframes): with depth -1 each page's whole document comes in the
+// answer, equal to the page's DOM; without pierce they come unexpanded.
+func TestDOMGetDocumentPierce(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	titles := []string{"DOM pierce one", "DOM pierce two"}
+	domPages(t, reg, token, titles...)
+	a, ctxs := domWindow(t, w, "A", titles...)
+	plain := newDOMTree(t, a)
+	for _, o := range plain.owners() {
+		if o.ContentDocument.Children != nil {
+			t.Fatalf("without pierce a page's document came expanded: %+v", o.ContentDocument)
+		}
+	}
+	m := a.MustCall("DOM.getDocument", map[string]any{"depth": -1, "pierce": true})
+	var ans struct {
+		Root *domNode `json:"root"`
+	}
+	if err := json.Unmarshal(m.Result, &ans); err != nil {
+		t.Fatal(err)
+	}
+	tr := &domTree{t: t, c: a, root: ans.Root, byID: map[int64]*domNode{}, seen: len(a.All())}
+	tr.index(ans.Root)
+	for title, ctx := range ctxs {
+		doc := tr.owners()[ctx.Context.AuxData.FrameID].ContentDocument
+		if w, p := windowDOM(doc), pageTreeText(t, a, ctx); w != p {
+			t.Fatalf("%s in getDocument{depth:-1, pierce:true}:\n%s\npage:\n%s", title, w, p)
+		}
+	}
+	// The window holds those nodes now: a change comes as events.
+	evalValue(t, a, ctxs[titles[1]], `document.querySelector('h1').setAttribute('data-after', 'pierce'); 1`)
+	a.ExpectAnyEvent("DOM.attributeModified", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), `"data-after"`) })
+}

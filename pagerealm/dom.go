@@ -73,6 +73,14 @@ type domState struct {
 	searches map[string]*domSearch
 }
 
+// markUsed notes that the window sent a page command in namespace ns.
+func (d *domState) markUsed(ns uint64) {
+	if d.used == nil {
+		d.used = map[uint64]bool{}
+	}
+	d.used[ns] = true
+}
+
 // nodeID is a page node's id in the window.
 func nodeID(ns, local uint64) cdp.NodeID { return cdp.NodeID(ns<<nsShift | local) }
 

@@ -116,11 +116,7 @@ func (h *Hub) searchPartLocked(w *Window, s *domSearch, i int, query string) {
 			s.answer(total)
 		}
 	}
-	d := &w.client.dom
-	if d.used == nil {
-		d.used = map[uint64]bool{}
-	}
-	d.used[part.ns] = true
+	w.client.dom.markUsed(part.ns)
 	cmd := &sourceproto.RuntimeCommand{}
 	cmd.SetDOM(sourceproto.MethodDOMSearch, &sourceproto.DOMParams{Doc: part.ns, Search: s.id, Text: query})
 	call := &runtimeCall{ref: c.ref, ctx: c, page: c.frame.displayName(), realm: c.realm.ID, sess: w, wire: wireSession(w),

@@ -25,6 +25,7 @@ type cdpDOMParams struct {
 	BackendNodeID      int64   `json:"backendNodeId"`
 	ObjectID           string  `json:"objectId"`
 	Depth              int64   `json:"depth"`
+	Pierce             bool    `json:"pierce"`
 	ObjectGroup        string  `json:"objectGroup"`
 	ExecutionContextID *int    `json:"executionContextId"`
 	Name               string  `json:"name"`
@@ -118,11 +119,7 @@ func (h *Hub) domCallLocked(w *Window, req Request, n pageNode, m sourceproto.Ru
 		return fmt.Errorf("the page %q runs a client agent without DOM support: reload it to load this worker's client.js", c.frame.displayName())
 	}
 	p.Doc = n.ns
-	d := &w.client.dom
-	if d.used == nil {
-		d.used = map[uint64]bool{}
-	}
-	d.used[n.ns] = true
+	w.client.dom.markUsed(n.ns)
 	cmd := &sourceproto.RuntimeCommand{}
 	cmd.SetDOM(m, p)
 	call := &runtimeCall{ref: c.ref, ctx: c, page: c.frame.displayName(), realm: c.realm.ID, sess: w, wire: wireSession(w),
@@ -194,8 +191,19 @@ var (
 		return []byte(`{}`), nil
 	}
 
-	GetDocument DOM = func(h *Hub, w *Window, _ Request, _ *cdpDOMParams, _ *[][]byte) ([]byte, error) {
-		return cdpproject.DocumentAnswer(h.hostDocumentLocked(w)), nil
+	GetDocument DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+		root := h.hostDocumentLocked(w)
+		// The pages' documents are at depth 4 (#document, html, body,
+		// iframe); as in Chrome, only pierce goes into them.
+		if !p.Pierce || (p.Depth >= 0 && p.Depth <= hostDepth) {
+			return cdpproject.DocumentAnswer(root), nil
+		}
+		depth := int64(-1)
+		if p.Depth > 0 {
+			depth = p.Depth - hostDepth
+		}
+		h.piercedDocumentLocked(w, req, root, depth)
+		return nil, nil
 	}
 
 	RequestChildNodes DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, out *[][]byte) ([]byte, error) {
@@ -385,4 +393,66 @@ func pushNodesByBackendIDs(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[
 			})
 			return childrenEvents(call, r), cdpproject.NodeIDsAnswer(ids), nil
 		})
+}
+
+// hostDepth is the depth of the pages' documents in the host document.
+const hostDepth = 4
+
+// piercedDocumentLocked answers DOM.getDocument with pierce: every page's
+// document with its children to depth, asked of all pages at once; the
+// answer goes when each has answered, failed or run out of time (a page
+// that did not answer keeps its document unexpanded).
+func (h *Hub) piercedDocumentLocked(w *Window, req Request, root *cdp.Node, depth int64) {
+	body := root.Children[0].Children[1]
+	type part struct {
+		c   *clientContext
+		ns  uint64
+		doc *cdp.Node
+	}
+	var parts []part
+	for _, o := range body.Children {
+		if o.ContentDocument == nil {
+			continue
+		}
+		ns := uint64(o.NodeID) >> nsShift
+		if c := w.client.dom.byNS[ns]; c != nil && c.caps.Has(sourceproto.CapDOM) && h.reg != nil {
+			parts = append(parts, part{c, ns, o.ContentDocument})
+		}
+	}
+	id := req.ID
+	if len(parts) == 0 {
+		w.enqueue(appendResult(nil, id, cdpproject.DocumentAnswer(root)))
+		return
+	}
+	pending := len(parts)
+	finish := func() {
+		if pending--; pending == 0 {
+			w.enqueue(appendResult(nil, id, cdpproject.DocumentAnswer(root)))
+		}
+	}
+	for _, pt := range parts {
+		done := func(res *sourceproto.RuntimeResult, why string) {
+			var r *sourceproto.DOMResult
+			if res != nil {
+				r = res.DOMResultOf()
+			}
+			if r != nil && len(r.Children) == 1 && w.client.dom.byNS[pt.ns] == pt.c {
+				pt.doc.Children = cdpproject.DOMNodes(r.Children[0].Nodes, idsOf(pt.ns))
+				pt.doc.ChildNodeCount = int64(len(pt.doc.Children))
+			} else if why != "" {
+				h.host.Logf("DOM.getDocument (pierce) in the page %q: %s", pt.c.frame.displayName(), why)
+			}
+			finish()
+		}
+		w.client.dom.markUsed(pt.ns)
+		cmd := &sourceproto.RuntimeCommand{}
+		cmd.SetDOM(sourceproto.MethodDOMChildren, &sourceproto.DOMParams{Doc: pt.ns, Node: pageDocument, Depth: depth})
+		call := &runtimeCall{ref: pt.c.ref, ctx: pt.c, page: pt.c.frame.displayName(), realm: pt.c.realm.ID, sess: w,
+			wire: wireSession(w), method: cmd.Method, cdp: "DOM.getDocument", ctxID: pt.c.id, size: commandOverhead, own: done}
+		h.registerLocked(call, cmd)
+		if werr := h.admitLocked(pt.c, call); werr != nil {
+			h.forgetCallLocked(cmd.ID)
+			done(nil, werr.Message)
+		}
+	}
 }
