@@ -141,6 +141,18 @@ func pageGetResourceContent(s *Session, req request) {
 	s.srv.clients.GetResourceContent(s.page, toPage(req))
 }
 
+// domPerformSearch, domGetSearchResults and domDiscardSearchResults are
+// the pages' search in Elements (pagerealm/dom_search.go).
+func domPerformSearch(s *Session, req request) { s.srv.clients.PerformSearch(s.page, toPage(req)) }
+
+func domGetSearchResults(s *Session, req request) {
+	s.srv.clients.GetSearchResults(s.page, toPage(req))
+}
+
+func domDiscardSearchResults(s *Session, req request) {
+	s.srv.clients.DiscardSearchResults(s.page, toPage(req))
+}
+
 // runtimeEnabled runs once the host's successful answer to Runtime.enable
 // is queued: the client contexts and console replay follow the answer.
 func runtimeEnabled(s *Session) { s.srv.clients.RuntimeEnabled(s.page) }

@@ -48,7 +48,7 @@ func TestRefusalsLoggedOncePerWindow(t *testing.T) {
 	a := w.dial("A")
 	for range 3 {
 		a.Call("Foo.bar", secret)                                                           // unknown domain: the worker
-		a.Call("DOM.getDocument", secret)                                                   // deliberate refusal: the worker
+		a.Call("DOM.getNodesForSubtreeByStyle", secret)                                     // deliberate refusal: the worker
 		a.Call("Runtime.noSuchMethod", secret)                                              // relayed: Node refuses it
 		a.MustCall("Runtime.evaluate", map[string]any{"expression": "'s3cret-expression'"}) // accepted: never logged
 	}
@@ -60,7 +60,7 @@ func TestRefusalsLoggedOncePerWindow(t *testing.T) {
 		want int
 	}{
 		{`connection 1: "Foo.bar" refused by inspector-worker: -32601 'Foo.bar' wasn't found`, 1},
-		{`connection 1: "DOM.getDocument" refused by inspector-worker: -32000 no DOM`, 1},
+		{`connection 1: "DOM.getNodesForSubtreeByStyle" refused by inspector-worker: -32000 no DOM`, 1},
 		{`connection 1: "Runtime.noSuchMethod" refused by the Node host: -32601 `, 1},
 		{`connection 2: "Foo.bar" refused by inspector-worker`, 1},
 		{`Runtime.evaluate`, 0},

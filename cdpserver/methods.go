@@ -162,6 +162,19 @@ type methodEntry struct {
 	after func(*Session)
 }
 
+// notYetInPages is the refusal of an Elements feature the page agent does
+// not serve yet.
+func notYetInPages(what string) string {
+	return "not served yet: " + what + " of a page's node (inspector-worker shows the pages' DOM tree; styles, layout and $0 come later)"
+}
+
+// pageDOM is a DOM method answered by the page backend: from the host
+// document the worker shows, or by the page that owns the node
+// (pagerealm/dom.go).
+func pageDOM(d pagerealm.DOM) methodEntry {
+	return local(func(s *Session, req request) { s.srv.clients.DOMRequest(s.page, toPage(req), d) })
+}
+
 func noop(result string) methodEntry { return methodEntry{kind: answerNoop, result: result} }
 
 func refusal(reason string) methodEntry { return methodEntry{kind: answerRefusal, reason: reason} }
@@ -297,6 +310,28 @@ var methods = map[string]methodEntry{
 	"Page.getResourceContent": local(pageGetResourceContent),
 	"Target.getTargetInfo":    local(targetGetInfo),
 
+	// The pages' DOM in one tree (pagerealm/dom.go): the host document
+	// holds one frame owner per page, with the page's document.
+	"DOM.enable":                          pageDOM(pagerealm.DOMEnable),
+	"DOM.disable":                         pageDOM(pagerealm.DOMDisable),
+	"DOM.getDocument":                     pageDOM(pagerealm.GetDocument),
+	"DOM.requestChildNodes":               pageDOM(pagerealm.RequestChildNodes),
+	"DOM.describeNode":                    pageDOM(pagerealm.DescribeNode),
+	"DOM.resolveNode":                     pageDOM(pagerealm.ResolveNode),
+	"DOM.requestNode":                     pageDOM(pagerealm.RequestNode),
+	"DOM.pushNodesByBackendIdsToFrontend": pageDOM(pagerealm.PushNodesByBackendIDs),
+	"DOM.getOuterHTML":                    pageDOM(pagerealm.GetOuterHTML),
+	"DOM.setAttributeValue":               pageDOM(pagerealm.SetAttributeValue),
+	"DOM.setAttributesAsText":             pageDOM(pagerealm.SetAttributesAsText),
+	"DOM.removeAttribute":                 pageDOM(pagerealm.RemoveAttribute),
+	"DOM.setNodeValue":                    pageDOM(pagerealm.SetNodeValue),
+	"DOM.removeNode":                      pageDOM(pagerealm.RemoveNode),
+	"DOM.setOuterHTML":                    pageDOM(pagerealm.SetOuterHTML),
+	"DOM.getFrameOwner":                   pageDOM(pagerealm.GetFrameOwner),
+	"DOM.performSearch":                   local(domPerformSearch),
+	"DOM.getSearchResults":                local(domGetSearchResults),
+	"DOM.discardSearchResults":            local(domDiscardSearchResults),
+
 	// Node's domains, where the worker also acts or a page answers. Every
 	// other method of nodeDomains is routed by its domain's rule.
 	"Runtime.enable": routed(methodEntry{after: runtimeEnabled, watch: watchEnable,
@@ -405,7 +440,6 @@ var methods = map[string]methodEntry{
 	"Autofill.enable":                       noop(`{}`),
 	"Autofill.setAddresses":                 noop(`{}`),
 	"Preload.enable":                        noop(`{}`),
-	"DOM.enable":                            noop(`{}`),
 	"CSS.enable":                            noop(`{}`),
 	"Animation.enable":                      noop(`{}`),
 	"BackgroundService.startObserving":      noop(`{}`),
@@ -448,11 +482,15 @@ var methods = map[string]methodEntry{
 	"Storage.setSharedStorageTracking":         noop(`{}`),
 	"Storage.setStorageBucketTracking":         noop(`{}`),
 	// Deliberate refusals: each answer says why.
-	"DOM.getDocument":                       refusal("no DOM: this target is a Node.js host (client DOM inspection is not supported yet)"),
-	"DOM.getFrameOwner":                     refusal("no DOM: this target is a Node.js host"),
-	"DOM.getNodesForSubtreeByStyle":         refusal("no DOM: this target is a Node.js host"),
-	"DOM.describeNode":                      refusal("no DOM: this target is a Node.js host"),
-	"DOM.resolveNode":                       refusal("no DOM: this target is a Node.js host"),
+	"DOM.getNodesForSubtreeByStyle": refusal("no DOM: this target is a Node.js host"),
+	// The Elements panel's sidebar and $0 for a page's node: not served
+	// yet; -32000 keeps the frontend's own console quiet.
+	"DOM.getBoxModel":                       refusal(notYetInPages("the box model")),
+	"DOM.setInspectedNode":                  refusal(notYetInPages("$0 (the selected node in the Console)")),
+	"CSS.getComputedStyleForNode":           refusal(notYetInPages("computed styles")),
+	"CSS.getMatchedStylesForNode":           refusal(notYetInPages("styles")),
+	"CSS.getInlineStylesForNode":            refusal(notYetInPages("inline styles")),
+	"CSS.getPlatformFontsForNode":           refusal(notYetInPages("fonts")),
 	"CSS.takeComputedStyleUpdates":          refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdatesForNode":  refusal("no CSS: this target is a Node.js host"),

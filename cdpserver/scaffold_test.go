@@ -49,12 +49,28 @@ func TestMethodTableAnswers(t *testing.T) {
 		"Network.disable":      func() []byte { return []byte(`{}`) },
 		// Without flatten: no child sessions, {} as before (threads.go).
 		"Target.setAutoAttach": func() []byte { return []byte(`{}`) },
+		"DOM.enable":           func() []byte { return []byte(`{}`) },
+		"DOM.disable":          func() []byte { return []byte(`{}`) },
+		// The host's empty document, no page (pagerealm/dom.go).
+		"DOM.getDocument":                     func() []byte { return []byte(strings.ReplaceAll(hostDocumentAnswer, "TARGET", srv.targetID)) },
+		"DOM.pushNodesByBackendIdsToFrontend": func() []byte { return []byte(`{"nodeIds":[]}`) },
+		"DOM.discardSearchResults":            func() []byte { return []byte(`{}`) },
 	}
 	// Local answers that are errors without a client page.
 	wantLocalError := map[string]string{
 		"Page.getResourceContent":    `no frame "": the page has gone`,
 		"Network.getResponseBody":    `Network.getResponseBody: params must be {"requestId": <string>}`,
 		"Network.getRequestPostData": `Network.getRequestPostData: params must be {"requestId": <string>}`,
+		"DOM.describeNode":           "DOM.describeNode: give one of nodeId, backendNodeId, objectId",
+		"DOM.getOuterHTML":           "DOM.getOuterHTML: give one of nodeId, backendNodeId, objectId",
+		"DOM.resolveNode":            "DOM.resolveNode: give one of nodeId, backendNodeId, objectId",
+		"DOM.requestNode":            "DOM.requestNode: objectId is required",
+		"DOM.performSearch":          "DOM.performSearch: query is required",
+		"DOM.getSearchResults":       `DOM.getSearchResults: no search "" in this window (discarded, or the document was asked for again)`,
+		"DOM.getFrameOwner":          `DOM.getFrameOwner: no frame "" in this window's document (ask DOM.getDocument first, or the page has gone)`,
+	}
+	for _, m := range []string{"requestChildNodes", "setAttributeValue", "setAttributesAsText", "removeAttribute", "setNodeValue", "removeNode", "setOuterHTML"} {
+		wantLocalError["DOM."+m] = "DOM." + m + ": node id 0 is not a node id (ids come from DOM.getDocument and DOM.setChildNodes)"
 	}
 	for _, method := range sortedKeys(methods) {
 		e := methods[method]
@@ -298,3 +314,15 @@ func TestListenRefusesNonLoopback(t *testing.T) {
 		t.Fatal("a taken port without fallback succeeded")
 	}
 }
+
+// hostDocumentAnswer is DOM.getDocument's answer with no page connected:
+// the host's empty document (TARGET: the target id).
+const hostDocumentAnswer = `{"root":{"nodeId":1,"backendNodeId":1,"nodeType":9,"nodeName":"#document","localName":"","nodeValue":"",` +
+	`"childNodeCount":1,"children":[{"nodeId":2,"backendNodeId":2,"nodeType":1,"nodeName":"HTML","localName":"html","nodeValue":"",` +
+	`"childNodeCount":2,"children":[{"nodeId":3,"backendNodeId":3,"nodeType":1,"nodeName":"HEAD","localName":"head","nodeValue":"",` +
+	`"isSVG":false,"isScrollable":false,"affectedByStartingStyles":false},{"nodeId":4,"backendNodeId":4,"nodeType":1,"nodeName":"BODY",` +
+	`"localName":"body","nodeValue":"","childNodeCount":1,"children":[{"nodeId":5,"backendNodeId":5,"nodeType":8,"nodeName":"#comment",` +
+	`"localName":"","nodeValue":" The Node.js host has no DOM: each page connected to inspector-worker is a frame below. ",` +
+	`"isSVG":false,"isScrollable":false,"affectedByStartingStyles":false}],"isSVG":false,"isScrollable":false,"affectedByStartingStyles":false}],` +
+	`"isSVG":false,"isScrollable":false,"affectedByStartingStyles":false}],"frameId":"TARGET","isSVG":false,"isScrollable":false,` +
+	`"affectedByStartingStyles":false}}`

@@ -21,6 +21,7 @@ type sessionState struct {
 	replay          *windowReplay   // the window's replay in progress, nil when none (replay.go)
 	owed            owedState       // page state, scripts and loss reports not queued yet (owed.go)
 	fullTold        map[string]bool // page loads (context unique ids) told their console objects are refused
+	dom             domState        // the window's DOM of the pages (dom.go)
 }
 
 // broadcastLocked enqueues what build returns for each session.

@@ -7,7 +7,10 @@
 // then live), its scripts (read from the page on demand), its document, and
 // the page agent's Runtime (runtime.command, correlated answers, object ids
 // in the window's object table, flow control of the worker's frames to the
-// page).
+// page), and the pages' DOM in one tree per window (dom.go: the host's
+// empty document with one frame owner per page, node ids namespaced per
+// window and page load; dom_wire.go: the DOM methods; dom_search.go:
+// search across pages).
 //
 // The transport (cdpserver) drives it through the Hub's methods and the
 // method table's pages' column (Rule: the page agent's handler, a script
@@ -16,6 +19,7 @@
 // never imports cdpserver. The wire shapes both share are in
 // internal/cdpwire.
 //
-// Spec: docs/agent-note.md "Client pages in DevTools" and "Page Runtime
-// realm"; the page side speaks docs/protocol.md.
+// Spec: docs/agent-note.md "Client pages in DevTools", "Page Runtime
+// realm" and "Elements: the pages' DOM in one tree"; the page side speaks
+// docs/protocol.md.
 package pagerealm

@@ -90,6 +90,8 @@ type Hub struct {
 	calls      runtimeCalls                             // Guarded by mu: runtime commands in flight (runtime.go).
 	nextCall   uint64                                   // Guarded by mu: last runtime command id.
 	app        replayBuffer                             // Guarded by mu: the host's observations (app.go).
+	nextNS     uint64                                   // Guarded by mu: last DOM namespace handed out (dom.go).
+	nextSearch uint64                                   // Guarded by mu: last DOM search id (dom_search.go).
 }
 
 type clientFrame struct {
@@ -210,6 +212,7 @@ func (h *Hub) SourceOpened(info sourceproto.SourceInfo) {
 		}
 		return out
 	})
+	h.pageOpenedDOMLocked(c)
 	// console.enable for the windows that have Runtime enabled waits for the
 	// page's initial replace (Replaced): sent from here it raced the welcome
 	// that Open's caller sends after this callback, and a page drops frames
@@ -292,6 +295,7 @@ func (h *Hub) destroyLocked(c *clientContext, why string) {
 	}
 	h.reads.failRef(c.ref, why)
 	h.failCallsLocked(c.ref, c.frame.displayName())
+	h.pageClosedDOMLocked(c)
 	for _, s := range h.sessionsLocked() {
 		s.objects.DropRealm(c.realm.ID, c.ref.Gen)
 		delete(s.client.fullTold, c.uniqueID)
@@ -426,6 +430,10 @@ func (h *Hub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
 func (h *Hub) Response(ref sourceproto.SourceRef, b sourceproto.Body) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if ev, ok := b.(*sourceproto.DOMEvents); ok {
+		h.domEventsLocked(ref, ev)
+		return
+	}
 	res, ok := b.(*sourceproto.RuntimeResult)
 	if !ok {
 		h.reads.response(ref, b)

@@ -84,7 +84,8 @@ func (h *Hub) SessionClosed(s *Window) {
 		}
 	}
 	h.consoleOffLocked(wireSession(s))
-	s.client.replay = nil // stops its pump
+	h.dropDocumentLocked(s) // the pages forget the window's nodes
+	s.client.replay = nil   // stops its pump
 	h.releaseEntriesLocked(s, s.objects.Drain())
 }
 

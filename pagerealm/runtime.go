@@ -55,6 +55,13 @@ type runtimeCall struct {
 	size   int           // estimated bytes on the wire (pageWindowBytes, pageBacklogBytes)
 	elem   *list.Element // in ctx.flow.waiting while it waits; nil once sent
 	sent   bool          // in flight: handed to the page's sender, not answered nor withdrawn
+	// dom renders a DOM request's answer (dom_wire.go); domNS is the
+	// window's namespace of the page it went to.
+	dom   domRender
+	domNS uint64
+	// own is told how one of the worker's own commands ended: with its
+	// page's result, or why not (a DOM search's part, dom_search.go).
+	own func(res *sourceproto.RuntimeResult, why string)
 }
 
 // release reports whether the call frees objects in the page: the worker's
@@ -62,7 +69,8 @@ type runtimeCall struct {
 // for a full backlog (pageReleaseBacklog): the window forgot the object
 // already, so a refused release would leave it in the page.
 func (c *runtimeCall) release() bool {
-	return c.method == sourceproto.MethodReleaseObject || c.method == sourceproto.MethodReleaseObjectGroup
+	return c.method == sourceproto.MethodReleaseObject || c.method == sourceproto.MethodReleaseObjectGroup ||
+		c.method == sourceproto.MethodDOMDisable
 }
 
 // runtimeCalls are the commands in flight, by command id. Guarded by
@@ -171,6 +179,9 @@ func (h *Hub) failCallLocked(id uint64, why string) *runtimeCall {
 	if call != nil && call.reqID != nil {
 		call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError, call.cdp + ": " + why}))
 	}
+	if call != nil && call.own != nil {
+		call.own(nil, why)
+	}
 	return call
 }
 
@@ -199,6 +210,9 @@ func (h *Hub) runtimeDeadline(id uint64) {
 	if call.reqID != nil {
 		call.sess.enqueue(appendError(nil, call.reqID, "", &wireError{codeServerError, call.cdp + ": " + why}))
 	}
+	if call.own != nil {
+		call.own(nil, why)
+	}
 }
 
 // runtimeResultLocked settles the call a runtime.result answers and
@@ -213,6 +227,18 @@ func (h *Hub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourceproto.Ru
 	}
 	h.forgetCallLocked(res.ID)
 	ack := &sourceproto.RuntimeAck{Session: res.Session, ID: res.ID, Method: res.Method, Accepted: true}
+	if call.own != nil {
+		switch {
+		case res.Rejected != nil:
+			ack.Accepted = false
+			call.own(nil, fmt.Sprintf("the worker refused the page's answer (%s): %s", res.Rejected.Code, res.Rejected.Reason))
+		case res.Error != nil:
+			call.own(nil, fmt.Sprintf("the page %q answered %s: %s", call.page, res.Error.Code, res.Error.Message))
+		default:
+			call.own(res, "")
+		}
+		return call.ctx, ack
+	}
 	if res.Rejected != nil {
 		// The worker refused the answer (over a limit, invalid): the
 		// window hears why now, and the page frees what it made for it.
@@ -240,6 +266,9 @@ func (h *Hub) runtimeResultLocked(ref sourceproto.SourceRef, res *sourceproto.Ru
 func (h *Hub) deliverResultLocked(ref sourceproto.SourceRef, call *runtimeCall, res *sourceproto.RuntimeResult) bool {
 	m := &objectMapper{t: call.sess.objects, realm: call.realm, gen: call.ref.Gen, group: call.group,
 		ctxID: call.ctxID, scriptID: h.scriptIDLocked(ref)}
+	if call.dom != nil {
+		return h.deliverDOMLocked(call, res, m)
+	}
 	kept := true
 	var body []byte
 	var err error

@@ -10,10 +10,13 @@
 #                between the host's
 #   thread-paused.png  Sources paused on a gutter breakpoint in a worker thread's
 #                script: the Threads pane shows that thread paused, the host running
+#   elements.png Elements: two pages' documents under their frames in the host's
+#                empty document, one <h1> just changed by the page
+#   elements-search.png Elements: Ctrl-F with a CSS selector, a match in each page
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export E2E_ARTIFACTS=$(mktemp -d "${TMPDIR:-/tmp}/inspector-worker-screens.XXXXXX")
-bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js tests/threads.test.js
+bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js tests/threads.test.js tests/elements.test.js
 mkdir -p docs/screenshots
 copy() {
   [ -f "$E2E_ARTIFACTS/$1" ] || { echo "screenshots.sh: the suite did not write $1" >&2; exit 1; }
@@ -26,4 +29,6 @@ copy debugger-statement-01-paused.png paused.png
 copy client-console-02-console-page-context.png client-console.png
 copy threads-01-threads-console.png threads-console.png
 copy thread-breakpoint-01-thread-paused.png thread-paused.png
+copy elements-01-tree.png elements.png
+copy elements-03-search.png elements-search.png
 rm -rf "$E2E_ARTIFACTS"

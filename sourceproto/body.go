@@ -41,6 +41,7 @@ func (*ScriptChunk) FrameType() FrameType     { return FrameScriptChunk }
 func (*ScriptEnd) FrameType() FrameType       { return FrameScriptEnd }
 func (*QueryRequest) FrameType() FrameType    { return FrameQueryRequest }
 func (*QueryResult) FrameType() FrameType     { return FrameQueryResult }
+func (*DOMEvents) FrameType() FrameType       { return FrameDOMEvent }
 
 // newBody returns an empty body of type t.
 func newBody(t FrameType) Body {
@@ -87,6 +88,8 @@ func newBody(t FrameType) Body {
 		return new(QueryRequest)
 	case FrameQueryResult:
 		return new(QueryResult)
+	case FrameDOMEvent:
+		return new(DOMEvents)
 	}
 	return nil
 }

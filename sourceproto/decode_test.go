@@ -16,6 +16,7 @@ const (
 	famScript  family = "script"
 	famQuery   family = "query"
 	famFetch   family = "fetch"
+	famDOM     family = "dom"
 )
 
 type decodeCase struct {
@@ -142,6 +143,31 @@ var decodeCases = []decodeCase{
 	{"script.meta too long", famScript, `{"v":1,"type":"script.meta",` + env + `,"body":{"id":1,"url":"u","length":16777217}}`, RejectOversized},
 
 	// Queries.
+	{"dom.event", famDOM, `{"v":1,"type":"dom.event",` + env + `,"body":{"session":"w1","doc":3,"events":[{"kind":"childNodeInserted","parent":4,"previous":5,"inserted":{"nodeId":9,"nodeType":1,"nodeName":"DIV","localName":"div","attributes":["id","x"]}},{"kind":"attributeModified","node":9,"name":"class","value":"a"},{"kind":"childNodeRemoved","parent":4,"node":5},{"kind":"setChildNodes","parent":9,"nodes":[{"nodeId":10,"nodeType":3,"nodeName":"#text","nodeValue":"hi"}]},{"kind":"documentUpdated"}]}}`, ""},
+	{"dom.event no doc", famDOM, `{"v":1,"type":"dom.event",` + env + `,"body":{"session":"w1","doc":0,"events":[{"kind":"documentUpdated"}]}}`, RejectMalformed},
+	{"dom.event bad kind", famDOM, `{"v":1,"type":"dom.event",` + env + `,"body":{"session":"w1","doc":1,"events":[{"kind":"nodeExploded"}]}}`, RejectMalformed},
+	{"dom.event members of another kind", famDOM, `{"v":1,"type":"dom.event",` + env + `,"body":{"session":"w1","doc":1,"events":[{"kind":"attributeRemoved","node":3,"name":"a","value":"v"}]}}`, RejectMalformed},
+	{"dom.event odd attributes", famDOM, `{"v":1,"type":"dom.event",` + env + `,"body":{"session":"w1","doc":1,"events":[{"kind":"childNodeInserted","parent":1,"inserted":{"nodeId":2,"nodeType":1,"nodeName":"P","attributes":["id"]}}]}}`, RejectMalformed},
+	{"dom.event node type", famDOM, `{"v":1,"type":"dom.event",` + env + `,"body":{"session":"w1","doc":1,"events":[{"kind":"setChildNodes","parent":1,"nodes":[{"nodeId":2,"nodeType":13,"nodeName":"X"}]}]}}`, RejectMalformed},
+	{"runtime.command domChildren", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domChildren","domChildren":{"doc":2,"node":1,"depth":1}}}`, ""},
+	{"runtime.command domEdit", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domEdit","domEdit":{"doc":2,"node":7,"edit":"setAttributeValue","name":"id","value":"x"}}}`, ""},
+	{"runtime.command domPush handle", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domPush","domPush":{"doc":2,"handle":"h:3"}}}`, ""},
+	{"runtime.command domPush both", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domPush","domPush":{"doc":2,"handle":"h:3","nodes":[1]}}}`, RejectMalformed},
+	{"runtime.command domChildren edit", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domChildren","domChildren":{"doc":2,"node":1,"edit":"removeNode"}}}`, RejectMalformed},
+	{"runtime.command dom two members", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domChildren","domChildren":{"doc":2,"node":1},"domDisable":{"doc":2}}}`, RejectMalformed},
+	{"runtime.result domChildren", famDOM, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"w1","id":4,"method":"domChildren","domChildren":{"children":[{"parent":1,"nodes":[{"nodeId":2,"nodeType":10,"nodeName":"html","publicId":"","systemId":""},{"nodeId":3,"nodeType":1,"nodeName":"HTML","localName":"html","childNodeCount":2}]}]}}}`, ""},
+	{"runtime.result domPush", famDOM, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"w1","id":4,"method":"domPush","domPush":{"nodes":[7],"children":[{"parent":1,"nodes":[{"nodeId":7,"nodeType":1,"nodeName":"HTML"}]}]}}}`, ""},
+	{"runtime.result domOuterHTML", famDOM, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"w1","id":4,"method":"domOuterHTML","domOuterHTML":{"html":["<p>","</p>"]}}}`, ""},
+	{"runtime.result domEdit with node", famDOM, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"w1","id":4,"method":"domEdit","domEdit":{"nodes":[1]}}}`, RejectMalformed},
+	{"runtime.result domDescribe zero id", famDOM, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"w1","id":4,"method":"domDescribe","domDescribe":{"node":{"nodeId":0,"nodeType":1,"nodeName":"P"}}}}`, RejectMalformed},
+	{"runtime.command domSearch", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domSearch","domSearch":{"doc":2,"search":"s1","text":"li.item"}}}`, ""},
+	{"runtime.command domSearch with a node", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domSearch","domSearch":{"doc":2,"search":"s1","text":"x","node":3}}}`, RejectMalformed},
+	{"runtime.command domResults", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domResults","domResults":{"doc":2,"search":"s1","from":3,"to":4}}}`, ""},
+	{"runtime.command domResults empty range", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domResults","domResults":{"doc":2,"search":"s1","from":4,"to":4}}}`, RejectMalformed},
+	{"runtime.command domChildren with search", famDOM, `{"v":1,"type":"runtime.command",` + env + `,"body":{"session":"w1","id":4,"method":"domChildren","domChildren":{"doc":2,"node":1,"search":"s1"}}}`, RejectMalformed},
+	{"runtime.result domSearch", famDOM, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"w1","id":4,"method":"domSearch","domSearch":{"count":12}}}`, ""},
+	{"runtime.result domSearch none", famDOM, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"w1","id":4,"method":"domSearch","domSearch":{}}}`, ""},
+	{"runtime.result domEdit with count", famDOM, `{"v":1,"type":"runtime.result",` + env + `,"body":{"session":"w1","id":4,"method":"domEdit","domEdit":{"count":1}}}`, RejectMalformed},
 	{"query.request", famQuery, `{"v":1,"type":"query.request",` + env + `,"body":{"session":"s1","id":1,"name":"cordis.context","params":{"handle":"h:1"}}}`, ""},
 	{"query.result", famQuery, `{"v":1,"type":"query.result",` + env + `,"body":{"session":"s1","id":1,"name":"cordis.context","result":{"node":12}}}`, ""},
 	{"query.result error", famQuery, `{"v":1,"type":"query.result",` + env + `,"body":{"id":1,"name":"cordis.context","error":{"code":"unsupported"}}}`, ""},

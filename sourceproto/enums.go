@@ -107,10 +107,26 @@ const (
 	MethodReleaseObject           RuntimeMethod = "releaseObject"
 	MethodReleaseObjectGroup      RuntimeMethod = "releaseObjectGroup"
 	MethodGlobalLexicalScopeNames RuntimeMethod = "globalLexicalScopeNames"
+
+	// The DOM agent's methods (dom.go): DOMParams in, DOMResult out.
+	MethodDOMChildren  RuntimeMethod = "domChildren"  // a node's children (DOM.requestChildNodes)
+	MethodDOMDescribe  RuntimeMethod = "domDescribe"  // one node (DOM.describeNode)
+	MethodDOMPush      RuntimeMethod = "domPush"      // nodes made known with their paths (DOM.requestNode …)
+	MethodDOMResolve   RuntimeMethod = "domResolve"   // a node as a Runtime object (DOM.resolveNode)
+	MethodDOMOuterHTML RuntimeMethod = "domOuterHTML" // DOM.getOuterHTML
+	MethodDOMEdit      RuntimeMethod = "domEdit"      // one edit (DOMEdit)
+	MethodDOMDisable   RuntimeMethod = "domDisable"   // forget the session's nodes in the page
+	MethodDOMSearch    RuntimeMethod = "domSearch"    // find nodes (DOM.performSearch)
+	MethodDOMResults   RuntimeMethod = "domResults"   // a range of the search's nodes, pushed (DOM.getSearchResults)
 )
 
 var runtimeMethods = []RuntimeMethod{MethodEvaluate, MethodGetProperties, MethodCallFunctionOn,
-	MethodAwaitPromise, MethodReleaseObject, MethodReleaseObjectGroup, MethodGlobalLexicalScopeNames}
+	MethodAwaitPromise, MethodReleaseObject, MethodReleaseObjectGroup, MethodGlobalLexicalScopeNames,
+	MethodDOMChildren, MethodDOMDescribe, MethodDOMPush, MethodDOMResolve, MethodDOMOuterHTML, MethodDOMEdit, MethodDOMDisable,
+	MethodDOMSearch, MethodDOMResults}
+
+// IsDOM reports whether m is one of the DOM agent's methods.
+func (m RuntimeMethod) IsDOM() bool { return len(m) > 3 && m[:3] == "dom" }
 
 func (v *RuntimeMethod) UnmarshalEasyJSON(l *jlexer.Lexer) { *v = readEnum(l, runtimeMethods) }
 func (v RuntimeMethod) MarshalEasyJSON(w *jwriter.Writer)  { w.String(string(v)) }

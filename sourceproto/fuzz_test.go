@@ -21,6 +21,7 @@ func FuzzConsoleFrames(f *testing.F) { fuzzFamily(f, famConsole) }
 func FuzzScriptFrames(f *testing.F)  { fuzzFamily(f, famScript) }
 func FuzzQueryFrames(f *testing.F)   { fuzzFamily(f, famQuery) }
 func FuzzFetchFrames(f *testing.F)   { fuzzFamily(f, famFetch) }
+func FuzzDOMFrames(f *testing.F)     { fuzzFamily(f, famDOM) }
 
 func fuzzFamily(f *testing.F, fam family) {
 	for _, tc := range decodeCases {
@@ -53,7 +54,7 @@ func fuzzFamily(f *testing.F, fam family) {
 // capability and topic declared) next to a healthy source "x".
 func checkIngest(t *testing.T, data []byte, decErr error) {
 	reg := NewRegistry(nil)
-	all := `"runtime","console","scripts","query"`
+	all := `"runtime","console","scripts","query","dom"`
 	allTopics := `"console","page","script","fetch","app"`
 	x := openStreaming(t, reg, "x", all, allTopics)
 	openStreaming(t, reg, "y", all, allTopics)

@@ -103,6 +103,16 @@ const (
 	// MaxScopeNames bounds a globalLexicalScopeNames result.
 	MaxScopeNames = 4096
 
+	// MaxDOMEvents bounds the events of one dom.event frame. The page
+	// agent flushes a session's mutations in frames of at most this many,
+	// and past MAX_EVENTS_PER_FLUSH events in one flush it sends
+	// documentUpdated instead (client/js/dom.mjs).
+	MaxDOMEvents = 1024
+
+	// MaxDOMPush bounds the nodes of one domPush (DOM.pushNodesBy…
+	// asks for the nodes one view shows, a few dozen).
+	MaxDOMPush = 1024
+
 	// MaxSources bounds the live sources of one Registry: every source is
 	// an execution context in every DevTools window, and every source holds
 	// per-source state in the worker.

@@ -20,6 +20,17 @@ type RuntimeCommand struct {
 	ReleaseObject           *ReleaseObjectParams           `json:"releaseObject,omitempty"`
 	ReleaseObjectGroup      *ReleaseObjectGroupParams      `json:"releaseObjectGroup,omitempty"`
 	GlobalLexicalScopeNames *GlobalLexicalScopeNamesParams `json:"globalLexicalScopeNames,omitempty"`
+
+	// The DOM agent (dom.go).
+	DOMChildren  *DOMParams `json:"domChildren,omitempty"`
+	DOMDescribe  *DOMParams `json:"domDescribe,omitempty"`
+	DOMPush      *DOMParams `json:"domPush,omitempty"`
+	DOMResolve   *DOMParams `json:"domResolve,omitempty"`
+	DOMOuterHTML *DOMParams `json:"domOuterHTML,omitempty"`
+	DOMEdit      *DOMParams `json:"domEdit,omitempty"`
+	DOMDisable   *DOMParams `json:"domDisable,omitempty"`
+	DOMSearch    *DOMParams `json:"domSearch,omitempty"`
+	DOMResults   *DOMParams `json:"domResults,omitempty"`
 }
 
 // EvaluateParams mirrors CDP Runtime.evaluate's client subset. Timeout
@@ -115,6 +126,15 @@ type RuntimeResult struct {
 	ReleaseObject           *ReleaseObjectResult           `json:"releaseObject,omitempty"`
 	ReleaseObjectGroup      *ReleaseObjectGroupResult      `json:"releaseObjectGroup,omitempty"`
 	GlobalLexicalScopeNames *GlobalLexicalScopeNamesResult `json:"globalLexicalScopeNames,omitempty"`
+	DOMChildren             *DOMResult                     `json:"domChildren,omitempty"`
+	DOMDescribe             *DOMResult                     `json:"domDescribe,omitempty"`
+	DOMPush                 *DOMResult                     `json:"domPush,omitempty"`
+	DOMResolve              *DOMResult                     `json:"domResolve,omitempty"`
+	DOMOuterHTML            *DOMResult                     `json:"domOuterHTML,omitempty"`
+	DOMEdit                 *DOMResult                     `json:"domEdit,omitempty"`
+	DOMDisable              *DOMResult                     `json:"domDisable,omitempty"`
+	DOMSearch               *DOMResult                     `json:"domSearch,omitempty"`
+	DOMResults              *DOMResult                     `json:"domResults,omitempty"`
 	Error                   *TransportError                `json:"error,omitempty"`
 
 	// Rejected is never on the wire. Ingest sets it, with Session, ID and

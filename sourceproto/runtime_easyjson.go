@@ -147,6 +147,132 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 					(*out.GlobalLexicalScopeNames).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domChildren":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMChildren = nil
+			} else {
+				if out.DOMChildren == nil {
+					out.DOMChildren = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMChildren).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domDescribe":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMDescribe = nil
+			} else {
+				if out.DOMDescribe == nil {
+					out.DOMDescribe = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMDescribe).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domPush":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMPush = nil
+			} else {
+				if out.DOMPush == nil {
+					out.DOMPush = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMPush).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domResolve":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMResolve = nil
+			} else {
+				if out.DOMResolve == nil {
+					out.DOMResolve = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMResolve).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domOuterHTML":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMOuterHTML = nil
+			} else {
+				if out.DOMOuterHTML == nil {
+					out.DOMOuterHTML = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMOuterHTML).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domEdit":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMEdit = nil
+			} else {
+				if out.DOMEdit == nil {
+					out.DOMEdit = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMEdit).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domDisable":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMDisable = nil
+			} else {
+				if out.DOMDisable == nil {
+					out.DOMDisable = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMDisable).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domSearch":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMSearch = nil
+			} else {
+				if out.DOMSearch == nil {
+					out.DOMSearch = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMSearch).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domResults":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMResults = nil
+			} else {
+				if out.DOMResults == nil {
+					out.DOMResults = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMResults).UnmarshalEasyJSON(in)
+				}
+			}
 		case "error":
 			if in.IsNull() {
 				in.Skip()
@@ -228,6 +354,51 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		const prefix string = ",\"globalLexicalScopeNames\":"
 		out.RawString(prefix)
 		(*in.GlobalLexicalScopeNames).MarshalEasyJSON(out)
+	}
+	if in.DOMChildren != nil {
+		const prefix string = ",\"domChildren\":"
+		out.RawString(prefix)
+		(*in.DOMChildren).MarshalEasyJSON(out)
+	}
+	if in.DOMDescribe != nil {
+		const prefix string = ",\"domDescribe\":"
+		out.RawString(prefix)
+		(*in.DOMDescribe).MarshalEasyJSON(out)
+	}
+	if in.DOMPush != nil {
+		const prefix string = ",\"domPush\":"
+		out.RawString(prefix)
+		(*in.DOMPush).MarshalEasyJSON(out)
+	}
+	if in.DOMResolve != nil {
+		const prefix string = ",\"domResolve\":"
+		out.RawString(prefix)
+		(*in.DOMResolve).MarshalEasyJSON(out)
+	}
+	if in.DOMOuterHTML != nil {
+		const prefix string = ",\"domOuterHTML\":"
+		out.RawString(prefix)
+		(*in.DOMOuterHTML).MarshalEasyJSON(out)
+	}
+	if in.DOMEdit != nil {
+		const prefix string = ",\"domEdit\":"
+		out.RawString(prefix)
+		(*in.DOMEdit).MarshalEasyJSON(out)
+	}
+	if in.DOMDisable != nil {
+		const prefix string = ",\"domDisable\":"
+		out.RawString(prefix)
+		(*in.DOMDisable).MarshalEasyJSON(out)
+	}
+	if in.DOMSearch != nil {
+		const prefix string = ",\"domSearch\":"
+		out.RawString(prefix)
+		(*in.DOMSearch).MarshalEasyJSON(out)
+	}
+	if in.DOMResults != nil {
+		const prefix string = ",\"domResults\":"
+		out.RawString(prefix)
+		(*in.DOMResults).MarshalEasyJSON(out)
 	}
 	if in.Error != nil {
 		const prefix string = ",\"error\":"
@@ -376,6 +547,132 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					(*out.GlobalLexicalScopeNames).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domChildren":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMChildren = nil
+			} else {
+				if out.DOMChildren == nil {
+					out.DOMChildren = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMChildren).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domDescribe":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMDescribe = nil
+			} else {
+				if out.DOMDescribe == nil {
+					out.DOMDescribe = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMDescribe).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domPush":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMPush = nil
+			} else {
+				if out.DOMPush == nil {
+					out.DOMPush = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMPush).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domResolve":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMResolve = nil
+			} else {
+				if out.DOMResolve == nil {
+					out.DOMResolve = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMResolve).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domOuterHTML":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMOuterHTML = nil
+			} else {
+				if out.DOMOuterHTML == nil {
+					out.DOMOuterHTML = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMOuterHTML).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domEdit":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMEdit = nil
+			} else {
+				if out.DOMEdit == nil {
+					out.DOMEdit = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMEdit).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domDisable":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMDisable = nil
+			} else {
+				if out.DOMDisable == nil {
+					out.DOMDisable = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMDisable).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domSearch":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMSearch = nil
+			} else {
+				if out.DOMSearch == nil {
+					out.DOMSearch = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMSearch).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domResults":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMResults = nil
+			} else {
+				if out.DOMResults == nil {
+					out.DOMResults = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMResults).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -443,6 +740,51 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"globalLexicalScopeNames\":"
 		out.RawString(prefix)
 		(*in.GlobalLexicalScopeNames).MarshalEasyJSON(out)
+	}
+	if in.DOMChildren != nil {
+		const prefix string = ",\"domChildren\":"
+		out.RawString(prefix)
+		(*in.DOMChildren).MarshalEasyJSON(out)
+	}
+	if in.DOMDescribe != nil {
+		const prefix string = ",\"domDescribe\":"
+		out.RawString(prefix)
+		(*in.DOMDescribe).MarshalEasyJSON(out)
+	}
+	if in.DOMPush != nil {
+		const prefix string = ",\"domPush\":"
+		out.RawString(prefix)
+		(*in.DOMPush).MarshalEasyJSON(out)
+	}
+	if in.DOMResolve != nil {
+		const prefix string = ",\"domResolve\":"
+		out.RawString(prefix)
+		(*in.DOMResolve).MarshalEasyJSON(out)
+	}
+	if in.DOMOuterHTML != nil {
+		const prefix string = ",\"domOuterHTML\":"
+		out.RawString(prefix)
+		(*in.DOMOuterHTML).MarshalEasyJSON(out)
+	}
+	if in.DOMEdit != nil {
+		const prefix string = ",\"domEdit\":"
+		out.RawString(prefix)
+		(*in.DOMEdit).MarshalEasyJSON(out)
+	}
+	if in.DOMDisable != nil {
+		const prefix string = ",\"domDisable\":"
+		out.RawString(prefix)
+		(*in.DOMDisable).MarshalEasyJSON(out)
+	}
+	if in.DOMSearch != nil {
+		const prefix string = ",\"domSearch\":"
+		out.RawString(prefix)
+		(*in.DOMSearch).MarshalEasyJSON(out)
+	}
+	if in.DOMResults != nil {
+		const prefix string = ",\"domResults\":"
+		out.RawString(prefix)
+		(*in.DOMResults).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }

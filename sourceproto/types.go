@@ -43,6 +43,9 @@ const (
 	FrameQueryRequest // worker → producer
 	FrameQueryResult  // producer → worker
 
+	// DOM mutation events (DOM commands are Runtime union members).
+	FrameDOMEvent // producer → worker
+
 	frameTypeCount
 )
 
@@ -68,6 +71,7 @@ var frameTypeNames = [frameTypeCount]string{
 	FrameScriptEnd:       "script.end",
 	FrameQueryRequest:    "query.request",
 	FrameQueryResult:     "query.result",
+	FrameDOMEvent:        "dom.event",
 }
 
 // String returns the wire name ("append"), or "" for an invalid type.
@@ -125,6 +129,7 @@ var frameRules = [frameTypeCount]frameRule{
 	FrameScriptEnd:       {dir: ToWorker, needs: CapScripts},
 	FrameQueryRequest:    {dir: ToProducer, needs: CapQuery},
 	FrameQueryResult:     {dir: ToWorker, needs: CapQuery},
+	FrameDOMEvent:        {dir: ToWorker, needs: CapDOM},
 }
 
 // Direction reports who may send frames of this type.
@@ -168,13 +173,14 @@ const (
 	CapConsole                        // console.enable/disable/discard
 	CapScripts                        // script.* frames
 	CapQuery                          // query.* frames
-	capAll     = CapRuntime | CapConsole | CapScripts | CapQuery
+	CapDOM                            // the DOM agent: dom* Runtime methods, dom.event
+	capAll     = CapRuntime | CapConsole | CapScripts | CapQuery | CapDOM
 )
 
 var capabilityNames = []struct {
 	c    Capability
 	name string
-}{{CapRuntime, "runtime"}, {CapConsole, "console"}, {CapScripts, "scripts"}, {CapQuery, "query"}}
+}{{CapRuntime, "runtime"}, {CapConsole, "console"}, {CapScripts, "scripts"}, {CapQuery, "query"}, {CapDOM, "dom"}}
 
 // String returns the wire name of a single capability.
 func (c Capability) String() string {

@@ -70,6 +70,9 @@ func (c *RuntimeCommand) validate() *RejectError {
 	if c.commandMember() != c.Method || c.commandCount() != 1 {
 		return malformed("command union must hold exactly the member method names")
 	}
+	if m, p, _ := c.domCommand(); p != nil {
+		return p.validateDOM(m)
+	}
 	switch c.Method {
 	case MethodEvaluate:
 		return first(checkOptID(c.Evaluate.ObjectGroup, "objectGroup"), checkNonNeg(c.Evaluate.Timeout, "timeout"))
@@ -105,11 +108,13 @@ func (c *RuntimeCommand) commandMember() RuntimeMethod {
 	case c.GlobalLexicalScopeNames != nil:
 		return MethodGlobalLexicalScopeNames
 	}
-	return ""
+	m, _, _ := c.domCommand()
+	return m
 }
 
 func (c *RuntimeCommand) commandCount() int {
-	return count(c.Evaluate != nil, c.GetProperties != nil, c.CallFunctionOn != nil, c.AwaitPromise != nil,
+	_, _, dom := c.domCommand()
+	return dom + count(c.Evaluate != nil, c.GetProperties != nil, c.CallFunctionOn != nil, c.AwaitPromise != nil,
 		c.ReleaseObject != nil, c.ReleaseObjectGroup != nil, c.GlobalLexicalScopeNames != nil)
 }
 
@@ -151,7 +156,8 @@ func (r *RuntimeResult) validate() *RejectError {
 	if err := checkCorrelation(r.Session, r.ID, r.Method); err != nil {
 		return err
 	}
-	n := count(r.Evaluate != nil, r.GetProperties != nil, r.CallFunctionOn != nil, r.AwaitPromise != nil,
+	_, domRes, dom := r.domResult()
+	n := dom + count(r.Evaluate != nil, r.GetProperties != nil, r.CallFunctionOn != nil, r.AwaitPromise != nil,
 		r.ReleaseObject != nil, r.ReleaseObjectGroup != nil, r.GlobalLexicalScopeNames != nil, r.Error != nil)
 	if n != 1 || (r.Error == nil && r.resultMember() != r.Method) {
 		return malformed("result union must hold exactly the member method names, or error")
@@ -159,6 +165,8 @@ func (r *RuntimeResult) validate() *RejectError {
 	switch {
 	case r.Error != nil:
 		return r.Error.validate()
+	case domRes != nil:
+		return domRes.validateDOM(r.Method)
 	case r.Evaluate != nil:
 		return first(r.Evaluate.Result.validate(), r.Evaluate.ExceptionDetails.validate())
 	case r.CallFunctionOn != nil:
@@ -190,7 +198,8 @@ func (r *RuntimeResult) resultMember() RuntimeMethod {
 	case r.GlobalLexicalScopeNames != nil:
 		return MethodGlobalLexicalScopeNames
 	}
-	return ""
+	m, _, _ := r.domResult()
+	return m
 }
 
 func (g *GetPropertiesResult) validate() *RejectError {

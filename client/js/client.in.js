@@ -47,6 +47,7 @@
 
 // build.mjs inlines sideeffect.mjs here
 // build.mjs inlines runtime.mjs here
+// build.mjs inlines dom.mjs here
 
 // build.mjs inlines bodytap.mjs here
 
@@ -106,7 +107,7 @@
     role: 'client',
     source: source,
     token: token,
-    capabilities: ['console', 'scripts', 'runtime'],
+    capabilities: ['console', 'scripts', 'runtime', 'dom'],
     topics: ['console', 'page', 'script', 'fetch'],
     agent: { name: 'inspector-worker-client', version: IWCore.AGENT_VERSION },
     page: pageInfo,
@@ -139,6 +140,14 @@
     limits: function () { return producer.limits; },
     global: w,
     isOwn: isOwn,
+    // The DOM agent (dom.mjs) is made on the worker's first dom* command:
+    // until a window asks for this page's nodes, no DOM code runs.
+    dom: function () {
+      return new IWDOM.DOMAgent({
+        send: function (type, json) { return producer.sendFrame(type, json); },
+        timer: function (fn, ms) { setT(fn, ms); },
+      });
+    },
   });
 
   var unwrapConsole = IWCore.wrapConsole(w.console, emit);
@@ -171,7 +180,7 @@
       enumerable: false,
       value: Object.freeze({
         source: function () { return source; },
-        stats: function () { var s = /** @type {any} */ (producer.stats()); s.runtime = realm.stats(); s.held = held.length; s.holding = holding; return s; },
+        stats: function () { var s = /** @type {any} */ (producer.stats()); s.runtime = realm.stats(); s.dom = realm.domAgent ? realm.domAgent.stats() : null; s.held = held.length; s.holding = holding; return s; },
         stop: stop,
       }),
     });

@@ -48,7 +48,7 @@ test('hello, welcome, initial replace with the page and its scripts', async (t) 
   assert.match(source, /^client-[0-9a-f]{16}$/);
   assert.deepEqual(hello, {
     v: 1, type: 'hello', source, body: {
-      role: 'client', token: 'secret-token', capabilities: ['console', 'scripts', 'runtime'], topics: ['console', 'page', 'script', 'fetch'],
+      role: 'client', token: 'secret-token', capabilities: ['console', 'scripts', 'runtime', 'dom'], topics: ['console', 'page', 'script', 'fetch'],
       agent: { name: 'inspector-worker-client', version: AGENT_VERSION }, page: { url: PAGE_URL, title: 'My app' },
       ackDelayMs: 500,
     },

@@ -308,7 +308,7 @@ func TestClientAgainstRegistry(t *testing.T) {
 	rec.wait(t, "initial replace", func() bool { return len(rec.replaced) == 1 })
 	info := rec.opened[0]
 	if info.Ref.Role != sourceproto.RoleClient || !strings.HasPrefix(info.Ref.ID, "client-") ||
-		info.Capabilities != sourceproto.CapConsole|sourceproto.CapScripts|sourceproto.CapRuntime ||
+		info.Capabilities != sourceproto.CapConsole|sourceproto.CapScripts|sourceproto.CapRuntime|sourceproto.CapDOM ||
 		info.Topics != sourceproto.TopicConsole|sourceproto.TopicPage|sourceproto.TopicScript|sourceproto.TopicFetch ||
 		info.Page == nil || info.Page.URL != "http://127.0.0.1:5173/" || info.Page.Title != "My app" {
 		t.Fatalf("opened: %+v", info)

@@ -40,7 +40,8 @@ const EVAL_ORIGIN = /eval at [^()]*\((\S+?):\d+:\d+\), (<anonymous>:\d+:\d+)/;
 /** The object group a session's console arguments live in (V8's name). */
 export const CONSOLE_GROUP = 'console';
 
-const METHODS = new Set(['evaluate', 'getProperties', 'callFunctionOn', 'awaitPromise', 'releaseObject', 'releaseObjectGroup', 'globalLexicalScopeNames']);
+const METHODS = new Set(['evaluate', 'getProperties', 'callFunctionOn', 'awaitPromise', 'releaseObject', 'releaseObjectGroup', 'globalLexicalScopeNames',
+  'domChildren', 'domDescribe', 'domPush', 'domResolve', 'domOuterHTML', 'domEdit', 'domDisable', 'domSearch', 'domResults']);
 const G = /** @type {any} */ (globalThis);
 const promiseThen = G.Promise.prototype.then;
 const getProto = Object.getPrototypeOf;
@@ -98,6 +99,7 @@ class TransportFailure extends Error {
  * @property {any} [global] the realm's global object
  * @property {(frame: {url: string}) => boolean} [isOwn] stack frames of the producer itself, dropped from exception stacks
  * @property {number} [maxHandles] handles per session (default MAX_HANDLES_PER_SESSION; tests lower it)
+ * @property {() => any} [dom] makes the page's DOM agent (dom.mjs) on the first dom* command; none: dom* is unsupported
  */
 
 /**
@@ -123,6 +125,9 @@ export class Realm {
     this.global = o.global || G;
     this.isOwn = o.isOwn || (() => false);
     this.maxHandles = o.maxHandles || MAX_HANDLES_PER_SESSION;
+    this.makeDOM = o.dom;
+    /** @type {any} the DOM agent, made on the first dom* command (nothing runs before) */
+    this.domAgent = null;
     /** @type {Map<string, SessionTable>} */
     this.sessions = new Map();
     /** @type {Map<string, Ctx>} commands not yet answered, by session + id */
@@ -141,6 +146,7 @@ export class Realm {
   /** A new generation (or none): every handle and command of the old one is gone. */
   reset() {
     this.sessions.clear();
+    if (this.domAgent) this.domAgent.reset();
     for (const c of this.running.values()) c.done = true;
     this.running.clear();
     this.awaiting.clear();
@@ -202,6 +208,15 @@ export class Realm {
       handles, perSession, provisional, running: this.running.size, awaitingAck: this.awaiting.size,
       answered: this.answered, freedUnacked: this.freedUnacked, noHandle: this.noHandle,
     };
+  }
+
+  /** The DOM agent, made on first use. */
+  dom() {
+    if (!this.domAgent) {
+      if (!this.makeDOM) throw new TransportFailure('unsupported', 'this agent has no DOM (not a page)');
+      this.domAgent = this.makeDOM();
+    }
+    return this.domAgent;
   }
 
   // -------------------------------------------------------------------------
@@ -315,6 +330,12 @@ export class Realm {
         // (let/const/class of classic scripts): the answer is empty, and
         // DevTools' completion falls back to the global object's properties.
         return { names: [] };
+      case 'domResolve':
+        return { object: this.ro(ctx, this.dom().resolve(ctx.session, p), typeof p.objectGroup === 'string' ? p.objectGroup : '', false) };
+    }
+    if (ctx.method === 'domDisable' && !this.domAgent) return {}; // nothing to forget: never made
+    if (ctx.method.startsWith('dom')) {
+      return this.dom().command(ctx.session, ctx.method, p, (/** @type {string} */ s, /** @type {string} */ h) => this.lookup(s, h).v);
     }
     throw new TransportFailure('unsupported', 'method ' + ctx.method);
   }
@@ -405,8 +426,9 @@ export class Realm {
   answerError(ctx, err) {
     ctx.done = true;
     this.running.delete(ctx.session + '\n' + ctx.id);
-    const code = err instanceof TransportFailure ? err.code : 'internal';
-    const message = capString(err instanceof TransportFailure ? err.message : 'the page failed to answer: ' + safeText(err), 1024);
+    const known = err instanceof TransportFailure || (err instanceof Error && /** @type {any} */ (err).transport === true); // dom.mjs's DOMFailure
+    const code = known ? /** @type {any} */ (err).code : 'internal';
+    const message = capString(known ? err.message : 'the page failed to answer: ' + safeText(err), 1024);
     this.sendFn('runtime.result', '{"session":' + JSON.stringify(ctx.session) + ',"id":' + ctx.id + ',"method":' + JSON.stringify(ctx.method) +
       ',"error":' + JSON.stringify({ code, message }) + '}');
   }

@@ -1,0 +1,658 @@
+// dom.mjs — the page's DOM agent (docs/protocol.md "DOM"): answers the
+// Runtime union's dom* methods and sends the page's mutations as dom.event
+// frames. Shipped inside client.js only (build.mjs inlines it); the tests
+// import it directly.
+//
+// Costs nothing until used: client.js constructs no agent, walks no node
+// and observes nothing until the worker sends the first dom* command for a
+// window (a window expanded this page's document, or revealed one of its
+// nodes). The MutationObserver runs while some session holds nodes whose
+// children it was sent, and is disconnected when the last one goes
+// (domDisable: the window closed, disabled DOM or asked for a new document).
+//
+// Node ids are per DevTools session and per document epoch (`doc`, given
+// by the worker): the page's document is always 1; a command with a new doc
+// drops the session's old table first. The worker maps these ids into its
+// window's namespace; a page never sees another page's ids.
+//
+// Mutations are coalesced: records mark what changed (a parent's children,
+// an element's attribute, a text node), and a flush at most every FLUSH_MS
+// compares each changed parent's children with the list the session was
+// last sent and sends the difference (removals first, then insertions in
+// order), then the attributes' and texts' current values. So a burst of any
+// size costs one pass over what it touched, and what a window shows always
+// converges to the page's DOM. A command flushes first, so its answer
+// follows the events before it. Overflow policy: a flush with more than
+// MAX_EVENTS_PER_FLUSH events for a session sends that session one
+// documentUpdated instead and forgets its table (the window asks for the
+// document again).
+//
+// Like Chrome's Elements panel, whitespace-only text nodes are not shown.
+import { capString, measureJSON, MAX_FRAME_OBJECTS, MAX_DEPTH } from './core.mjs';
+
+/** The coalescing window: mutations are sent at most this often per page. */
+export const FLUSH_MS = 50;
+/** Events one flush may send a session; past it, documentUpdated (see above). */
+export const MAX_EVENTS_PER_FLUSH = 2000;
+/** sourceproto.MaxDOMEvents: events in one dom.event frame. */
+export const MAX_EVENTS_PER_FRAME = 512;
+/** Node ids one session may hold in this page; past it the session is reset. */
+export const MAX_NODES_PER_SESSION = 100000;
+/** The deepest subtree one answer describes (depth -1 included). */
+export const MAX_DESCRIBE_DEPTH = 16;
+/** Bytes of one text or attribute value sent (Chrome sends all; one JSON string is bounded by MaxStringBytes). */
+export const MAX_TEXT = 16384;
+/** Characters per outerHTML part (a part is one JSON string, under MaxStringBytes). */
+export const HTML_PART = 8192;
+/** Nodes one search keeps. */
+export const MAX_SEARCH_RESULTS = 10000;
+/**
+ * Searches a session keeps: the frontend searches as the user types and may
+ * still ask for an earlier one's results; older ones are forgotten.
+ */
+export const MAX_SEARCHES_PER_SESSION = 4;
+/** The page document's id in every session. */
+export const DOCUMENT_ID = 1;
+
+const G = /** @type {any} */ (globalThis);
+
+/**
+ * An error a person can act on (runtime.mjs's TransportFailure shape).
+ */
+export class DOMFailure extends Error {
+  /** @param {string} code @param {string} message */
+  constructor(code, message) { super(message); this.code = code; this.transport = true; }
+}
+
+/**
+ * @typedef {object} Session one DevTools session's view of this page
+ * @property {number} doc the worker's document epoch
+ * @property {Map<Node, number>} ids
+ * @property {Map<number, Node>} nodes
+ * @property {Map<number, number[]>} kids the children each parent was sent, in order
+ * @property {Map<number, number>} counts the child count a node was sent with, while its children were not
+ * @property {number} next
+ * @property {Map<string, Node[]>} searches the last searches' nodes, oldest first
+ */
+
+/**
+ * @typedef {object} AgentOptions
+ * @property {(type: string, json: string) => boolean} send writes one producer → worker frame
+ * @property {(fn: () => void, ms: number) => any} [timer] setTimeout
+ * @property {any} [document] the page's document (tests pass their own)
+ * @property {(cb: MutationCallback) => MutationObserver} [observe] makes the observer (default: the page's MutationObserver)
+ */
+
+export class DOMAgent {
+  /** @param {AgentOptions} o */
+  constructor(o) {
+    this.sendFn = o.send;
+    this.timer = o.timer || ((/** @type {() => void} */ fn, /** @type {number} */ ms) => G.setTimeout(fn, ms));
+    this.doc = o.document || G.document;
+    this.makeObserver = o.observe || ((/** @type {MutationCallback} */ cb) => new G.MutationObserver(cb));
+    /** @type {Map<string, Session>} */
+    this.sessions = new Map();
+    /** @type {MutationObserver|null} */
+    this.observer = null;
+    /** @type {Set<Node>} parents whose children changed */
+    this.dirty = new Set();
+    /** @type {Map<Node, Set<string>>} */
+    this.attrs = new Map();
+    /** @type {Set<Node>} */
+    this.texts = new Set();
+    this.scheduled = false;
+    // Counters for stats().
+    this.flushes = 0;
+    this.events = 0;
+    this.overflows = 0;
+    this.observers = 0;
+    this.maxFlush = 0; // the most events one flush sent one session
+  }
+
+  /** Counters for tests and __inspectorWorkerClient.stats(). */
+  stats() {
+    let nodes = 0;
+    for (const s of this.sessions.values()) nodes += s.nodes.size;
+    return { observing: !!this.observer, sessions: this.sessions.size, nodes, flushes: this.flushes, events: this.events, overflows: this.overflows, observers: this.observers, maxFlush: this.maxFlush };
+  }
+
+  /** A new generation (or none): every session's table is gone. */
+  reset() {
+    this.sessions.clear();
+    this.stopObserving();
+  }
+
+  /**
+   * Runs one dom* command of session; returns its result member.
+   * @param {string} session
+   * @param {string} method
+   * @param {any} p the params (sourceproto.DOMParams)
+   * @param {(session: string, h: string) => any} lookup the value behind a Runtime handle
+   */
+  command(session, method, p, lookup) {
+    if (typeof p.doc !== 'number' || !(p.doc > 0)) throw new DOMFailure('invalid-argument', 'a DOM command needs doc');
+    if (method === 'domDisable') {
+      const old = this.sessions.get(session);
+      if (old && old.doc === p.doc) this.sessions.delete(session);
+      if (!this.sessions.size) this.stopObserving();
+      return {};
+    }
+    this.flush();
+    const s = this.session(session, p.doc);
+    switch (method) {
+      case 'domChildren': {
+        const n = this.node(s, p.node);
+        this.observe();
+        return { children: [{ parent: p.node, nodes: this.childList(s, n, depthOf(p.depth, 1)) }] };
+      }
+      case 'domDescribe':
+        return { node: this.describe(s, this.target(s, p, session, lookup), depthOf(p.depth, 0), false) };
+      case 'domPush': return this.push(s, p, session, lookup);
+      case 'domOuterHTML': return { html: parts(outerHTML(this.target(s, p, session, lookup))) };
+      case 'domEdit': {
+        this.edit(s, p);
+        this.flush(); // the edit's events go before its answer
+        return {};
+      }
+      case 'domSearch': {
+        const nodes = search(this.doc, String(p.text));
+        s.searches.delete(p.search);
+        while (s.searches.size >= MAX_SEARCHES_PER_SESSION) s.searches.delete(/** @type {string} */ (s.searches.keys().next().value));
+        s.searches.set(p.search, nodes);
+        return nodes.length ? { count: nodes.length } : {};
+      }
+      case 'domResults': {
+        const found = s.searches.get(p.search);
+        if (!found) throw new DOMFailure('no-such-handle', 'search ' + p.search + ' is gone (the page keeps the last ' + MAX_SEARCHES_PER_SESSION + '): search again');
+        /** @type {any[]} */
+        const children = [];
+        const nodes = found.slice(p.from, p.to).map((n) => this.pushPath(s, n, children));
+        if (!nodes.length) throw new DOMFailure('invalid-argument', 'the search found ' + found.length + ' nodes');
+        if (children.length) this.observe();
+        return children.length ? { nodes, children } : { nodes };
+      }
+    }
+    throw new DOMFailure('unsupported', 'method ' + method + ' is not in the page DOM agent');
+  }
+
+  /**
+   * The node a domResolve names.
+   * @param {string} session @param {any} p
+   */
+  resolve(session, p) {
+    this.flush();
+    return this.node(this.session(session, p.doc), p.node);
+  }
+
+  // -------------------------------------------------------------------------
+  // Sessions and ids
+
+  /** @param {string} name @param {number} doc */
+  session(name, doc) {
+    let s = this.sessions.get(name);
+    if (!s || s.doc !== doc) {
+      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map(), counts: new Map() };
+      s.ids.set(this.doc, DOCUMENT_ID);
+      s.nodes.set(DOCUMENT_ID, this.doc);
+      this.sessions.set(name, s);
+    }
+    return s;
+  }
+
+  /** @param {Session} s @param {Node} n */
+  idOf(s, n) {
+    let id = s.ids.get(n);
+    if (id) return id;
+    if (s.nodes.size >= MAX_NODES_PER_SESSION) {
+      throw new DOMFailure('too-large', 'this window holds ' + MAX_NODES_PER_SESSION + ' nodes of the page (MAX_NODES_PER_SESSION): collapse the tree or reopen the Elements panel');
+    }
+    id = s.next++;
+    s.ids.set(n, id);
+    s.nodes.set(id, n);
+    return id;
+  }
+
+  /** @param {Session} s @param {unknown} id */
+  node(s, id) {
+    const n = typeof id === 'number' ? s.nodes.get(id) : undefined;
+    if (!n) throw new DOMFailure('no-such-handle', 'no node with id ' + id + ' in this page for this window (removed from the page, or never sent)');
+    return n;
+  }
+
+  /**
+   * The node a command names by id or by Runtime handle.
+   * @param {Session} s @param {any} p @param {string} session
+   * @param {(session: string, h: string) => any} lookup
+   */
+  target(s, p, session, lookup) {
+    if (p.node) return this.node(s, p.node);
+    const v = lookup(session, p.handle);
+    if (!isNode(v)) throw new DOMFailure('invalid-argument', 'the object is not a DOM node');
+    return v;
+  }
+
+  /** Forgets n and every descendant the session knows. @param {Session} s @param {Node} n */
+  unbind(s, n) {
+    const id = s.ids.get(n);
+    if (!id) return;
+    s.ids.delete(n);
+    s.nodes.delete(id);
+    s.counts.delete(id);
+    const kids = s.kids.get(id);
+    s.kids.delete(id);
+    if (kids) for (const k of kids) { const c = s.nodes.get(k); if (c) this.unbind(s, c); }
+  }
+
+  // -------------------------------------------------------------------------
+  // Describing nodes
+
+  /**
+   * A node's children, described to depth, recorded as sent.
+   * @param {Session} s @param {Node} n @param {number} depth
+   */
+  childList(s, n, depth) {
+    const out = [];
+    const ids = [];
+    for (const c of shown(n)) {
+      const d = this.describe(s, c, depth - 1, true);
+      out.push(d);
+      ids.push(d.nodeId);
+    }
+    const id = this.idOf(s, n);
+    s.kids.set(id, ids);
+    s.counts.delete(id);
+    return out;
+  }
+
+  /**
+   * CDP's DOM.Node for n, with children to depth (recorded as sent when
+   * record: describeNode sends nothing the window keeps).
+   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} record
+   * @returns {Record<string, any>}
+   */
+  describe(s, n, depth, record) {
+    const a = /** @type {any} */ (n);
+    /** @type {Record<string, any>} */
+    const d = { nodeId: this.idOf(s, n), nodeType: a.nodeType, nodeName: a.nodeName };
+    if (a.localName) d.localName = a.localName;
+    if (a.nodeType === 3 || a.nodeType === 4 || a.nodeType === 7 || a.nodeType === 8) d.nodeValue = capString(String(a.nodeValue), MAX_TEXT);
+    if (a.nodeType === 1) {
+      const attrs = [];
+      for (const at of a.attributes) attrs.push(at.name, capString(at.value, MAX_TEXT));
+      if (attrs.length) d.attributes = attrs;
+    } else if (a.nodeType === 9) {
+      d.documentURL = String(a.URL || '');
+      d.baseURL = String(a.baseURI || '');
+    } else if (a.nodeType === 10) {
+      d.publicId = a.publicId || '';
+      d.systemId = a.systemId || '';
+    }
+    const kids = shown(n);
+    if (kids.length) d.childNodeCount = kids.length;
+    // As Chrome does: an element's only text child comes with it, so the
+    // tree shows <h1>Title</h1> on one line without asking.
+    if (depth === 0 && record && kids.length === 1 && kids[0].nodeType === 3 && a.nodeType === 1) depth = 1;
+    if (depth !== 0 && kids.length) {
+      if (record) d.children = this.childList(s, n, depth);
+      else d.children = kids.map((c) => this.describe(s, c, depth - 1, false));
+    } else if (record) s.counts.set(d.nodeId, kids.length);
+    return d;
+  }
+
+  /**
+   * domPush: makes nodes known to the window with every ancestor on the
+   * way (one setChildNodes per parent not yet sent), as Chrome's
+   * requestNode does. Unknown or detached nodes are 0.
+   * @param {Session} s @param {any} p @param {string} session
+   * @param {(session: string, h: string) => any} lookup
+   */
+  push(s, p, session, lookup) {
+    /** @type {any[]} */
+    const children = [];
+    const list = p.handle ? [this.target(s, p, session, lookup)] : p.nodes.map((/** @type {number} */ id) => s.nodes.get(id));
+    const nodes = list.map((/** @type {Node|undefined} */ n) => (n ? this.pushPath(s, n, children) : 0));
+    if (children.length) this.observe();
+    return children.length ? { nodes, children } : { nodes };
+  }
+
+  /** @param {Session} s @param {Node} n @param {any[]} children */
+  pushPath(s, n, children) {
+    if (n === this.doc) return DOCUMENT_ID;
+    if (!n.isConnected || n.getRootNode() !== this.doc) return 0;
+    const path = [];
+    for (let a = n.parentNode; a; a = a.parentNode) path.unshift(a);
+    for (const a of path) {
+      const id = this.idOf(s, a);
+      if (s.kids.has(id)) continue;
+      children.push({ parent: id, nodes: this.childList(s, a, 1) });
+    }
+    // A whitespace-only text node is in no list the window holds.
+    const id = s.ids.get(n);
+    const siblings = s.kids.get(/** @type {number} */ (s.ids.get(/** @type {Node} */ (n.parentNode))));
+    return id && siblings && siblings.includes(id) ? id : 0;
+  }
+
+  // -------------------------------------------------------------------------
+  // Edits
+
+  /** @param {Session} s @param {any} p */
+  edit(s, p) {
+    const n = /** @type {any} */ (this.node(s, p.node));
+    const el = () => {
+      if (n.nodeType !== 1) throw new DOMFailure('invalid-argument', 'node ' + p.node + ' is not an element');
+      return n;
+    };
+    try {
+      switch (p.edit) {
+        case 'setAttributeValue': el().setAttribute(p.name, p.value || ''); return;
+        case 'removeAttribute': el().removeAttribute(p.name); return;
+        case 'setAttributesAsText': {
+          const e = el();
+          const parsed = parseAttributes(this.doc, p.text || '');
+          if (p.name && !parsed.some((x) => x[0] === String(p.name).toLowerCase())) e.removeAttribute(p.name);
+          for (const [k, v] of parsed) e.setAttribute(k, v);
+          return;
+        }
+        case 'setNodeValue':
+          if (n.nodeType !== 3 && n.nodeType !== 8 && n.nodeType !== 4) throw new DOMFailure('invalid-argument', 'node ' + p.node + ' has no value to set (not text or a comment)');
+          n.nodeValue = p.value || '';
+          return;
+        case 'removeNode':
+          if (n === this.doc) throw new DOMFailure('invalid-argument', 'the document cannot be removed');
+          n.parentNode && n.parentNode.removeChild(n);
+          return;
+        case 'setOuterHTML':
+          if (n === this.doc.documentElement || n.nodeType !== 1) throw new DOMFailure('invalid-argument', 'setOuterHTML works on elements below <html>');
+          el().outerHTML = p.text || '';
+          return;
+      }
+    } catch (e) {
+      if (e instanceof DOMFailure) throw e;
+      throw new DOMFailure('invalid-argument', 'the page refused the edit: ' + (e && /** @type {any} */ (e).message));
+    }
+    throw new DOMFailure('unsupported', 'edit ' + p.edit);
+  }
+
+  // -------------------------------------------------------------------------
+  // Mutations
+
+  observe() {
+    if (this.observer) return;
+    this.observer = this.makeObserver((records) => this.record(records));
+    this.observers++;
+    this.observer.observe(this.doc, { childList: true, subtree: true, attributes: true, characterData: true });
+  }
+
+  stopObserving() {
+    if (!this.observer) return;
+    this.observer.disconnect();
+    this.observer = null;
+    this.dirty.clear();
+    this.attrs.clear();
+    this.texts.clear();
+  }
+
+  /** @param {MutationRecord[]} records */
+  record(records) {
+    for (const r of records) {
+      if (r.type === 'childList') this.dirty.add(r.target);
+      else if (r.type === 'attributes') {
+        let names = this.attrs.get(r.target);
+        if (!names) this.attrs.set(r.target, (names = new Set()));
+        names.add(/** @type {string} */ (r.attributeName));
+      } else {
+        this.texts.add(r.target);
+        // A text node that becomes (or stops being) whitespace only
+        // appears or disappears in its parent's list.
+        if (r.target.parentNode) this.dirty.add(r.target.parentNode);
+      }
+    }
+    if (!this.scheduled) {
+      this.scheduled = true;
+      this.timer(() => { this.scheduled = false; this.flush(); }, FLUSH_MS);
+    }
+  }
+
+  /** Sends what changed since the last flush to every session. */
+  flush() {
+    if (!this.observer) return;
+    const pending = this.observer.takeRecords();
+    if (pending.length) this.record(pending);
+    if (!this.dirty.size && !this.attrs.size && !this.texts.size) return;
+    this.flushes++;
+    for (const [name, s] of this.sessions) {
+      let events;
+      try {
+        events = this.diff(s);
+      } catch (e) {
+        events = null; // over MAX_NODES_PER_SESSION
+      }
+      if (!events || events.length > MAX_EVENTS_PER_FLUSH) {
+        this.overflows++;
+        this.sessions.delete(name);
+        this.sendEvents(name, s.doc, [{ kind: 'documentUpdated' }]);
+        continue;
+      }
+      if (events.length) this.sendEvents(name, s.doc, events);
+      if (events.length > this.maxFlush) this.maxFlush = events.length;
+    }
+    this.dirty.clear();
+    this.attrs.clear();
+    this.texts.clear();
+    if (!this.sessions.size) this.stopObserving();
+  }
+
+  /**
+   * The events that bring session s up to date: removals, then insertions
+   * in order, then attribute and text values.
+   * @param {Session} s
+   */
+  diff(s) {
+    /** @type {any[]} */
+    const events = [];
+    const lists = [];
+    for (const parent of this.dirty) {
+      const pid = s.ids.get(parent);
+      if (!pid) continue;
+      const known = s.kids.get(pid);
+      const now = parent.isConnected ? shown(parent) : [];
+      if (!known) {
+        // Only a count the window holds that changed (a text edit inside
+        // marks the parent too).
+        if (s.counts.get(pid) !== now.length) {
+          s.counts.set(pid, now.length);
+          events.push({ kind: 'childNodeCountUpdated', parent: pid, count: now.length });
+        }
+        continue;
+      }
+      const here = new Set(now);
+      const kept = [];
+      for (const id of known) {
+        const c = s.nodes.get(id);
+        if (c && here.has(c)) { kept.push(id); continue; }
+        events.push({ kind: 'childNodeRemoved', parent: pid, node: id });
+        if (c) this.unbind(s, c);
+      }
+      lists.push({ parent, pid, now, kept });
+    }
+    for (const { parent, pid, now, kept } of lists) {
+      if (s.ids.get(parent) !== pid) continue; // removed above, with an ancestor
+      // The children that stay where they were: the longest run of them in
+      // their old order (a node moved within the parent is out and in
+      // again, as a new node; the rest keep their ids).
+      const at = new Map(kept.map((id, i) => [id, i]));
+      const pos = now.map((c) => { const id = s.ids.get(c); const i = id === undefined ? undefined : at.get(id); return i === undefined ? -1 : i; });
+      const stay = inOrder(pos);
+      const ids = [];
+      let prev = 0;
+      now.forEach((c, i) => {
+        const id = s.ids.get(c);
+        if (id && stay.has(i)) { ids.push(id); prev = id; return; }
+        if (pos[i] >= 0) { // the window has it here, out of order
+          events.push({ kind: 'childNodeRemoved', parent: pid, node: /** @type {number} */ (id) });
+          this.unbind(s, c);
+        }
+        const d = this.describe(s, c, 0, true);
+        events.push({ kind: 'childNodeInserted', parent: pid, previous: prev, inserted: d });
+        ids.push(d.nodeId);
+        prev = d.nodeId;
+      });
+      s.kids.set(pid, ids);
+    }
+    for (const [n, names] of this.attrs) {
+      const id = s.ids.get(n);
+      if (!id) continue;
+      for (const name of names) {
+        const v = /** @type {any} */ (n).getAttribute(name);
+        if (v === null) events.push({ kind: 'attributeRemoved', node: id, name });
+        else events.push({ kind: 'attributeModified', node: id, name, value: capString(v, MAX_TEXT) });
+      }
+    }
+    for (const n of this.texts) {
+      const id = s.ids.get(n);
+      if (id) events.push({ kind: 'characterDataModified', node: id, value: capString(String(/** @type {any} */ (n).nodeValue), MAX_TEXT) });
+    }
+    return events;
+  }
+
+  /** @param {string} session @param {number} doc @param {any[]} events */
+  sendEvents(session, doc, events) {
+    this.events += events.length;
+    for (let i = 0; i < events.length;) {
+      let n = Math.min(MAX_EVENTS_PER_FRAME, events.length - i);
+      for (;;) {
+        const json = '{"session":' + JSON.stringify(session) + ',"doc":' + doc + ',"events":' + JSON.stringify(events.slice(i, i + n)) + '}';
+        const m = measureJSON(json);
+        if (n === 1 || (m.bytes < (1 << 20) - 4096 && m.objects < MAX_FRAME_OBJECTS - 8 && m.depth < MAX_DEPTH - 4)) {
+          this.sendFn('dom.event', json);
+          break;
+        }
+        n = n >> 1;
+      }
+      i += n;
+    }
+  }
+}
+
+/**
+ * The indices of a longest strictly increasing run of positions (-1: not
+ * a candidate), in O(n log n): the children that keep their place.
+ * @param {number[]} pos
+ * @returns {Set<number>}
+ */
+export function inOrder(pos) {
+  /** @type {number[]} */
+  const tails = []; // index into pos of the smallest tail of each run length
+  const back = new Array(pos.length).fill(-1);
+  for (let i = 0; i < pos.length; i++) {
+    const p = pos[i];
+    if (p < 0) continue;
+    let lo = 0, hi = tails.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (pos[tails[mid]] < p) lo = mid + 1; else hi = mid;
+    }
+    if (lo > 0) back[i] = tails[lo - 1];
+    tails[lo] = i;
+  }
+  const out = new Set();
+  for (let i = tails.length ? tails[tails.length - 1] : -1; i >= 0; i = back[i]) out.add(i);
+  return out;
+}
+
+/**
+ * DOM.performSearch in one page: a CSS selector's elements, an XPath's
+ * nodes (a query starting with / or ( ), and nodes whose tag name,
+ * attribute or text contains the query (case-insensitive), in document
+ * order, each once, at most MAX_SEARCH_RESULTS.
+ * @param {any} doc @param {string} q
+ * @returns {Node[]}
+ */
+export function search(doc, q) {
+  /** @type {Set<Node>} */
+  const hits = new Set();
+  try { for (const el of doc.querySelectorAll(q)) hits.add(el); } catch (e) { /* not a selector */ }
+  if (/^[/(]/.test(q)) {
+    try {
+      const r = doc.evaluate(q, doc, null, 7 /* ORDERED_NODE_SNAPSHOT_TYPE */, null);
+      for (let i = 0; i < r.snapshotLength; i++) hits.add(r.snapshotItem(i));
+    } catch (e) { /* not an XPath */ }
+  }
+  const text = q.toLowerCase();
+  const tag = text.replace(/^<|>$/g, '');
+  const walker = doc.createTreeWalker(doc, 1 | 4 | 8 /* elements, text, comments */);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.nodeType === 1) {
+      let hit = tag !== '' && n.nodeName.toLowerCase() === tag;
+      for (const a of n.attributes) if (hit || a.name.toLowerCase().includes(text) || a.value.toLowerCase().includes(text)) { hit = true; break; }
+      if (hit) hits.add(n);
+    } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
+  }
+  const out = [...hits].filter((n) => n.isConnected);
+  out.sort((a, b) => (a === b ? 0 : a.compareDocumentPosition(b) & 4 /* FOLLOWING */ ? -1 : 1));
+  return out.slice(0, MAX_SEARCH_RESULTS);
+}
+
+/** @param {any} v */
+function isNode(v) {
+  try { return !!v && typeof v === 'object' && typeof v.nodeType === 'number' && G.Node && v instanceof G.Node; } catch (e) { return false; }
+}
+
+/** @param {unknown} d @param {number} dflt */
+function depthOf(d, dflt) {
+  if (typeof d !== 'number' || d === 0) return dflt;
+  if (d < 0 || d > MAX_DESCRIBE_DEPTH) return MAX_DESCRIBE_DEPTH;
+  return d;
+}
+
+/**
+ * The children the Elements panel shows: whitespace-only text left out.
+ * @param {Node} n
+ * @returns {Node[]}
+ */
+export function shown(n) {
+  const out = [];
+  for (let c = n.firstChild; c; c = c.nextSibling) {
+    if (c.nodeType === 3 && !/\S/.test(/** @type {any} */ (c).data)) continue;
+    out.push(c);
+  }
+  return out;
+}
+
+/** @param {any} n */
+function outerHTML(n) {
+  switch (n.nodeType) {
+    case 1: return n.outerHTML;
+    case 9: {
+      let s = '';
+      for (let c = n.firstChild; c; c = c.nextSibling) s += outerHTML(c);
+      return s;
+    }
+    case 10: return '<!DOCTYPE ' + n.name + (n.publicId ? ' PUBLIC "' + n.publicId + '"' : '') + (n.systemId ? ' "' + n.systemId + '"' : '') + '>';
+    case 8: return '<!--' + n.data + '-->';
+    default: return String(n.nodeValue || '');
+  }
+}
+
+/** @param {string} s */
+function parts(s) {
+  const out = [];
+  for (let i = 0; i < s.length; i += HTML_PART) out.push(s.slice(i, i + HTML_PART));
+  return out;
+}
+
+/**
+ * Attributes typed as text (`a="1" b`), parsed inertly as the attributes
+ * of an element in a template (no script runs, nothing loads).
+ * @param {any} doc @param {string} text
+ * @returns {Array<[string, string]>}
+ */
+function parseAttributes(doc, text) {
+  const t = doc.createElement('template');
+  t.innerHTML = '<span ' + text + '></span>';
+  const el = t.content.firstElementChild;
+  /** @type {Array<[string, string]>} */
+  const out = [];
+  if (el) for (const a of el.attributes) out.push([a.name, a.value]);
+  return out;
+}

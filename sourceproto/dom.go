@@ -1,0 +1,173 @@
+package sourceproto
+
+import (
+	"github.com/mailru/easyjson/jlexer"
+	"github.com/mailru/easyjson/jwriter"
+)
+
+// DOM family: a page's DOM agent (client/js/dom.mjs). Its commands and
+// results are members of the Runtime unions (MethodDOM…): they share the
+// Runtime's correlation, flow control, deadlines, cancellation and acks.
+// Mutation events travel on their own unsequenced frame, dom.event, in
+// order with the results on the same connection.
+//
+// Node ids on this wire are the page's, per DevTools session and per
+// document epoch (Doc): the worker gives each (window, page generation,
+// document) an epoch and maps ids into its window's namespace
+// (pagerealm/dom.go); a page never sees another page's ids.
+
+// DOMParams are the params of every DOM command. Which members a method
+// reads is checked by validate (a member the method does not read is
+// refused); Doc is always required.
+//
+//easyjson:json
+type DOMParams struct {
+	// Doc is the worker's document epoch. A command with a Doc other than
+	// the session's current one resets the session's node table first.
+	Doc uint64 `json:"doc"`
+	// Node is the page's node id; Handle a Runtime handle of the same
+	// session naming a node (one of the two where a method takes a node).
+	Node   uint64 `json:"node,omitempty"`
+	Handle string `json:"handle,omitempty"`
+	// Nodes are node ids (domPush: backend node ids to push).
+	Nodes []uint64 `json:"nodes,omitempty"`
+	// Depth of the subtree to describe: 0 the node only, -1 all (the page
+	// caps it at its own MAX_DEPTH and by the frame limits).
+	Depth int64 `json:"depth,omitempty"`
+	// Edit is the edit to make (domEdit).
+	Edit DOMEdit `json:"edit,omitempty"`
+	// Name, Value and Text are the edit's operands.
+	Name        string `json:"name,omitempty"`
+	Value       string `json:"value,omitempty"`
+	Text        string `json:"text,omitempty"`
+	ObjectGroup string `json:"objectGroup,omitempty"`
+	// Search names a search (domSearch, domResults: the worker's id);
+	// From and To are domResults' range of its nodes.
+	Search string `json:"search,omitempty"`
+	From   int64  `json:"from,omitempty"`
+	To     int64  `json:"to,omitempty"`
+}
+
+// DOMNode is one page node as CDP's DOM.Node describes it, with the page's
+// ids. Worker-only members (frameId, contentDocument, backendNodeId) are
+// never on this wire: the worker adds them.
+//
+//easyjson:json
+type DOMNode struct {
+	NodeID         uint64    `json:"nodeId"`
+	NodeType       int64     `json:"nodeType"`
+	NodeName       string    `json:"nodeName"`
+	LocalName      string    `json:"localName,omitempty"`
+	NodeValue      string    `json:"nodeValue,omitempty"`
+	ChildNodeCount int64     `json:"childNodeCount,omitempty"`
+	Children       []DOMNode `json:"children,omitempty"`
+	Attributes     []string  `json:"attributes,omitempty"`
+	DocumentURL    string    `json:"documentURL,omitempty"`
+	BaseURL        string    `json:"baseURL,omitempty"`
+	PublicID       string    `json:"publicId,omitempty"`
+	SystemID       string    `json:"systemId,omitempty"`
+}
+
+// DOMChildren is a node's children as a setChildNodes event carries them.
+//
+//easyjson:json
+type DOMChildren struct {
+	Parent uint64    `json:"parent"`
+	Nodes  []DOMNode `json:"nodes"`
+}
+
+// DOMResult is the result of every DOM command; which members are set
+// depends on the method (validate).
+//
+//easyjson:json
+type DOMResult struct {
+	// Children: domChildren's answer, and the paths domPush made known
+	// (one setChildNodes each, ancestors first).
+	Children []DOMChildren `json:"children,omitempty"`
+	// Node: domDescribe's answer.
+	Node *DOMNode `json:"node,omitempty"`
+	// Nodes: domPush's ids, one per asked node or handle (0: unknown).
+	Nodes []uint64 `json:"nodes,omitempty"`
+	// HTML: domOuterHTML's text in parts (a part is bounded by
+	// MaxStringBytes; the frame bounds the whole).
+	HTML []string `json:"html,omitempty"`
+	// Object: domResolve's node as a Runtime object (its handle follows
+	// the Runtime's ack rules).
+	Object *RemoteObject `json:"object,omitempty"`
+	// Count: domSearch's number of nodes found.
+	Count int64 `json:"count,omitempty"`
+}
+
+// DOMEdit names the edit of a domEdit command.
+type DOMEdit string
+
+const (
+	EditSetAttributeValue   DOMEdit = "setAttributeValue"
+	EditSetAttributesAsText DOMEdit = "setAttributesAsText"
+	EditRemoveAttribute     DOMEdit = "removeAttribute"
+	EditSetNodeValue        DOMEdit = "setNodeValue"
+	EditRemoveNode          DOMEdit = "removeNode"
+	EditSetOuterHTML        DOMEdit = "setOuterHTML"
+)
+
+var domEdits = []DOMEdit{EditSetAttributeValue, EditSetAttributesAsText, EditRemoveAttribute,
+	EditSetNodeValue, EditRemoveNode, EditSetOuterHTML}
+
+// DOMEventKind is the discriminant of a DOMEvent: the CDP DOM event it
+// becomes.
+type DOMEventKind string
+
+const (
+	EventSetChildNodes         DOMEventKind = "setChildNodes"
+	EventChildNodeInserted     DOMEventKind = "childNodeInserted"
+	EventChildNodeRemoved      DOMEventKind = "childNodeRemoved"
+	EventChildNodeCountUpdated DOMEventKind = "childNodeCountUpdated"
+	EventAttributeModified     DOMEventKind = "attributeModified"
+	EventAttributeRemoved      DOMEventKind = "attributeRemoved"
+	EventCharacterDataModified DOMEventKind = "characterDataModified"
+	// EventDocumentUpdated: the page dropped the session's node table
+	// (its mutations overflowed MAX_EVENTS_PER_FLUSH): the window must
+	// ask for the document again.
+	EventDocumentUpdated DOMEventKind = "documentUpdated"
+)
+
+var domEventKinds = []DOMEventKind{EventSetChildNodes, EventChildNodeInserted, EventChildNodeRemoved,
+	EventChildNodeCountUpdated, EventAttributeModified, EventAttributeRemoved, EventCharacterDataModified,
+	EventDocumentUpdated}
+
+// DOMEvent is one DOM event of a dom.event frame. Which members are set
+// depends on Kind (validate).
+//
+//easyjson:json
+type DOMEvent struct {
+	Kind DOMEventKind `json:"kind"`
+	// Parent: setChildNodes, childNodeInserted/Removed,
+	// childNodeCountUpdated (the node whose count changed).
+	Parent uint64 `json:"parent,omitempty"`
+	// Previous: childNodeInserted's previous sibling (0: first).
+	Previous uint64 `json:"previous,omitempty"`
+	// Node: childNodeRemoved's node, or the node an attribute or text
+	// event is about.
+	Node uint64 `json:"node,omitempty"`
+	// Inserted: childNodeInserted's node; Nodes: setChildNodes' nodes.
+	Inserted *DOMNode  `json:"inserted,omitempty"`
+	Nodes    []DOMNode `json:"nodes,omitempty"`
+	Count    int64     `json:"count,omitempty"`
+	Name     string    `json:"name,omitempty"`
+	Value    string    `json:"value,omitempty"`
+}
+
+// DOMEvents is a dom.event frame: one session's events of one document
+// epoch, in the order they happened.
+//
+//easyjson:json
+type DOMEvents struct {
+	Session string     `json:"session"`
+	Doc     uint64     `json:"doc"`
+	Events  []DOMEvent `json:"events"`
+}
+
+func (v *DOMEdit) UnmarshalEasyJSON(l *jlexer.Lexer)      { *v = readEnum(l, domEdits) }
+func (v DOMEdit) MarshalEasyJSON(w *jwriter.Writer)       { w.String(string(v)) }
+func (v *DOMEventKind) UnmarshalEasyJSON(l *jlexer.Lexer) { *v = readEnum(l, domEventKinds) }
+func (v DOMEventKind) MarshalEasyJSON(w *jwriter.Writer)  { w.String(string(v)) }

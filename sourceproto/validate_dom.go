@@ -1,0 +1,279 @@
+package sourceproto
+
+// DOM family rules (dom.go): which DOMParams members each DOM method
+// reads, the results' shapes, and dom.event's events.
+
+// domCommand returns the DOM member set in c (and its method), and how
+// many are set.
+func (c *RuntimeCommand) domCommand() (RuntimeMethod, *DOMParams, int) {
+	ms := [...]struct {
+		m RuntimeMethod
+		p *DOMParams
+	}{{MethodDOMChildren, c.DOMChildren}, {MethodDOMDescribe, c.DOMDescribe}, {MethodDOMPush, c.DOMPush},
+		{MethodDOMResolve, c.DOMResolve}, {MethodDOMOuterHTML, c.DOMOuterHTML}, {MethodDOMEdit, c.DOMEdit},
+		{MethodDOMDisable, c.DOMDisable}, {MethodDOMSearch, c.DOMSearch}, {MethodDOMResults, c.DOMResults}}
+	var m RuntimeMethod
+	var p *DOMParams
+	n := 0
+	for _, x := range ms {
+		if x.p != nil {
+			if n == 0 {
+				m, p = x.m, x.p
+			}
+			n++
+		}
+	}
+	return m, p, n
+}
+
+// domResult is domCommand for results.
+func (r *RuntimeResult) domResult() (RuntimeMethod, *DOMResult, int) {
+	ms := [...]struct {
+		m RuntimeMethod
+		r *DOMResult
+	}{{MethodDOMChildren, r.DOMChildren}, {MethodDOMDescribe, r.DOMDescribe}, {MethodDOMPush, r.DOMPush},
+		{MethodDOMResolve, r.DOMResolve}, {MethodDOMOuterHTML, r.DOMOuterHTML}, {MethodDOMEdit, r.DOMEdit},
+		{MethodDOMDisable, r.DOMDisable}, {MethodDOMSearch, r.DOMSearch}, {MethodDOMResults, r.DOMResults}}
+	var m RuntimeMethod
+	var res *DOMResult
+	n := 0
+	for _, x := range ms {
+		if x.r != nil {
+			if n == 0 {
+				m, res = x.m, x.r
+			}
+			n++
+		}
+	}
+	return m, res, n
+}
+
+// DOMParamsOf is the DOM member of c, nil for other methods.
+func (c *RuntimeCommand) DOMParamsOf() *DOMParams { _, p, _ := c.domCommand(); return p }
+
+// DOMResultOf is the DOM member of r, nil for other methods.
+func (r *RuntimeResult) DOMResultOf() *DOMResult { _, res, _ := r.domResult(); return res }
+
+// SetDOM sets the member of method m to p (m must be a DOM method).
+func (c *RuntimeCommand) SetDOM(m RuntimeMethod, p *DOMParams) {
+	c.Method = m
+	switch m {
+	case MethodDOMChildren:
+		c.DOMChildren = p
+	case MethodDOMDescribe:
+		c.DOMDescribe = p
+	case MethodDOMPush:
+		c.DOMPush = p
+	case MethodDOMResolve:
+		c.DOMResolve = p
+	case MethodDOMOuterHTML:
+		c.DOMOuterHTML = p
+	case MethodDOMEdit:
+		c.DOMEdit = p
+	case MethodDOMDisable:
+		c.DOMDisable = p
+	case MethodDOMSearch:
+		c.DOMSearch = p
+	case MethodDOMResults:
+		c.DOMResults = p
+	}
+}
+
+// validateDOM checks a DOM command's params for its method: a node by id
+// or handle where the method takes one, and no member it does not read.
+func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
+	if p.Doc == 0 {
+		return malformed("a DOM command needs doc")
+	}
+	if err := first(checkSafe(p.Doc, "doc"), checkSafe(p.Node, "node"), checkOptID(p.Handle, "handle"),
+		checkOptID(p.ObjectGroup, "objectGroup"), checkCount(len(p.Nodes), MaxDOMPush, "MaxDOMPush")); err != nil {
+		return err
+	}
+	if p.Depth < -1 || p.Depth > MaxSafeInteger {
+		return malformed("depth must be -1 or in 0..2^53-1")
+	}
+	if err := first(checkOptID(p.Search, "search"), checkNonNeg(p.From, "from"), checkNonNeg(p.To, "to")); err != nil {
+		return err
+	}
+	search := p.Search != "" || p.From != 0 || p.To != 0
+	if search && m != MethodDOMSearch && m != MethodDOMResults {
+		return malformed(string(m) + " takes no search members")
+	}
+	for _, n := range p.Nodes {
+		if n == 0 || n > MaxSafeInteger {
+			return malformed("nodes must be in 1..2^53-1")
+		}
+	}
+	one := (p.Node != 0) != (p.Handle != "")
+	edit := p.Edit != "" || p.Name != "" || p.Value != "" || p.Text != ""
+	switch m {
+	case MethodDOMChildren, MethodDOMResolve:
+		if p.Node == 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
+			return malformed(string(m) + " takes doc, node and depth/objectGroup only")
+		}
+	case MethodDOMDescribe, MethodDOMOuterHTML:
+		if !one || len(p.Nodes) > 0 || edit {
+			return malformed(string(m) + " takes doc and one of node, handle")
+		}
+	case MethodDOMPush:
+		if (p.Handle != "") == (len(p.Nodes) > 0) || p.Node != 0 || edit {
+			return malformed("domPush takes doc and one of nodes, handle")
+		}
+	case MethodDOMEdit:
+		if p.Node == 0 || p.Handle != "" || p.Edit == "" {
+			return malformed("domEdit takes doc, node and edit")
+		}
+		if (p.Edit == EditSetAttributeValue || p.Edit == EditRemoveAttribute) && p.Name == "" {
+			return malformed("an attribute edit needs name")
+		}
+	case MethodDOMDisable:
+		if p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
+			return malformed("domDisable takes doc only")
+		}
+	case MethodDOMSearch:
+		if p.Search == "" || p.Text == "" || p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || p.From != 0 || p.To != 0 ||
+			p.Edit != "" || p.Name != "" || p.Value != "" {
+			return malformed("domSearch takes doc, search and text")
+		}
+	case MethodDOMResults:
+		if p.Search == "" || p.To <= p.From || p.To-p.From > MaxDOMPush || p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
+			return malformed("domResults takes doc, search and from < to (at most MaxDOMPush)")
+		}
+	}
+	return nil
+}
+
+// validateDOM checks a DOM result's shape for its method.
+func (r *DOMResult) validateDOM(m RuntimeMethod) *RejectError {
+	set := count(len(r.Children) > 0, r.Node != nil, len(r.Nodes) > 0, len(r.HTML) > 0, r.Object != nil, r.Count != 0)
+	if err := checkNonNeg(r.Count, "count"); err != nil {
+		return err
+	}
+	if r.Count != 0 && m != MethodDOMSearch {
+		return malformed(string(m) + " answers no count")
+	}
+	switch m {
+	case MethodDOMChildren:
+		if set > 1 || len(r.Children) > 1 {
+			return malformed("domChildren answers one children list")
+		}
+	case MethodDOMDescribe:
+		if r.Node == nil || set != 1 {
+			return malformed("domDescribe answers node")
+		}
+	case MethodDOMSearch:
+		if set > 1 || r.Count == 0 && set != 0 {
+			return malformed("domSearch answers count")
+		}
+	case MethodDOMPush, MethodDOMResults:
+		if len(r.Nodes) == 0 || r.Node != nil || len(r.HTML) > 0 || r.Object != nil {
+			return malformed("domPush answers nodes and their paths")
+		}
+	case MethodDOMResolve:
+		if r.Object == nil || set != 1 {
+			return malformed("domResolve answers object")
+		}
+		return r.Object.validate()
+	case MethodDOMOuterHTML:
+		if set > 1 || len(r.Children) > 0 || r.Node != nil {
+			return malformed("domOuterHTML answers html")
+		}
+	case MethodDOMEdit, MethodDOMDisable:
+		if set != 0 {
+			return malformed(string(m) + " answers nothing")
+		}
+	}
+	if err := checkCount(len(r.Nodes), MaxDOMPush, "MaxDOMPush"); err != nil {
+		return err
+	}
+	for i := range r.Children {
+		if err := r.Children[i].validate(); err != nil {
+			return err
+		}
+	}
+	return r.Node.validate()
+}
+
+func (c *DOMChildren) validate() *RejectError {
+	if c.Parent == 0 {
+		return malformed("children need parent")
+	}
+	return first(checkSafe(c.Parent, "parent"), validateNodes(c.Nodes))
+}
+
+func validateNodes(ns []DOMNode) *RejectError {
+	for i := range ns {
+		if err := ns[i].validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks a node and its subtree (the scanner bounds the depth).
+func (n *DOMNode) validate() *RejectError {
+	if n == nil {
+		return nil
+	}
+	switch {
+	case n.NodeID == 0 || n.NodeID > MaxSafeInteger:
+		return malformed("nodeId must be in 1..2^53-1")
+	case n.NodeType < 1 || n.NodeType > 12:
+		return malformed("nodeType must be in 1..12")
+	case len(n.Attributes)%2 != 0:
+		return malformed("attributes are name, value pairs")
+	case n.ChildNodeCount < 0 || n.ChildNodeCount > MaxSafeInteger:
+		return malformed("childNodeCount must be in 0..2^53-1")
+	}
+	return validateNodes(n.Children)
+}
+
+func (e *DOMEvents) validate() *RejectError {
+	if e.Doc == 0 {
+		return malformed("dom.event needs doc")
+	}
+	if err := first(checkID(e.Session, "session"), checkSafe(e.Doc, "doc"),
+		checkCount(len(e.Events), MaxDOMEvents, "MaxDOMEvents")); err != nil {
+		return err
+	}
+	if len(e.Events) == 0 {
+		return malformed("dom.event without events")
+	}
+	for i := range e.Events {
+		if err := e.Events[i].validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *DOMEvent) validate() *RejectError {
+	if err := first(checkSafe(e.Parent, "parent"), checkSafe(e.Previous, "previous"), checkSafe(e.Node, "node"),
+		checkNonNeg(e.Count, "count")); err != nil {
+		return err
+	}
+	nodeEvent := e.Node != 0 && e.Parent == 0 && e.Previous == 0 && e.Inserted == nil && len(e.Nodes) == 0 && e.Count == 0
+	ok := false
+	switch e.Kind {
+	case EventSetChildNodes:
+		ok = e.Parent != 0 && e.Node == 0 && e.Previous == 0 && e.Inserted == nil && e.Count == 0 && e.Name == "" && e.Value == ""
+	case EventChildNodeInserted:
+		ok = e.Parent != 0 && e.Inserted != nil && e.Node == 0 && len(e.Nodes) == 0 && e.Count == 0 && e.Name == "" && e.Value == ""
+	case EventChildNodeRemoved:
+		ok = e.Parent != 0 && e.Node != 0 && e.Previous == 0 && e.Inserted == nil && len(e.Nodes) == 0 && e.Count == 0 && e.Name == "" && e.Value == ""
+	case EventChildNodeCountUpdated:
+		ok = e.Parent != 0 && e.Node == 0 && e.Previous == 0 && e.Inserted == nil && len(e.Nodes) == 0 && e.Name == "" && e.Value == ""
+	case EventAttributeModified:
+		ok = nodeEvent && e.Name != ""
+	case EventAttributeRemoved:
+		ok = nodeEvent && e.Name != "" && e.Value == ""
+	case EventCharacterDataModified:
+		ok = nodeEvent && e.Name == ""
+	case EventDocumentUpdated:
+		ok = e.Node == 0 && e.Parent == 0 && e.Previous == 0 && e.Inserted == nil && len(e.Nodes) == 0 && e.Count == 0 && e.Name == "" && e.Value == ""
+	}
+	if !ok {
+		return malformed("dom event members do not fit its kind")
+	}
+	return first(e.Inserted.validate(), validateNodes(e.Nodes))
+}
