@@ -109,6 +109,9 @@ func runHost(r hostRun, stderr io.Writer) int {
 	if isNodeTestRunner(r.argv) {
 		return runTestRunner(r, stderr)
 	}
+	if startsAsIs(r.argv) {
+		return runAsIs(r, stderr)
+	}
 	ln, fellBack, err := r.ep.listen()
 	if err != nil {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
@@ -196,7 +199,7 @@ func runHost(r hostRun, stderr io.Writer) int {
 		return 1
 	}
 	serveErr := serveEndpoint(srv, ln, fellBack, stderr)
-	return superviseHost(proc, host, srv, obs, sigs, serveErr, filter, stderr)
+	return superviseHost(proc, host, srv, obs, sigs, serveErr, filter, stderr, false)
 }
 
 // stuckHostGrace is how long a host may take to exit after Node said its
@@ -208,10 +211,17 @@ const stuckHostGrace = time.Second
 
 // superviseHost forwards signals, ends a host stuck after its script
 // finished, and on the host's exit closes everything and returns the exit
-// code.
+// code. With asIs, proc is a command started as is (runAsIs) and the host
+// one of its processes: signals go to the command's group, and the host's
+// end does not end the command (npm exits on its own right after; a
+// launcher may start the app again).
 func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.Server, obs *observation,
-	sigs <-chan os.Signal, serveErr <-chan error, filter io.Closer, stderr io.Writer) int {
+	sigs <-chan os.Signal, serveErr <-chan error, filter io.Closer, stderr io.Writer, asIs bool) int {
 	finished := host.ScriptFinished()
+	what := "the host"
+	if asIs {
+		finished, what = nil, "the command"
+	}
 	var stuck <-chan time.Time
 	endedStuck, endedGone := false, false
 	forwarded := 0
@@ -219,7 +229,11 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 		select {
 		case sig := <-sigs:
 			forwarded++
-			forwardSignal(proc, sig, forwarded, "the host", stderr)
+			if asIs {
+				forwardAsIs(proc, sig, forwarded, stderr)
+			} else {
+				forwardSignal(proc, sig, forwarded, "the host", stderr)
+			}
 		case err := <-serveErr:
 			fmt.Fprintf(stderr, "inspector-worker: the DevTools endpoint failed: %v; stopping the host\n", err)
 			proc.Kill()
@@ -249,7 +263,7 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 			if endedGone {
 				code = outputGoneCode
 			}
-			reason := fmt.Sprintf("the host exited with code %d", code)
+			reason := fmt.Sprintf("%s exited with code %d", what, code)
 			host.Finish(reason)
 			obs.stop()
 			shutdown(srv, reason)

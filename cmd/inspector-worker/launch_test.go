@@ -1,0 +1,240 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
+)
+
+// e2eModules is e2e/node_modules, where `npm ci` in e2e/ installs Express
+// and Vite from the registry (scripts/e2e.sh runs it). Without them the
+// test fails under CI=true and skips with a visible line elsewhere.
+func e2eModules(t *testing.T, pkgs ...string) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "e2e", "node_modules")
+	for _, p := range pkgs {
+		if _, err := os.Stat(filepath.Join(dir, p, "package.json")); err != nil {
+			msg := "no " + p + " in " + dir
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s: CI must install it (cd e2e && npm ci)", msg)
+			}
+			t.Skipf("SKIPPED: %s; run `cd e2e && npm ci` to run this test", msg)
+		}
+	}
+	return dir
+}
+
+// appDir makes a project directory: the files, and node_modules linked to
+// e2e's (a real install from the registry).
+func appDir(t *testing.T, files map[string]string, pkgs ...string) string {
+	t.Helper()
+	mods := e2eModules(t, pkgs...)
+	dir := t.TempDir()
+	if err := os.Symlink(mods, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// expressApp logs from its route (line 4, 0-based) and prints its pid and
+// URL once listening.
+const expressApp = `const express = require('express');
+const app = express();
+app.get('/hello', (req, res) => {
+  const who = 'route';
+  console.log('route hit ' + who);
+  res.send('hello ' + who);
+});
+const s = app.listen(0, '127.0.0.1', () => console.log('app pid ' + process.pid + ' url http://127.0.0.1:' + s.address().port + '/hello'));
+`
+
+// evalString evaluates expr in the window's default (host) context.
+func evalString(t *testing.T, c *cdptest.Client, expr string) string {
+	t.Helper()
+	m := c.MustCall("Runtime.evaluate", map[string]any{"expression": expr, "returnByValue": true})
+	var r struct {
+		Result struct {
+			Value any `json:"value"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(m.Result, &r); err != nil {
+		t.Fatalf("Runtime.evaluate %s: %s", expr, m.Raw)
+	}
+	s, ok := r.Result.Value.(string)
+	if !ok {
+		t.Fatalf("Runtime.evaluate %s is not a string: %s", expr, m.Raw)
+	}
+	return s
+}
+
+// `run -- npm run dev` whose script starts an Express app: the window's
+// host is the app, not npm (process.argv[1] is the app's script), its
+// console and a breakpoint by URL in its route work, and Ctrl-C (SIGINT to
+// the worker) leaves no process and no temp file.
+func TestRunNpmRunDev(t *testing.T) {
+	proctest.Node(t)
+	dir := appDir(t, map[string]string{
+		"package.json": `{"name":"npm-run-dev","private":true,"scripts":{"dev":"node server.js"}}`,
+		"server.js":    expressApp,
+	}, "express")
+	tmp := t.TempDir()
+	w := startCmdEnv(t, dir, []string{"TMPDIR=" + tmp}, "run", "--port", "0", "--", "npm", "run", "dev")
+	pid, _ := strconv.Atoi(w.waitFor(w.stdout, `app pid (\d+)`))
+	url := w.waitFor(w.stdout, `url (http://\S+)`)
+	w.waitFor(w.stderr, `the host is pid `+strconv.Itoa(pid)+` \(\S+ \S+server\.js\)`)
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	c.MustCall("Runtime.enable", nil)
+	c.MustCall("Debugger.enable", nil)
+	if got := evalString(t, c, "process.argv[1]"); got != filepath.Join(dir, "server.js") {
+		t.Fatalf("the host's process.argv[1] is %q, want the app's %s (npm must not be the host)", got, filepath.Join(dir, "server.js"))
+	}
+	if got := evalString(t, c, "String(process.pid)"); got != strconv.Itoa(pid) {
+		t.Fatalf("the host's pid is %s, want the app's %d", got, pid)
+	}
+	c.MustCall("Debugger.setBreakpointByUrl", map[string]any{"url": "file://" + filepath.Join(dir, "server.js"), "lineNumber": 4})
+	type reply struct {
+		body string
+		err  error
+	}
+	got := make(chan reply, 1)
+	go func() {
+		resp, err := http.Get(url)
+		if err != nil {
+			got <- reply{err: err}
+			return
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- reply{string(b), err}
+	}()
+	paused := c.ExpectEvent("Debugger.paused", nil)
+	if !strings.Contains(string(paused.Params), "server.js") && !strings.Contains(string(paused.Params), `"lineNumber":4`) {
+		t.Errorf("paused elsewhere: %.300s", paused.Params)
+	}
+	c.MustCall("Debugger.resume", nil)
+	c.ExpectAnyEvent("Runtime.consoleAPICalled", consoleSays("route hit route"))
+	if r := <-got; r.err != nil || r.body != "hello route" {
+		t.Fatalf("the route answered %q, %v", r.body, r.err)
+	}
+	npm := proctest.Children(w.cmd.Process.Pid)
+	w.cmd.Process.Signal(syscall.SIGINT)
+	since := time.Now()
+	code := w.wait()
+	t.Logf("exit code after SIGINT: %d", code)
+	took := proctest.AssertGoneWithin(t, since, treeGoneWithin, append(npm, pid)...)
+	t.Logf("npm %v and the app %d gone %v after the worker's SIGINT", npm, pid, took)
+	checkNoTempFiles(t, tmp)
+}
+
+// A command that starts no Node.js process says so and exits with its code.
+func TestRunAsIsWithoutNode(t *testing.T) {
+	tmp := t.TempDir()
+	w := startCmdEnv(t, t.TempDir(), []string{"TMPDIR=" + tmp}, "run", "--port", "0", "--", "sh", "-c", "exit 3")
+	if got := w.wait(); got != 3 {
+		t.Fatalf("exit code %d, want the command's 3\n%s", got, w.stderr)
+	}
+	if !strings.Contains(w.stderr.String(), "started no Node.js process") {
+		t.Fatalf("stderr does not say that no Node.js process started:\n%s", w.stderr)
+	}
+	checkNoTempFiles(t, tmp)
+}
+
+// vitePage is a Vite project whose page has no snippet: --inject (the
+// default) brings it into the window.
+var vitePage = map[string]string{
+	"index.html": `<!doctype html><html><head><title>vite page</title></head><body>` +
+		`<script type="module">console.log('vite page ran')</script></body></html>`,
+	"vite.config.mjs": `export default { clearScreen: false, logLevel: 'info', server: { host: '127.0.0.1' } };`,
+}
+
+// `run -- npx vite` and `run -- ./node_modules/.bin/vite`: Vite is the
+// host (not npx), it serves, and its page joins the window with no code.
+func TestRunVite(t *testing.T) {
+	proctest.Node(t)
+	for _, tc := range []struct {
+		name string
+		argv []string
+	}{
+		{"npx", []string{"npx", "vite"}},
+		{"bin", []string{"./node_modules/.bin/vite"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := appDir(t, vitePage, "vite")
+			w := startCmd(t, dir, append([]string{"run", "--port", "0", "--"}, tc.argv...)...)
+			page := w.waitFor(w.stdout, `(http://127\.0\.0\.1:\d+/)`)
+			c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+			c.MustCall("Runtime.enable", nil)
+			// Vite's shim (.bin/vite, a link to vite/bin/vite.js), not npx.
+			if got := evalString(t, c, "process.argv[1]"); !strings.HasSuffix(got, "/.bin/vite") && !strings.HasSuffix(got, "/vite/bin/vite.js") {
+				t.Fatalf("the host's process.argv[1] is %q, want vite's bin/vite.js", got)
+			}
+			openPage(t, page)
+			m := c.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool {
+				return isClientConsole(m) && firstArg(t, m) == "vite page ran"
+			})
+			t.Logf("the page's console.log arrived: %.120s", m.Params)
+			w.cmd.Process.Signal(syscall.SIGINT)
+			t.Logf("exit code after SIGINT: %d", w.wait())
+		})
+	}
+}
+
+// A known launcher (here a stand-in at nodemon's path: it starts the app
+// in a child, as nodemon does) passes the host role on: the window shows
+// the app, and stderr says which process is the host.
+func TestRunLauncherHandsTheHostToTheApp(t *testing.T) {
+	proctest.Node(t)
+	dir := t.TempDir()
+	files := map[string]string{
+		"node_modules/nodemon/bin/nodemon.js": `const { spawn } = require('child_process');
+console.log('launcher pid ' + process.pid);
+const c = spawn(process.execPath, [process.argv[2]], { stdio: 'inherit' });
+c.on('exit', (code) => process.exit(code));
+`,
+		"app.js": `console.log('app pid ' + process.pid); setInterval(() => {}, 1000);`,
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := startCmd(t, dir, "run", "--port", "0", "--", "node", "node_modules/nodemon/bin/nodemon.js", "app.js")
+	launcher := w.waitFor(w.stdout, `launcher pid (\d+)`)
+	app := w.waitFor(w.stdout, `app pid (\d+)`)
+	w.waitFor(w.stderr, `the host is pid `+app+` `)
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	if got := evalString(t, c, "String(process.pid)"); got != app {
+		t.Fatalf("the host is pid %s, want the app %s (the launcher is %s)", got, app, launcher)
+	}
+	w.cmd.Process.Signal(syscall.SIGINT)
+	w.wait()
+	for _, s := range []string{launcher, app} {
+		pid, _ := strconv.Atoi(s)
+		proctest.AssertGone(t, pid)
+	}
+}
