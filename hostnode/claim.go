@@ -57,8 +57,8 @@ type claimLine struct {
 // Goroutines: acceptLoop, and one handler per connection (at most
 // maxClaimConns), each ending within claimReadTimeout.
 type ClaimServer struct {
-	ln     net.Listener // Static after construction.
-	dir    string       // Static after construction.
+	ln     net.Listener  // Static after construction.
+	dir    string        // Static after construction.
 	claims chan Claim    // capacity 1: the one host claim
 	pipes  chan net.Conn // capacity 1: the one host channel
 	sem    chan struct{} // maxClaimConns slots

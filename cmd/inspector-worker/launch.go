@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -128,6 +129,12 @@ func runAsIs(r hostRun, stderr io.Writer) int {
 		RemoveIfOrphaned: append(append(obs.tempFiles(), claims.Dir()), r.temp...),
 	})
 	obs.started()
+	var se *hostnode.StartError
+	if errors.As(err, &se) && errors.Is(err, hostnode.ErrNodeNotFound) {
+		ln.Close()
+		fmt.Fprintf(stderr, "inspector-worker: cannot start %s: %v\n", r.argv[0], se.Err)
+		return 127 // as a shell says it
+	}
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -111,6 +113,16 @@ func TestRunNpmRunDev(t *testing.T) {
 	}
 	if got := evalString(t, c, "String(process.pid)"); got != strconv.Itoa(pid) {
 		t.Fatalf("the host's pid is %s, want the app's %d", got, pid)
+	}
+	// The host channel reached the app: observe() queues, the worker acks.
+	if got := evalString(t, c, "String(inspectorWorker.observe('anycmd', 1))"); got != "true" {
+		t.Fatalf("observe() in the app returned %s: the host channel did not reach it", got)
+	}
+	for deadline := time.Now().Add(cdptest.Timeout); evalString(t, c, "String(inspectorWorker.stats().acked > 0)") != "true"; {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker acked nothing on the app's host channel")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	c.MustCall("Debugger.setBreakpointByUrl", map[string]any{"url": "file://" + filepath.Join(dir, "server.js"), "lineNumber": 4})
 	type reply struct {
@@ -236,5 +248,79 @@ c.on('exit', (code) => process.exit(code));
 	for _, s := range []string{launcher, app} {
 		pid, _ := strconv.Atoi(s)
 		proctest.AssertGone(t, pid)
+	}
+}
+
+// The worker and the preload skip the same package managers and launchers.
+func TestPassOnListsAgree(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	src, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "client", "js", "preload.in.cjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)const PASS_ON = \[(.*?)\];`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("no PASS_ON list in preload.in.cjs")
+	}
+	var js []string
+	for _, q := range regexp.MustCompile(`'([^']*)'`).FindAllSubmatch(m[1], -1) {
+		js = append(js, string(q[1]))
+	}
+	if !slices.Equal(js, passOnScripts) {
+		t.Fatalf("PASS_ON in preload.in.cjs\n  %q\ndiffers from passOnScripts\n  %q", js, passOnScripts)
+	}
+}
+
+// Which commands start as is.
+func TestStartsAsIs(t *testing.T) {
+	dir := t.TempDir()
+	next := filepath.Join(dir, "node_modules", "next", "dist", "bin", "next")
+	if err := os.MkdirAll(filepath.Dir(next), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(next, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shim := filepath.Join(dir, "next-shim")
+	if err := os.Symlink(next, shim); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"node", "app.js"}, false},
+		{[]string{"/usr/bin/node", "--trace-warnings", "app.js"}, false},
+		{[]string{"nodejs", "-e", "1"}, false},
+		{[]string{"npm", "run", "dev"}, true},
+		{[]string{"npx", "vite"}, true},
+		{[]string{"./node_modules/.bin/vite"}, true},
+		{[]string{"sh", "-c", "node app.js"}, true},
+		{[]string{"node", next, "dev"}, true},
+		{[]string{"node", "-r", "x", shim, "dev"}, true},
+		{[]string{"node", "/usr/lib/node_modules/npm/bin/npm-cli.js", "run", "dev"}, true},
+	} {
+		if got := startsAsIs(tc.argv); got != tc.want {
+			t.Errorf("startsAsIs(%q) = %v, want %v", tc.argv, got, tc.want)
+		}
+	}
+}
+
+// The host of a command run as is follows its Node children as a `node …`
+// host does: they find the host taken and register as children.
+func TestRunAsIsFollowsChildren(t *testing.T) {
+	dir, script := writeScript(t, childrenScript)
+	w := startCmdEnv(t, dir, []string{"INSPECTOR_WORKER_DEBUG=1"}, "run", "--port", "0", "--", "sh", "-c", "node "+script)
+	host := w.nodePID()
+	w.waitFor(w.stderr, `the host is pid `+strconv.Itoa(host)+` `)
+	forked := w.waitFor(w.stdout, `child fork pid (\d+)`)
+	spawned := w.waitFor(w.stdout, `child spawn pid (\d+)`)
+	w.waitFor(w.stderr, `following child \S+ \S+host\.js child fork \(pid `+forked+`\)`)
+	w.waitFor(w.stderr, `following child \S+ \S+host\.js child spawn \(pid `+spawned+`\)`)
+	for _, f := range []string{"stop-fork", "stop-spawn", "stop-host"} {
+		touch(t, dir, f)
+	}
+	if got := w.wait(); got != 0 {
+		t.Fatalf("exit code %d, want 0", got)
 	}
 }
