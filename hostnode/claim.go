@@ -97,6 +97,20 @@ func (s *ClaimServer) Claims() <-chan Claim { return s.claims }
 // Pipe delivers the host's host channel, once.
 func (s *ClaimServer) Pipe() <-chan net.Conn { return s.pipes }
 
+// Reopen makes the host role free again once the host has ended: the next
+// claim gets it (a launcher restarting the app, a script's next step). A
+// host channel the old host opened too late to be taken is closed.
+func (s *ClaimServer) Reopen() {
+	s.mu.Lock()
+	s.hostPID, s.pipeTaken = 0, false
+	s.mu.Unlock()
+	select {
+	case c := <-s.pipes:
+		c.Close()
+	default:
+	}
+}
+
 // Close stops listening and removes the directory. Claims made after it
 // fail, and their processes run as children.
 func (s *ClaimServer) Close() {

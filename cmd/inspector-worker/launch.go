@@ -33,6 +33,9 @@ var passOnScripts = []string{
 	"/ts-node-dev/lib/bin.js",
 }
 
+// passOnNames name passOnScripts for the terminal.
+var passOnNames = []string{"npm", "npx", "pnpm", "yarn", "corepack", "next", "nodemon", "tsx", "ts-node-dev"}
+
 // isPassOnScript reports whether the script at path is in passOnScripts,
 // after resolving symbolic links (.bin shims and /usr/bin/npm are links).
 func isPassOnScript(path string) bool {
@@ -76,12 +79,6 @@ func startsAsIs(argv []string) bool {
 // it keeps waiting.
 const noNodeNotice = 15 * time.Second
 
-// hostPipeWait bounds the wait for the host's host channel after its
-// inspector was attached: the preload connects right after the release.
-// Without it the window still debugs the host; observe() and fetch capture
-// are then off.
-const hostPipeWait = 5 * time.Second
-
 // asIsEnv is the command's environment: the host's, without the fds the
 // preload would read (nothing is passed as fd 3 or 4: package managers do
 // not pass them on), with the claim socket and the preload in NODE_OPTIONS.
@@ -91,6 +88,24 @@ func (r hostRun) asIsEnv(obs *observation, claims *hostnode.ClaimServer) []strin
 		env = withNodeOptions(env, obs.preload)
 	}
 	return append(env, carrier.HostFDEnv+"=", exitReportEnv+"=", hostnode.ClaimSocketEnv+"="+claims.Path())
+}
+
+// asIsRun is one `run` of a command started as is (startsAsIs). Its host
+// is the process that claimed it (hostnode.ClaimServer); when that one ends
+// while the command runs on (a launcher restarting the app, a script's
+// next step), the next claim is the host, and the windows stay open as
+// under --watch (cdpserver's HostDown, HostUp).
+type asIsRun struct {
+	stderr io.Writer
+	proc   *hostnode.Process // the command
+	claims *hostnode.ClaimServer
+	filter *hostnode.BannerFilter
+	obs    *observation
+	srv    *cdpserver.Server
+
+	host       *hostnode.Host // the current host; nil while none
+	hostPID    int
+	stopAttach func() // ends filter.WatchAttaches for the current host
 }
 
 // runAsIs runs a command that is not `node …` (see startsAsIs): it starts
@@ -106,72 +121,176 @@ func runAsIs(r hostRun, stderr io.Writer) int {
 	sigs := make(chan os.Signal, maxForwardedSignals)
 	notifySignals(sigs)
 	defer stopSignals(sigs)
-	filter := hostnode.NewBannerFilter(stderr)
-	defer filter.Close()
-	obs, err := newObservation(ln, r.children)
+	a := &asIsRun{stderr: stderr, filter: hostnode.NewBannerFilter(stderr)}
+	defer a.filter.Close()
+	a.obs, err = newObservation(ln, r.children)
 	if err == nil {
-		defer obs.close()
-	}
-	var claims *hostnode.ClaimServer
-	if err == nil {
-		claims, err = hostnode.NewClaimServer()
+		defer a.obs.close()
+		a.claims, err = hostnode.NewClaimServer()
 	}
 	if err != nil {
 		ln.Close()
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
-	defer claims.Close()
-	obs.filter = filter
-	proc, err := hostnode.Start(context.Background(), hostnode.Options{
-		Argv: r.argv, NoInspector: true, Dir: r.dir, Env: r.asIsEnv(obs, claims),
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: filter,
-		RemoveIfOrphaned: append(append(obs.tempFiles(), claims.Dir()), r.temp...),
+	defer a.claims.Close()
+	a.obs.filter = a.filter
+	a.proc, err = hostnode.Start(context.Background(), hostnode.Options{
+		Argv: r.argv, NoInspector: true, Dir: r.dir, Env: r.asIsEnv(a.obs, a.claims),
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: a.filter,
+		RemoveIfOrphaned: append(append(a.obs.tempFiles(), a.claims.Dir()), r.temp...),
 	})
-	obs.started()
-	var se *hostnode.StartError
-	if errors.As(err, &se) && errors.Is(err, hostnode.ErrNodeNotFound) {
-		ln.Close()
-		fmt.Fprintf(stderr, "inspector-worker: cannot start %s: %v\n", r.argv[0], se.Err)
-		return 127 // as a shell says it
-	}
+	a.obs.started()
 	if err != nil {
 		ln.Close()
-		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
-		return 1
+		return startFailed(r.argv, err, stderr)
 	}
-	defer proc.Kill()
-	claim, code, ok := awaitClaim(proc, claims, sigs, r.argv, stderr)
+	defer a.proc.Kill()
+	defer func() {
+		if a.stopAttach != nil {
+			a.stopAttach()
+		}
+	}()
+	claim, code, ok := awaitClaim(a.proc, a.claims, sigs, r.argv, stderr)
 	if !ok {
 		ln.Close()
 		return code
 	}
-	stopAttach := filter.WatchAttaches(claim.URL) // its "Debugger attached." would reach the terminal
-	defer stopAttach()
-	host, err := hostnode.AttachHost(context.Background(), claim.URL, hostnode.HostOptions{Release: true})
-	if err != nil {
+	if !a.attach(claim, "the command's first Node.js process that is not a package manager or launcher ("+
+		strings.Join(passOnNames, ", ")+")") {
 		ln.Close()
-		fmt.Fprintf(stderr, "inspector-worker: cannot attach to the host (pid %d): %v; stopping the command\n", claim.PID, err)
-		proc.Kill()
+		a.proc.Kill()
 		return 1
 	}
-	fmt.Fprintf(stderr, "inspector-worker: the host is pid %d (%s): the command's first Node.js process "+
-		"that is not a package manager or launcher\n", claim.PID, strings.Join(claim.Argv, " "))
-	obs.pipe = awaitHostPipe(claims, proc)
 	if r.traceNode == "" {
 		r.traceNode = nodeOf(claim.Argv)
 	}
 	traceEngine := trace.New(trace.Options{Node: r.traceNode})
 	defer traceEngine.Shutdown(context.Background())
-	srv := cdpserver.New(host, ln, r.ep.serverOptions(cdpserver.Options{
-		Logf: logTo(stderr), Mount: trace.Routes(traceEngine), HideScripts: []string{obs.preload},
+	// The host channel comes once the host runs (supervise swaps it in).
+	a.obs.pipe = closedConn()
+	a.srv = cdpserver.New(a.host, ln, r.ep.serverOptions(cdpserver.Options{
+		Logf: logTo(stderr), Mount: trace.Routes(traceEngine), HideScripts: []string{a.obs.preload}, Watch: true,
 	}))
-	if err := obs.serve(srv, stderr, r.ep.maxClients); err != nil {
+	if err := a.obs.serve(a.srv, stderr, r.ep.maxClients); err != nil {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
-	serveErr := serveEndpoint(srv, ln, fellBack, stderr)
-	return superviseHost(proc, host, srv, obs, sigs, serveErr, filter, stderr, true)
+	serveErr := serveEndpoint(a.srv, ln, fellBack, stderr)
+	a.host.Release()
+	return a.supervise(sigs, serveErr)
+}
+
+// startFailed explains a command that could not start.
+func startFailed(argv []string, err error, stderr io.Writer) int {
+	var se *hostnode.StartError
+	if errors.As(err, &se) && errors.Is(err, hostnode.ErrNodeNotFound) {
+		fmt.Fprintf(stderr, "inspector-worker: cannot start %s: %v\n", argv[0], se.Err)
+		return 127 // as a shell says it
+	}
+	fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
+	return 1
+}
+
+// attach makes the claimant the host, without letting it run yet; why says
+// why it is the one (for the terminal).
+func (a *asIsRun) attach(c hostnode.Claim, why string) bool {
+	stop := a.filter.WatchAttaches(c.URL) // its "Debugger attached." would reach the terminal
+	host, err := hostnode.AttachHost(context.Background(), c.URL, hostnode.HostOptions{})
+	if err != nil {
+		stop()
+		fmt.Fprintf(a.stderr, "inspector-worker: cannot attach to the host (pid %d): %v\n", c.PID, err)
+		return false
+	}
+	a.host, a.hostPID, a.stopAttach = host, c.PID, stop
+	fmt.Fprintf(a.stderr, "inspector-worker: the host is pid %d (%s): %s\n", c.PID, strings.Join(c.Argv, " "), why)
+	return true
+}
+
+// supervise forwards signals to the command's group, passes the host role
+// on when the host ends, and on the command's exit closes everything and
+// returns its exit code.
+func (a *asIsRun) supervise(sigs <-chan os.Signal, serveErr <-chan error) int {
+	forwarded := 0
+	endedGone := false
+	var claims <-chan hostnode.Claim
+	for {
+		var hostDone, finished <-chan struct{}
+		if a.host != nil {
+			hostDone, finished = a.host.Done(), a.host.ScriptFinished()
+		}
+		select {
+		case sig := <-sigs:
+			forwarded++
+			forwardAsIs(a.proc, sig, forwarded, a.stderr)
+		case err := <-serveErr:
+			fmt.Fprintf(a.stderr, "inspector-worker: the DevTools endpoint failed: %v; stopping the command\n", err)
+			a.proc.Kill()
+			serveErr = nil
+		case <-outputGone(a.stderr):
+			a.proc.Kill() // the user's pipeline ended (outputGuard)
+			endedGone = true
+		case conn := <-a.claims.Pipe():
+			a.obs.swapPipe(conn, a.stderr)
+		case <-finished:
+			// Node waits for its sessions to disconnect: let it exit.
+			a.hostEnded("the host script finished")
+			claims = a.claims.Claims()
+		case <-hostDone:
+			a.hostEnded(a.host.Reason())
+			claims = a.claims.Claims()
+		case c := <-claims:
+			if a.attach(c, "the command's next Node.js process after the previous host ended") {
+				claims = nil
+				a.srv.HostUp(context.Background(), a.host, fmt.Sprintf("inspector-worker: the host is now pid %d (%s)",
+					c.PID, strings.Join(c.Argv, " ")))
+				a.host.Release()
+			} else {
+				a.claims.Reopen()
+			}
+		case <-a.proc.Done():
+			a.filter.Close()
+			code := a.proc.ExitCode()
+			if endedGone {
+				code = outputGoneCode
+			}
+			reason := fmt.Sprintf("the command exited with code %d", code)
+			if a.host != nil {
+				a.host.Finish(reason)
+			}
+			a.obs.stop()
+			shutdown(a.srv, reason)
+			return code
+		}
+	}
+}
+
+// hostEnded tells the windows that the host is gone and frees the host role
+// for the command's next Node process.
+func (a *asIsRun) hostEnded(why string) {
+	a.host.Finish(why)
+	a.stopAttach()
+	a.host, a.stopAttach = nil, nil
+	note := fmt.Sprintf("the host (pid %d) ended: %s; the command's next Node.js process becomes the host", a.hostPID, why)
+	a.srv.HostDown(note, "info", "inspector-worker: "+note)
+	a.claims.Reopen()
+	a.obs.swapPipe(closedConn(), a.stderr)
+}
+
+// closedConn is a host channel that has ended: a host that did not connect
+// its own has no observations.
+func closedConn() net.Conn {
+	a, b := net.Pipe()
+	b.Close()
+	return a
+}
+
+// swapPipe ends the current host channel and serves conn instead.
+func (o *observation) swapPipe(conn net.Conn, stderr io.Writer) {
+	o.stopPipe()
+	<-o.pipeDone
+	o.pipe = conn
+	o.servePipe(stderr)
 }
 
 // awaitClaim waits for the host's claim, or for the command to exit
@@ -199,23 +318,6 @@ func awaitClaim(proc *hostnode.Process, claims *hostnode.ClaimServer, sigs <-cha
 			return hostnode.Claim{}, code, false
 		}
 	}
-}
-
-// awaitHostPipe returns the host's host channel, or a closed connection
-// when it does not come within hostPipeWait (the worker then serves no
-// observation from the host).
-func awaitHostPipe(claims *hostnode.ClaimServer, proc *hostnode.Process) net.Conn {
-	t := time.NewTimer(hostPipeWait)
-	defer t.Stop()
-	select {
-	case c := <-claims.Pipe():
-		return c
-	case <-t.C:
-	case <-proc.Done():
-	}
-	a, b := net.Pipe()
-	b.Close()
-	return a
 }
 
 // forwardAsIs passes a signal to the command's whole process group, as a

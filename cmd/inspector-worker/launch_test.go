@@ -324,3 +324,36 @@ func TestRunAsIsFollowsChildren(t *testing.T) {
 		t.Fatalf("exit code %d, want 0", got)
 	}
 }
+
+// When the host ends and the command runs on (a script's next step, a
+// launcher restarting the app), its next Node process becomes the host and
+// the window stays open: it evaluates in the new host and sees its console.
+func TestRunAsIsHostPassesOn(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"first.js":  `console.log('first pid ' + process.pid); const fs = require('fs'); const t = setInterval(() => { if (fs.existsSync('stop-first')) { clearInterval(t); } }, 20);`,
+		"second.js": `console.log('second pid ' + process.pid); const fs = require('fs'); const t = setInterval(() => { if (fs.existsSync('stop-second')) { clearInterval(t); } }, 20);`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := startCmd(t, dir, "run", "--port", "0", "--", "sh", "-c", "node first.js && node second.js")
+	first := w.waitFor(w.stdout, `first pid (\d+)`)
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	c.MustCall("Runtime.enable", nil)
+	if got := evalString(t, c, "String(process.pid)"); got != first {
+		t.Fatalf("the host is pid %s, want first.js's %s", got, first)
+	}
+	touch(t, dir, "stop-first")
+	second := w.waitFor(w.stdout, `second pid (\d+)`)
+	w.waitFor(w.stderr, `the host is pid `+second+` `)
+	c.ExpectAnyEvent("Runtime.consoleAPICalled", consoleSays("second pid "+second))
+	if got := evalString(t, c, "String(process.pid)"); got != second {
+		t.Fatalf("after the hand-over the host is pid %s, want second.js's %s", got, second)
+	}
+	touch(t, dir, "stop-second")
+	if got := w.wait(); got != 0 {
+		t.Fatalf("exit code %d, want 0", got)
+	}
+}

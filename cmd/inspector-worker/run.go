@@ -204,7 +204,7 @@ func runHost(r hostRun, stderr io.Writer) int {
 		return 1
 	}
 	serveErr := serveEndpoint(srv, ln, fellBack, stderr)
-	return superviseHost(proc, host, srv, obs, sigs, serveErr, filter, stderr, false)
+	return superviseHost(proc, host, srv, obs, sigs, serveErr, filter, stderr)
 }
 
 // stuckHostGrace is how long a host may take to exit after Node said its
@@ -216,17 +216,10 @@ const stuckHostGrace = time.Second
 
 // superviseHost forwards signals, ends a host stuck after its script
 // finished, and on the host's exit closes everything and returns the exit
-// code. With asIs, proc is a command started as is (runAsIs) and the host
-// one of its processes: signals go to the command's group, and the host's
-// end does not end the command (npm exits on its own right after; a
-// launcher may start the app again).
+// code.
 func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.Server, obs *observation,
-	sigs <-chan os.Signal, serveErr <-chan error, filter io.Closer, stderr io.Writer, asIs bool) int {
+	sigs <-chan os.Signal, serveErr <-chan error, filter io.Closer, stderr io.Writer) int {
 	finished := host.ScriptFinished()
-	what := "the host"
-	if asIs {
-		finished, what = nil, "the command"
-	}
 	var stuck <-chan time.Time
 	endedStuck, endedGone := false, false
 	forwarded := 0
@@ -234,11 +227,7 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 		select {
 		case sig := <-sigs:
 			forwarded++
-			if asIs {
-				forwardAsIs(proc, sig, forwarded, stderr)
-			} else {
-				forwardSignal(proc, sig, forwarded, "the host", stderr)
-			}
+			forwardSignal(proc, sig, forwarded, "the host", stderr)
 		case err := <-serveErr:
 			fmt.Fprintf(stderr, "inspector-worker: the DevTools endpoint failed: %v; stopping the host\n", err)
 			proc.Kill()
@@ -268,7 +257,7 @@ func superviseHost(proc *hostnode.Process, host *hostnode.Host, srv *cdpserver.S
 			if endedGone {
 				code = outputGoneCode
 			}
-			reason := fmt.Sprintf("%s exited with code %d", what, code)
+			reason := fmt.Sprintf("the host exited with code %d", code)
 			host.Finish(reason)
 			obs.stop()
 			shutdown(srv, reason)
