@@ -3914,7 +3914,7 @@ const PASS_ON = [
   '/npm/bin/npm-cli.js', '/npm/bin/npx-cli.js',
   '/pnpm/bin/pnpm.cjs', '/pnpm/bin/pnpx.cjs', '/pnpm/dist/pnpm.cjs',
   '/yarn/bin/yarn.js', '/yarn/bin/yarn.cjs', '/yarn/lib/cli.js', '/.yarn/releases/',
-  '/corepack/dist/',
+  '/corepack/dist/', '/corepack/v1/',
   '/next/dist/bin/next', '/nodemon/bin/nodemon.js', '/tsx/dist/cli.mjs', '/tsx/dist/cli.cjs',
   '/ts-node-dev/lib/bin.js',
 ];

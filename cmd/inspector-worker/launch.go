@@ -22,13 +22,14 @@ import (
 // an entry that ends with "/") never becomes the host; it only passes the
 // worker's variables on to the processes it starts. Package managers run
 // no user code; the launchers (next dev, nodemon, tsx, ts-node-dev) run
-// the app in a child process, which is what the user wants to see. The
+// the app in a child process, which is what the user wants to see.
+// "/corepack/v1/" is corepack's cache of the pnpm and yarn it downloads. The
 // same list is PASS_ON in client/js/preload.in.cjs (TestPassOnListsAgree).
 var passOnScripts = []string{
 	"/npm/bin/npm-cli.js", "/npm/bin/npx-cli.js",
 	"/pnpm/bin/pnpm.cjs", "/pnpm/bin/pnpx.cjs", "/pnpm/dist/pnpm.cjs",
 	"/yarn/bin/yarn.js", "/yarn/bin/yarn.cjs", "/yarn/lib/cli.js", "/.yarn/releases/",
-	"/corepack/dist/",
+	"/corepack/dist/", "/corepack/v1/",
 	"/next/dist/bin/next", "/nodemon/bin/nodemon.js", "/tsx/dist/cli.mjs", "/tsx/dist/cli.cjs",
 	"/ts-node-dev/lib/bin.js",
 }

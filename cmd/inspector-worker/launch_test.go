@@ -157,6 +157,9 @@ func TestRunNpmRunDev(t *testing.T) {
 	took := proctest.AssertGoneWithin(t, since, treeGoneWithin, append(npm, pid)...)
 	t.Logf("npm %v and the app %d gone %v after the worker's SIGINT", npm, pid, took)
 	checkNoTempFiles(t, tmp)
+	if strings.Contains(w.stderr.String(), "Debugger") {
+		t.Errorf("Node's inspector lines reached the terminal:\n%s", w.stderr)
+	}
 }
 
 // A command that starts no Node.js process says so and exits with its code.
