@@ -360,3 +360,24 @@ func TestRunAsIsHostPassesOn(t *testing.T) {
 		t.Fatalf("exit code %d, want 0", got)
 	}
 }
+
+// A SIGKILLed worker running a command as is leaves no process of the
+// command and no temp file (preload, claim socket directory): the orphan
+// reaper removes them.
+func TestRunAsIsKilledWorkerLeavesNothing(t *testing.T) {
+	tmp := t.TempDir()
+	dir, script := writeScript(t, waitingScript)
+	w := startCmdEnv(t, dir, []string{"TMPDIR=" + tmp}, "run", "--port", "0", "--", "sh", "-c", "node "+script)
+	node := w.nodePID()
+	w.waitFor(w.stderr, `the host is pid `+strconv.Itoa(node)+` `)
+	sh := proctest.Children(w.cmd.Process.Pid)
+	if files := tempFiles(t, tmp); len(files) != 2 {
+		t.Fatalf("TMPDIR holds %v while the host runs, want its preload and the claim directory", files)
+	}
+	event := time.Now()
+	_ = w.cmd.Process.Signal(syscall.SIGKILL)
+	w.wait()
+	took := proctest.AssertGoneWithin(t, event, treeGoneWithin, append(sh, node)...)
+	checkNoTempFiles(t, tmp)
+	t.Logf("the command %v and its node %d gone %v after the worker's SIGKILL; no temp file", sh, node, took.Round(time.Millisecond))
+}
