@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -58,13 +59,40 @@ func isPassOnScript(path string) bool {
 	return false
 }
 
-// isNodeExecutable reports whether argv[0] names node itself.
+// isNodeExecutable reports whether argv[0] names node itself: by its name
+// ("node", "nodejs"), also through symbolic links, or as the file `node` on
+// $PATH is (a copy or link under another name).
 func isNodeExecutable(arg0 string) bool {
-	switch strings.TrimSuffix(filepath.Base(arg0), ".exe") {
-	case "node", "nodejs":
+	isNodeName := func(p string) bool {
+		switch strings.TrimSuffix(filepath.Base(p), ".exe") {
+		case "node", "nodejs":
+			return true
+		}
+		return false
+	}
+	if isNodeName(arg0) {
 		return true
 	}
-	return false
+	p, err := exec.LookPath(arg0)
+	if err != nil {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		p = real
+	}
+	if isNodeName(p) {
+		return true
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		return false
+	}
+	if real, err := filepath.EvalSymlinks(node); err == nil {
+		node = real
+	}
+	a, errA := os.Stat(p)
+	b, errB := os.Stat(node)
+	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 
 // startsAsIs reports whether `run` starts argv as is (the preload through

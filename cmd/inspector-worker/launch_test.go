@@ -284,6 +284,10 @@ func TestStartsAsIs(t *testing.T) {
 	if err := os.WriteFile(next, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	otherNode := filepath.Join(dir, "other-node")
+	if err := os.Symlink(proctest.Node(t), otherNode); err != nil {
+		t.Fatal(err)
+	}
 	shim := filepath.Join(dir, "next-shim")
 	if err := os.Symlink(next, shim); err != nil {
 		t.Fatal(err)
@@ -295,6 +299,7 @@ func TestStartsAsIs(t *testing.T) {
 		{[]string{"node", "app.js"}, false},
 		{[]string{"/usr/bin/node", "--trace-warnings", "app.js"}, false},
 		{[]string{"nodejs", "-e", "1"}, false},
+		{[]string{otherNode, "app.js"}, false},
 		{[]string{"npm", "run", "dev"}, true},
 		{[]string{"npx", "vite"}, true},
 		{[]string{"./node_modules/.bin/vite"}, true},
