@@ -63,7 +63,7 @@ type ClaimServer struct {
 	pipes  chan net.Conn // capacity 1: the one host channel
 	sem    chan struct{} // maxClaimConns slots
 
-	mu        sync.Mutex
+	mu        sync.Mutex // Lock order: see docs/locks.md.
 	hostPID   int  // Guarded by mu: 0 until a claim was granted.
 	pipeTaken bool // Guarded by mu.
 }
