@@ -64,8 +64,8 @@ type ClaimServer struct {
 	sem    chan struct{} // maxClaimConns slots
 
 	mu        sync.Mutex // Lock order: see docs/locks.md.
-	hostPID   int  // Guarded by mu: 0 until a claim was granted.
-	pipeTaken bool // Guarded by mu.
+	hostPID   int        // Guarded by mu: 0 until a claim was granted.
+	pipeTaken bool       // Guarded by mu.
 }
 
 // NewClaimServer listens on a new socket in a new private temp directory.
