@@ -29,6 +29,9 @@
 // watcher inspector session, beside every window's, that learns when the
 // script has finished (NodeRuntime.waitingForDisconnect) and releases the
 // host's worker threads (Threads); it never enables Runtime.
+// ClaimServer (claim.go) is where, for a command `run` starts as is (npm run
+// dev, npx vite), the command's Node processes claim the host role: the
+// first gets it and then opens its host channel there.
 // Dial opens a WebSocket session to Node's inspector the way Node expects it:
 // Host: 127.0.0.1:PORT, no compression, no pings, single text frames, a read
 // limit raised deliberately (MaxHostMessage).
@@ -41,7 +44,8 @@
 // kill when node exits on its own (it needs waitid's WNOWAIT) and
 // TCP_QUICKACK are Linux-only and quietly absent elsewhere.
 //
-// Spec: the decisions in docs/agent-note.md, "Host lifecycle" (inspect-wait
+// Spec: the decisions in docs/agent-note.md, "Commands started as is",
+// "Host lifecycle" (inspect-wait
 // and release, closing sessions, output copiers, no orphans), "Security"
 // (loopback only), "Relay cost" (batched writes, frame lengths, exact-size
 // reads) and "Consequences" (TCP_QUICKACK on Node's inspector socket).

@@ -3,6 +3,7 @@
 package hostnode
 
 import (
+	"fmt"
 	"os"
 	"syscall"
 )
@@ -23,4 +24,13 @@ func exitCodeOf(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
+}
+
+// signalGroup sends sig to the process group led by pid.
+func signalGroup(pid int, sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("hostnode: %v is not a system signal", sig)
+	}
+	return syscall.Kill(-pid, s)
 }

@@ -3903,12 +3903,125 @@ const HOST_SOURCE = 'host';
 /** @type {InstanceType<typeof IWCore.Producer> | null} */
 let producer = null;
 let active = false;
+
+// Package managers and launchers (PASS_ON; the same list is passOnScripts in
+// cmd/inspector-worker/launch.go): a process whose script's real path ends
+// with an entry (or holds an entry ending in "/") is never the host nor a
+// followed child. It only passes the worker's variables, untouched, to the
+// processes it starts: npm, npx, pnpm, yarn and corepack run no user code;
+// next dev, nodemon, tsx and ts-node-dev run the app in a child process.
+const PASS_ON = [
+  '/npm/bin/npm-cli.js', '/npm/bin/npx-cli.js',
+  '/pnpm/bin/pnpm.cjs', '/pnpm/bin/pnpx.cjs', '/pnpm/dist/pnpm.cjs',
+  '/yarn/bin/yarn.js', '/yarn/bin/yarn.cjs', '/yarn/lib/cli.js', '/.yarn/releases/',
+  '/corepack/dist/', '/corepack/v1/',
+  '/next/dist/bin/next', '/nodemon/bin/nodemon.js', '/tsx/dist/cli.mjs', '/tsx/dist/cli.cjs',
+  '/ts-node-dev/lib/bin.js',
+];
+const passOn = (function isPassOn() {
+  if (!process.argv[1]) return false;
+  let script = process.argv[1];
+  try { script = fs.realpathSync(script); } catch (e) { /* not a file (node -e) */ }
+  script = script.replace(/\\/g, '/');
+  return PASS_ON.some((s) => (s.endsWith('/') ? script.includes(s) : script.endsWith(s)));
+})();
+
+// Claiming the host. `run -- CMD` with a CMD that is not `node …` (npm run
+// dev, npx vite, a .bin shim) starts it as is, with this preload in
+// NODE_OPTIONS and the worker's claim socket in CLAIM_ENV; nothing reaches
+// fd 3 (package managers close the fds they did not open). The first Node
+// process that is not PASS_ON becomes the host: it opens its inspector,
+// waits for a debugger (like --inspect-wait), and a thread of its own
+// claims the host on the socket. Answered "host", the worker attaches and
+// lets it run; the process then connects its host channel on the same
+// socket. Answered "child" (a host exists), or with no answer within
+// CLAIM_TIMEOUT_MS, the thread lets it run itself and it registers as a
+// child (registerChild).
+const CLAIM_ENV = 'INSPECTOR_WORKER_HOST_SOCKET';
+const claimSocket = process.env[CLAIM_ENV] || '';
+const CLAIM_TIMEOUT_MS = 10000;
+
+/**
+ * The claim, in a thread of its own while the main thread waits: its
+ * source is evaluated there, so it uses nothing from outside itself.
+ * @param {{path:string, body:string, flag:Int32Array, timeoutMs:number}} d
+ */
+function claimPost(d) {
+  let decided = false;
+  /** @param {number} v 1 host, 2 not */
+  const decide = (v) => {
+    if (decided) return;
+    decided = true;
+    Atomics.store(d.flag, 0, v);
+    Atomics.notify(d.flag, 0);
+    if (v === 1) return; // the worker lets the main thread run
+    try {
+      const s = new (require('node:inspector').Session)();
+      s.connectToMainThread();
+      s.post('Runtime.runIfWaitingForDebugger', () => s.disconnect());
+    } catch (e) { /* the main thread is not waiting */ }
+  };
+  const sock = require('node:net').connect(d.path);
+  let text = '';
+  sock.setEncoding('utf8');
+  sock.on('data', (c) => {
+    text += c;
+    if (text.includes('\n')) { decide(text.startsWith('host\n') ? 1 : 2); sock.destroy(); }
+  });
+  sock.on('error', () => decide(2));
+  sock.on('close', () => decide(2));
+  setTimeout(() => decide(2), d.timeoutMs).unref();
+  sock.write(d.body + '\n');
+}
+
+// Whether this process is the host: the one `run -- node …` started (it
+// alone is given the host channel on fd 3), or the one whose claim was
+// granted.
+let isHost = (process.env[FD_ENV] || '') !== '';
+
+(function claimHost() {
+  if (claimSocket === '' || isHost || passOn) return;
+  try {
+    if (!require('node:worker_threads').isMainThread) return;
+    const inspector = require('node:inspector');
+    if (inspector.url() === undefined) inspector.open(0, '127.0.0.1', false);
+    const url = inspector.url();
+    if (!url) return;
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const body = JSON.stringify({ kind: 'claim', pid: process.pid, ppid: process.ppid, argv: process.argv, url });
+    const { Worker } = require('node:worker_threads');
+    new Worker('(' + claimPost.toString() + ')(require("node:worker_threads").workerData)',
+      { eval: true, workerData: { path: claimSocket, body, flag, timeoutMs: CLAIM_TIMEOUT_MS } }).unref();
+    inspector.waitForDebugger();
+    // The worker writes "host" before it attaches, but the thread may read
+    // it a moment after the release.
+    Atomics.wait(flag, 0, 0, CLAIM_TIMEOUT_MS);
+    if (Atomics.load(flag, 0) !== 1) return;
+    isHost = true;
+    // The host's own children register directly (registerChild), without
+    // a claim the worker would refuse.
+    delete process.env[CLAIM_ENV];
+    const sock = net.connect(claimSocket);
+    sock.unref(); // the worker never keeps the app alive
+    sock.write(JSON.stringify({ kind: 'pipe', pid: process.pid }) + '\n');
+    producer = createHostProducer();
+    active = true;
+    IWCore.attachLineStream(producer, sock, () => { active = false; });
+    // Like a child's (registerChild): close the inspector at the end, so
+    // Node never holds the process at "Waiting for the debugger to
+    // disconnect..." nor prints it.
+    process.on('exit', () => { try { inspector.close(); } catch (e) { /* already closed */ } });
+  } catch (e) { /* no inspector: the process runs unobserved */ }
+})();
+
 // Read once: bootstrapSnippet must not depend on later env edits, and the
-// token is never logged nor kept anywhere observable but the snippet.
+// token is never logged nor kept anywhere observable but the snippet. A
+// process of a command run as is that is not the host has no use for it.
 const endpoint = process.env.INSPECTOR_WORKER_ENDPOINT || '';
-const token = process.env.INSPECTOR_WORKER_TOKEN || '';
-// The app's own child processes must not inherit the page token.
-delete process.env.INSPECTOR_WORKER_TOKEN;
+const token = passOn || (claimSocket !== '' && !isHost) ? '' : process.env.INSPECTOR_WORKER_TOKEN || '';
+// The app's own child processes must not inherit the page token; a package
+// manager passes it on to the app.
+if (!passOn) delete process.env.INSPECTOR_WORKER_TOKEN;
 
 /** A producer for the host pipe: role host, one frame in flight. */
 function createHostProducer() {
@@ -3925,10 +4038,6 @@ function createHostProducer() {
     batchWindow: 5,
   });
 }
-
-// Whether this process is the host `run` started (it alone is given the
-// host channel); read before start() removes the variable.
-const isHost = (process.env[FD_ENV] || '') !== '';
 
 (function start() {
   const raw = process.env[FD_ENV];
@@ -4046,6 +4155,7 @@ const injectOptions = (function injectionOptions() {
 })();
 (function installInjection() {
   const on = process.env[INJECT_ENV] === '1';
+  if (passOn) return;
   delete process.env[INJECT_ENV];
   if (!on || !injectOptions) return;
   try {
@@ -4148,7 +4258,7 @@ function childPost(d, inThread) {
 (function registerChild() {
   const childEndpoint = process.env[CHILD_ENDPOINT_ENV] || '';
   const childToken = process.env[CHILD_TOKEN_ENV] || '';
-  if (isHost || !childEndpoint || !childToken) return;
+  if (isHost || passOn || !childEndpoint || !childToken) return;
   try {
     if (!require('node:worker_threads').isMainThread) return;
     const inspector = require('node:inspector');

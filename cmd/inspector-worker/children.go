@@ -65,6 +65,15 @@ func (c *childRun) env(env []string, preload, endpoint string) []string {
 	if c.token.IsZero() {
 		return env
 	}
+	env = withNodeOptions(env, preload)
+	return append(env, childEndpointEnv+"="+endpoint,
+		childTokenEnv+"="+c.token.Reveal(),
+		childWaitEnv+"="+c.waitFile)
+}
+
+// withNodeOptions appends the preload to NODE_OPTIONS, so that every Node
+// process started with env loads it.
+func withNodeOptions(env []string, preload string) []string {
 	opts := ""
 	for _, kv := range env { // the last value of a name wins
 		if v, ok := strings.CutPrefix(kv, "NODE_OPTIONS="); ok {
@@ -78,10 +87,7 @@ func (c *childRun) env(env []string, preload, endpoint string) []string {
 	// off the user's terminal; the host's own --inspect flags come with
 	// --inspect-publish-uid=stderr,http on its command line, which wins.
 	opts = strings.TrimSpace(opts + " --inspect-publish-uid=http --require " + quoted)
-	return append(env, "NODE_OPTIONS="+opts,
-		childEndpointEnv+"="+endpoint,
-		childTokenEnv+"="+c.token.Reveal(),
-		childWaitEnv+"="+c.waitFile)
+	return append(env, "NODE_OPTIONS="+opts)
 }
 
 // hostFlags go on the host's command line: the host's inspector banner is

@@ -24,6 +24,10 @@ Usage:
       run a small demo app shipped inside the binary and print the URL to open
   inspector-worker run   [--port N] [--brk] -- node [node flags] script.js [args]
       start the host under the worker; exits with the host's exit code
+  inspector-worker run   [--port N] -- npm run dev | npx vite | ./node_modules/.bin/x | any command
+      start the command as is; its first Node.js process that is not a package manager
+      or launcher (npm, npx, pnpm, yarn, corepack, next, nodemon, tsx) is the host;
+      exits with the command's exit code
   inspector-worker run   --watch [--watch-path P]... [--brk] -- node script.js [args]
       restart the host whenever a file in the script's directory (or each P) changes;
       open DevTools windows stay attached, breakpoints included; Ctrl-C quits

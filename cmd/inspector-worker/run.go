@@ -43,6 +43,11 @@ func cmdRun(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker run: --watch with node --test: use Node's own, run -- node --test --watch\n")
 		return 2
 	}
+	if (*watch || *brk) && startsAsIs(argv) {
+		fmt.Fprintf(stderr, "inspector-worker run: --watch and --brk need `run -- node …`; %s is started as is "+
+			"(use its own watch mode, e.g. nodemon or vite, or run -- node SCRIPT)\n", argv[0])
+		return 2
+	}
 	if len(watchPaths) > 0 && !*watch {
 		fmt.Fprintf(stderr, "inspector-worker run: --watch-path needs --watch\n")
 		return 2
@@ -108,6 +113,9 @@ func forwardSignal(proc *hostnode.Process, sig os.Signal, forwarded int, what st
 func runHost(r hostRun, stderr io.Writer) int {
 	if isNodeTestRunner(r.argv) {
 		return runTestRunner(r, stderr)
+	}
+	if startsAsIs(r.argv) {
+		return runAsIs(r, stderr)
 	}
 	ln, fellBack, err := r.ep.listen()
 	if err != nil {
