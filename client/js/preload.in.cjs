@@ -289,14 +289,15 @@ const CHILD_WAIT_TIMEOUT_MS = 10000;
  * source is evaluated there, so it uses nothing from outside itself.
  * @param {{host:string, port:number, token:string, body:string, pid:number, timeoutMs:number}} d
  * @param {boolean} inThread
- * @param {() => void} [onFollowed] called once the worker follows the child (main thread only)
+ * @param {(followed: boolean) => void} [onAnswer] called once with whether the worker follows the child (main thread only)
  */
-function childPost(d, inThread, onFollowed) {
+function childPost(d, inThread, onAnswer) {
   let answered = false;
   /** @param {string} line */
   const runUnobserved = (line) => {
     if (answered) return;
     answered = true;
+    if (onAnswer) onAnswer(false);
     if (line) { try { process.stderr.write('inspector-worker: child ' + d.pid + ' not followed: ' + line + '\n'); } catch (e) { /* no stderr */ } }
     if (!inThread) return;
     try {
@@ -313,7 +314,7 @@ function childPost(d, inThread, onFollowed) {
     if (res.statusCode === 204) {
       answered = true; // followed: the worker lets a waiting child run
       res.resume();
-      if (onFollowed) onFollowed();
+      if (onAnswer) onAnswer(true);
       return;
     }
     let text = '';
@@ -339,9 +340,11 @@ function childPost(d, inThread, onFollowed) {
 // GET /child/capture?pid=N on the worker's listener with the child token
 // and "Upgrade: inspector-worker-lines", and after the 101 the socket
 // carries the same lines as the host's pipe. The socket is unref'd (never
-// keeps the child alive) and ends with the process. A refused or broken
-// channel turns the capture off: the wrappers pass straight through.
-// Returns the function that opens the channel, or null without capture.
+// keeps the child alive) and ends with the process. A refused registration
+// or a refused or broken channel turns the capture off: the wrappers pass
+// straight through, and nothing more is queued. Returns the function told
+// whether the child is followed (it opens the channel then), or null
+// without capture.
 /** @param {{host:string, port:number, token:string, pid:number}} d */
 function childCapture(d) {
   if (process.env[CAPTURE_ENV] === '0') return null;
@@ -360,10 +363,11 @@ function childCapture(d) {
   try { IWCapture.wrapFetch(globalThis, sink); } catch (e) { /* no capture */ }
   try { IWNodeCapture.captureHTTP(require('node:diagnostics_channel'), require('node:events'), sink); } catch (e) { /* no capture */ }
   let opened = false;
-  return function openChannel() {
+  const down = () => { up = false; };
+  return function openChannel(followed = true) {
     if (opened) return;
     opened = true;
-    const down = () => { up = false; };
+    if (!followed) { down(); return; }
     try {
       const req = require('node:http').request({
         host: d.host, port: d.port, path: '/child/capture?pid=' + d.pid, agent: false,

@@ -18,7 +18,8 @@ import (
 // childFetchScript is a host that, once the file ./go exists, fork()s a
 // child; the child serves on loopback, fetches /child-text from itself
 // (and node:http's /child-http), prints "child fetched N" and stays until
-// ./stop exists. The host also fetches once, from its own server, so a
+// ./stop exists. Once ./hold exists the host forks a child that only
+// waits for ./stop (it takes a slot of --max-children). The host also fetches once, from its own server, so a
 // test can tell the host's entry from the child's.
 const childFetchScript = `
 const fs = require('fs'), http = require('http');
@@ -30,7 +31,9 @@ const serve = (body) => new Promise((resolve) => {
   const server = http.createServer((req, res) => { res.setHeader('content-type', 'text/plain'); res.setHeader('x-from', body); res.end(body + ' ' + req.url); });
   server.listen(0, '127.0.0.1', () => resolve('http://127.0.0.1:' + server.address().port));
 });
-if (process.argv[2] === 'child') {
+if (process.argv[2] === 'hold') {
+  stopWhen('stop', () => process.exit(0));
+} else if (process.argv[2] === 'child') {
   serve('child').then(async (base) => {
     const r = await fetch(base + '/child-text');
     const text = await r.text();
@@ -46,6 +49,7 @@ if (process.argv[2] === 'child') {
       await (await fetch(base + '/host-text')).text();
       fork(__filename, ['child']);
     });
+    stopWhen('hold', () => fork(__filename, ['hold']));
     stopWhen('stop', () => setTimeout(() => process.exit(0), 200));
   });
 }
@@ -55,13 +59,22 @@ if (process.argv[2] === 'child') {
 // the host's does: the window sees the child's requestWillBeSent,
 // responseReceived and loadingFinished in the main frame, the Initiator
 // names the child's script by URL (no scriptId of the child's isolate),
-// and Network.getResponseBody returns the body the child got. With
-// --no-children the child sends nothing and only the host's request shows.
+// and Network.getResponseBody returns the body the child got; also for a
+// child that waits at its start for a window that asked it to. With
+// --no-children, and for a child refused past --max-children, the child
+// sends nothing and only the host's request shows.
 func TestRunChildFetchCapture(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		flags []string
-	}{{"followed", nil}, {"no-children", []string{"--no-children"}}} {
+		wait  bool
+		shown bool
+	}{
+		{"followed", nil, false, true},
+		{"waiting", nil, true, true},
+		{"no-children", []string{"--no-children"}, false, false},
+		{"refused", []string{"--max-children", "1"}, false, false},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, script := writeScript(t, childFetchScript)
 			args := append(append([]string{"run", "--port", "0"}, tc.flags...), "--", "node", script)
@@ -70,21 +83,41 @@ func TestRunChildFetchCapture(t *testing.T) {
 			w.waitFor(w.stdout, `(host ready)`)
 			c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
 			c.MustCall("Network.enable", nil)
+			if tc.name == "refused" {
+				// A child already followed takes the one slot.
+				touch(t, dir, "hold")
+				w.waitFor(w.stderr, `(following child)`)
+			}
+			if tc.wait {
+				c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
+			}
 			if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
+			if tc.wait {
+				a := c.ExpectAttached()
+				if !a.WaitingForDebugger {
+					t.Fatalf("the child does not wait for the window: %+v", a)
+				}
+				c.CallIn(a.SessionID, "Runtime.runIfWaitingForDebugger", nil)
+			}
 			child, _ := strconv.Atoi(w.waitFor(w.stdout, `child fetched 200 child /child-text pid (\d+)`))
+			if tc.name == "refused" {
+				w.waitFor(w.stderr, `child `+strconv.Itoa(child)+` (not followed): already following 1`)
+			}
 			start := time.Now()
-			seen := childNetwork(t, c, tc.name == "followed")
-			t.Logf("the child's entries reached the window %v after it printed its result", time.Since(start).Round(time.Millisecond))
+			seen := childNetwork(t, c, tc.shown)
+			if tc.shown {
+				t.Logf("the child's entries reached the window %v after it printed its result", time.Since(start).Round(time.Millisecond))
+			}
 			host2 := seen["/host-text"]
 			if host2 == nil || !host2.finished {
 				t.Fatalf("the host's own request is not in the window: %+v", seen)
 			}
 			ct, ch := seen["/child-text"], seen["/child-http"]
-			if tc.name == "no-children" {
+			if !tc.shown {
 				if ct != nil || ch != nil {
-					t.Fatalf("with --no-children the child's requests reached the window: %+v %+v", ct, ch)
+					t.Fatalf("the child's requests reached the window: %+v %+v", ct, ch)
 				}
 			} else {
 				if ct == nil || ct.status != 200 || !ct.finished || ct.typ != "Fetch" || ct.frameID != host2.frameID {
