@@ -34,7 +34,8 @@
  * the page's own scripts, so pages join with no code (inject.mjs says
  * exactly which responses and how).
  *
- * Capture (on whenever the host channel is open; env
+ * Capture (on whenever the host channel is open, and in a followed child
+ * process on a channel of its own, childCapture below; env
  * INSPECTOR_WORKER_CAPTURE=0 installs nothing at all): globalThis.fetch is
  * wrapped (capture.mjs) and node:http/https requests are observed through
  * diagnostics_channel (nodecapture.mjs); both queue `fetch` items on the
