@@ -2,6 +2,7 @@ package cdpserver
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/inspector-worker/inspector-worker/fetchcapture"
 	"github.com/inspector-worker/inspector-worker/network"
@@ -30,6 +31,9 @@ func (s *Server) newNetwork() *network.Domain {
 // network window's drain or replay, with no window lock held, and takes
 // the hub's lock (docs/locks.md).
 func (s *Server) fetchScriptID(r *fetchcapture.Request, u string) string {
+	if r.Origin.Process != "" {
+		return "" // a child's scripts are not the host's: linked by URL
+	}
 	if r.Origin.Role == sourceproto.RoleHost {
 		return s.hostScripts.ID(u)
 	}
@@ -41,7 +45,11 @@ func (s *Server) fetchScriptID(r *fetchcapture.Request, u string) string {
 func (s *Server) describeSource(info sourceproto.SourceInfo) fetchcapture.Origin {
 	main := s.mainFrame()
 	if info.Ref.Role == sourceproto.RoleHost {
-		return fetchcapture.Origin{FrameID: string(main.ID), LoaderID: string(main.LoaderID), DocumentURL: main.URL}
+		o := fetchcapture.Origin{FrameID: string(main.ID), LoaderID: string(main.LoaderID), DocumentURL: main.URL}
+		if pid, ok := strings.CutPrefix(info.Ref.ID, ChildSourcePrefix); ok {
+			o.Process = "child process pid " + pid
+		}
+		return o
 	}
 	if f, ok := s.clients.FrameOf(info.Ref); ok {
 		return fetchcapture.Origin{FrameID: string(f.ID), LoaderID: string(f.LoaderID), DocumentURL: f.URL}
@@ -51,6 +59,16 @@ func (s *Server) describeSource(info sourceproto.SourceInfo) fetchcapture.Origin
 	id := s.targetID + ".client-" + info.Ref.ID
 	return fetchcapture.Origin{FrameID: id, LoaderID: id}
 }
+
+// ChildSourcePrefix starts the source id of a followed child process's
+// capture channel ("child-<pid>", host role). Its requests are shown in
+// the main target's Network panel with the host's, in the main frame: the
+// stock frontend lists every target's requests in one Network panel
+// anyway, a child's worker-type target would have to answer Network.* in
+// its own session (today relayed to the child's inspector, which has no
+// Network domain on Node 20), and the child's script URL in the Initiator
+// column names where the request came from.
+const ChildSourcePrefix = "child-"
 
 // FetchConsumer is the sourceproto.Consumer that records fetch items into
 // the journal; nil when Options.NoCapture is set (fetch items are then

@@ -39,6 +39,11 @@ type Origin struct {
 	// DocumentURL is the URL of the document the request is made for: the
 	// page's, or the host frame's.
 	DocumentURL string
+	// Process names the host's child process the request was made in
+	// ("child process pid N"), "" for the host itself and pages. Its
+	// stack's scriptIds are that process's V8 ids, meaningless in the
+	// target the entry is shown in, so they are not sent.
+	Process string
 }
 
 // Request is a request head as recorded (headers already redacted). It is

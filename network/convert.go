@@ -70,6 +70,9 @@ func initiator(r *fetchcapture.Request, scriptID ScriptIDFunc) *cdpnet.Initiator
 			u = (&url.URL{Scheme: "file", Path: u}).String()
 		}
 		id := f.ScriptID
+		if r.Origin.Process != "" {
+			id = "" // another process's V8 id (fetchcapture.Origin.Process)
+		}
 		if id == "" && scriptID != nil && u != "" {
 			id = scriptID(r, u)
 		}

@@ -62,6 +62,10 @@ type OpenOptions struct {
 	// RoleClient (a client open without one is refused); the host pipe
 	// leaves it zero, the inherited pipe being the credential.
 	Token Token
+	// ID, when set, is the one source id the carrier grants (a child
+	// process's channel: "child-<pid>"); a hello claiming another id is
+	// refused, so a child cannot replace the host or another child.
+	ID string
 	// Outbox receives frames sent with Registry.Send; nil means the
 	// source can only be answered through Ingest results.
 	Outbox Outbox
@@ -184,7 +188,7 @@ func checkHello(hello []byte, o OpenOptions) (rawEnvelope, *Hello, *RejectError)
 	// from becoming an open door. Wrong role and wrong token share one
 	// reason: a prober learns nothing about which failed.
 	tokenOK := o.Token.Matches(h.Token) || (o.Role == RoleHost && o.Token.IsZero())
-	if h.Role != o.Role || !tokenOK {
+	if h.Role != o.Role || !tokenOK || (o.ID != "" && string(raw.source) != o.ID) {
 		return raw, nil, reject(RejectUnauthorized, "role not granted or token refused")
 	}
 	return raw, h, nil

@@ -34,7 +34,8 @@
  * the page's own scripts, so pages join with no code (inject.mjs says
  * exactly which responses and how).
  *
- * Capture (on whenever the host channel is open; env
+ * Capture (on whenever the host channel is open, and in a followed child
+ * process on a channel of its own, childCapture below; env
  * INSPECTOR_WORKER_CAPTURE=0 installs nothing at all): globalThis.fetch is
  * wrapped (capture.mjs) and node:http/https requests are observed through
  * diagnostics_channel (nodecapture.mjs); both queue `fetch` items on the
@@ -399,13 +400,15 @@ const CHILD_WAIT_TIMEOUT_MS = 10000;
  * source is evaluated there, so it uses nothing from outside itself.
  * @param {{host:string, port:number, token:string, body:string, pid:number, timeoutMs:number}} d
  * @param {boolean} inThread
+ * @param {(followed: boolean) => void} [onAnswer] called once with whether the worker follows the child (main thread only)
  */
-function childPost(d, inThread) {
+function childPost(d, inThread, onAnswer) {
   let answered = false;
   /** @param {string} line */
   const runUnobserved = (line) => {
     if (answered) return;
     answered = true;
+    if (onAnswer) onAnswer(false);
     if (line) { try { process.stderr.write('inspector-worker: child ' + d.pid + ' not followed: ' + line + '\n'); } catch (e) { /* no stderr */ } }
     if (!inThread) return;
     try {
@@ -422,6 +425,7 @@ function childPost(d, inThread) {
     if (res.statusCode === 204) {
       answered = true; // followed: the worker lets a waiting child run
       res.resume();
+      if (onAnswer) onAnswer(true);
       return;
     }
     let text = '';
@@ -436,6 +440,61 @@ function childPost(d, inThread) {
   }
   req.on('error', () => runUnobserved('')); // the worker is gone
   req.end(d.body);
+}
+
+// A followed child's fetch capture. Unless INSPECTOR_WORKER_CAPTURE=0 (the
+// host's --no-capture, inherited), the child wraps fetch and node:http as
+// the host does, before its first line, on a producer of its own (source
+// "child-<pid>", topic fetch only: observe() stays the host's). Items wait
+// in the producer's bounded queue (10,000 items or 16 MiB, oldest dropped
+// and counted) until the worker followed the child; the child then opens
+// GET /child/capture?pid=N on the worker's listener with the child token
+// and "Upgrade: inspector-worker-lines", and after the 101 the socket
+// carries the same lines as the host's pipe. The socket is unref'd (never
+// keeps the child alive) and ends with the process. A refused registration
+// or a refused or broken channel turns the capture off: the wrappers pass
+// straight through, and nothing more is queued. Returns the function told
+// whether the child is followed (it opens the channel then), or null
+// without capture.
+/** @param {{host:string, port:number, token:string, pid:number}} d */
+function childCapture(d) {
+  if (process.env[CAPTURE_ENV] === '0') return null;
+  let up = true; // until the channel is refused or breaks
+  const p = new IWCore.Producer({
+    role: 'host',
+    source: 'child-' + d.pid, // cdpserver.ChildSourcePrefix; the worker grants only this id
+    capabilities: [],
+    topics: ['fetch'],
+    agent: { name: 'inspector-worker-preload', version: IWCore.AGENT_VERSION },
+    maxInFlight: 1,
+    batchWindow: 5, // as the host's (createHostProducer)
+  });
+  const isOwn = (/** @type {{url: string}} */ f) => f.url === __filename;
+  const sink = { producer: p, isOwn, budget: IWCapture.bodyBudget(process.env[BODY_BYTES_ENV]), enabled: () => up };
+  try { IWCapture.wrapFetch(globalThis, sink); } catch (e) { /* no capture */ }
+  try { IWNodeCapture.captureHTTP(require('node:diagnostics_channel'), require('node:events'), sink); } catch (e) { /* no capture */ }
+  let opened = false;
+  const down = () => { up = false; };
+  return function openChannel(followed = true) {
+    if (opened) return;
+    opened = true;
+    if (!followed) { down(); return; }
+    try {
+      const req = require('node:http').request({
+        host: d.host, port: d.port, path: '/child/capture?pid=' + d.pid, agent: false,
+        headers: { 'connection': 'Upgrade', 'upgrade': 'inspector-worker-lines', 'authorization': 'Bearer ' + d.token },
+      });
+      req.on('socket', (s) => s.unref());
+      req.on('upgrade', (res, sock, head) => {
+        sock.unref();
+        if (head && head.length) sock.unshift(head);
+        IWCore.attachLineStream(p, sock, down);
+      });
+      req.on('response', (res) => { res.resume(); down(); }); // refused: not followed
+      req.on('error', down);
+      req.end();
+    } catch (e) { down(); }
+  };
 }
 
 (function registerChild() {
@@ -469,14 +528,18 @@ function childPost(d, inThread) {
     });
     const d = { host: m[1].replace(/^\[|\]$/g, ''), port: Number(m[2]), token: childToken, body, pid: process.pid,
       timeoutMs: CHILD_WAIT_TIMEOUT_MS };
+    const capture = childCapture(d);
     if (!waiting) {
-      childPost(d, false);
+      childPost(d, false, capture);
       return;
     }
     const { Worker } = require('node:worker_threads');
     new Worker('(' + childPost.toString() + ')(require("node:worker_threads").workerData, true)',
       { eval: true, workerData: d }).unref();
     inspector.waitForDebugger();
+    // Registered by now, or refused and running unobserved: the worker
+    // then refuses the channel (404) and the capture passes through.
+    if (capture) capture();
   } catch (e) { /* no inspector (e.g. --inspect disallowed): the child runs unobserved */ }
 })();
 

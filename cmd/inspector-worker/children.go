@@ -1,14 +1,21 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"net"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/inspector-worker/inspector-worker/cdpserver"
 	"github.com/inspector-worker/inspector-worker/childrealm"
 	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
+	"github.com/inspector-worker/inspector-worker/sourceproto/carrier"
 )
 
 // The variables a child's preload registers with (client/js/preload.in.cjs
@@ -44,7 +51,17 @@ type childRun struct {
 	filter *hostnode.BannerFilter // the host's stderr, which the children inherit; nil: none
 	// waitFile is childrealm.Options.WaitFile; set with the preload.
 	waitFile string
+	// stopCapture ends every child's capture channel (serve sets it).
+	stopCapture context.CancelFunc
 }
+
+// childCaptureGrace is how long a child's capture channel may outlive the
+// child's inspector: the child closes its inspector in its 'exit' handler,
+// and its last fetch items are still on their way; the socket's own close
+// at the process's exit normally ends the channel first. A child that
+// closed its inspector and runs on is no longer followed, and its channel
+// is closed after this grace.
+const childCaptureGrace = 2 * time.Second
 
 func newChildRun(f childFlags) (*childRun, error) {
 	if f.off {
@@ -100,8 +117,8 @@ func (c *childRun) hostFlags() []string {
 	return []string{"--inspect-publish-uid=stderr,http"}
 }
 
-// serve mounts POST /child on srv. Call it before srv serves.
-func (c *childRun) serve(srv *cdpserver.Server, stderr io.Writer) {
+// serve mounts POST /child and GET /child/capture on srv. Call it before srv serves.
+func (c *childRun) serve(srv *cdpserver.Server, sources *sourceproto.Registry, stderr io.Writer) {
 	if c.token.IsZero() {
 		return
 	}
@@ -113,6 +130,37 @@ func (c *childRun) serve(srv *cdpserver.Server, stderr io.Writer) {
 	c.reg = childrealm.NewRegistry(o)
 	srv.Handle("POST /child", childrealm.Handler(c.reg, c.token))
 	srv.SetChildRealms(childSource{c.reg})
+	c.serveCapture(srv, sources, stderr)
+}
+
+// serveCapture mounts GET /child/capture: a followed child's fetch capture
+// reaches the run's source registry as a host-role source of its own,
+// "child-<pid>", into the same journal as the host's (its entries are shown
+// in the window's Network panel beside the host's, cdpserver
+// describeSource).
+func (c *childRun) serveCapture(srv *cdpserver.Server, sources *sourceproto.Registry, stderr io.Writer) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stopCapture = cancel
+	logf := logTo(stderr)
+	srv.Handle("GET /child/capture", childrealm.CaptureHandler(c.reg, c.token, func(conn net.Conn, ch *childrealm.Child) {
+		cctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() {
+			select {
+			case <-ch.Done():
+				select {
+				case <-time.After(childCaptureGrace):
+				case <-cctx.Done():
+				}
+				stop()
+			case <-cctx.Done():
+			}
+		}()
+		id := cdpserver.ChildSourcePrefix + ch.Key()
+		if err := carrier.ServeChildPipe(cctx, conn, sources, id, logf); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			fmt.Fprintf(stderr, "inspector-worker: %s capture channel: %v\n", ch.Title(), err)
+		}
+	}))
 }
 
 // childSource shows the registry to the windows (cdpserver.ChildRealms).
@@ -131,5 +179,8 @@ func (s childSource) Children() []cdpserver.ChildRealm {
 func (c *childRun) stop() {
 	if c.reg != nil {
 		c.reg.Close()
+	}
+	if c.stopCapture != nil {
+		c.stopCapture()
 	}
 }

@@ -168,7 +168,7 @@ func (o *observation) serve(srv *cdpserver.Server, stderr io.Writer, maxClients 
 	srv.Handle("GET /client.js", clients)
 	if o.children != nil {
 		o.children.filter = o.filter
-		o.children.serve(srv, stderr)
+		o.children.serve(srv, reg, stderr)
 	}
 	o.servePipe(stderr)
 	return nil

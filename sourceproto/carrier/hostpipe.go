@@ -93,10 +93,31 @@ func NewHostChannel() (childEnd *os.File, workerEnd net.Conn, err error) {
 // frame (joined with errgroup before return); context.AfterFunc runs
 // finish once if ctx ends first.
 func ServeHostPipe(ctx context.Context, conn net.Conn, reg *sourceproto.Registry, logf func(string, ...any)) error {
+	return serveLinePipe(ctx, conn, reg, "", logf)
+}
+
+// ServeChildPipe runs a followed child process's channel on conn (a
+// loopback connection the worker already authenticated with the run's
+// child token, see childrealm.CaptureHandler) exactly as ServeHostPipe
+// runs the host's, with the same limits and overflow policy, except that
+// the hello must claim the source id granted here ("child-<pid>"): a
+// child holding the child token cannot replace the host's source or
+// another child's.
+func ServeChildPipe(ctx context.Context, conn net.Conn, reg *sourceproto.Registry, id string, logf func(string, ...any)) error {
+	if id == "" {
+		conn.Close()
+		return errors.New("carrier: a child pipe needs the source id it grants")
+	}
+	return serveLinePipe(ctx, conn, reg, id, logf)
+}
+
+// serveLinePipe is ServeHostPipe; id, when set, is the one source id
+// granted.
+func serveLinePipe(ctx context.Context, conn net.Conn, reg *sourceproto.Registry, id string, logf func(string, ...any)) error {
 	if logf == nil {
 		logf = nopLogf
 	}
-	p := &hostPipe{conn: conn, logf: logf, q: newFrameQueue()}
+	p := &hostPipe{conn: conn, logf: logf, q: newFrameQueue(), id: id}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { p.finish(shutdownEnding()) })
 	defer stop()
@@ -115,6 +136,7 @@ type hostPipe struct {
 	conn net.Conn             // Static after construction.
 	logf func(string, ...any) // Static after construction.
 	q    *frameQueue          // Static after construction; towards sendLoop.
+	id   string               // Static after construction: the one source id granted ("": any, the host's pipe).
 	mu   sync.Mutex           // Guards the fields below. Lock order: see docs/locks.md.
 	end  *ending              // Guarded by mu: set once, by finish.
 	src  *sourceproto.Source  // Guarded by mu: set once, after the hello.
@@ -141,7 +163,7 @@ func (p *hostPipe) readLoop(reg *sourceproto.Registry) {
 		return
 	}
 	src, res, err := safeOpen(reg, hello, sourceproto.OpenOptions{
-		Role: sourceproto.RoleHost, Outbox: p,
+		Role: sourceproto.RoleHost, Outbox: p, ID: p.id,
 		OnSuperseded: func() { p.finish(replacedEnding()) },
 	})
 	switch {
