@@ -71,6 +71,9 @@ type domState struct {
 	used map[uint64]bool
 	// searches are the window's DOM.performSearch results (dom_search.go).
 	searches map[string]*domSearch
+	// highlight is the namespace of the page showing the window's
+	// highlight (overlay.go); 0: none.
+	highlight uint64
 }
 
 // markUsed notes that the window sent a page command in namespace ns.

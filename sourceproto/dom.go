@@ -46,6 +46,36 @@ type DOMParams struct {
 	Search string `json:"search,omitempty"`
 	From   int64  `json:"from,omitempty"`
 	To     int64  `json:"to,omitempty"`
+	// Overlay is domOverlay's action (with Node or Handle for highlight
+	// and inspect; none for hide).
+	Overlay DOMOverlayAction `json:"overlay,omitempty"`
+}
+
+// DOMOverlayAction names what a domOverlay command does.
+type DOMOverlayAction string
+
+const (
+	// OverlayHighlight draws the node's boxes in the page (Overlay.highlightNode).
+	OverlayHighlight DOMOverlayAction = "highlight"
+	// OverlayHide removes the session's highlight (Overlay.hideHighlight).
+	OverlayHide DOMOverlayAction = "hide"
+	// OverlayInspect makes the node the session's $0 (DOM.setInspectedNode).
+	OverlayInspect DOMOverlayAction = "inspect"
+)
+
+// DOMBox is an element's box model as CDP's DOM.BoxModel has it: each
+// quad is 8 numbers (x, y of its 4 corners, clockwise from top left) in
+// the page's CSS pixels relative to its viewport; Width and Height are the
+// border box's.
+//
+//easyjson:json
+type DOMBox struct {
+	Content []float64 `json:"content"`
+	Padding []float64 `json:"padding"`
+	Border  []float64 `json:"border"`
+	Margin  []float64 `json:"margin"`
+	Width   int64     `json:"width"`
+	Height  int64     `json:"height"`
 }
 
 // DOMNode is one page node as CDP's DOM.Node describes it, with the page's
@@ -96,6 +126,8 @@ type DOMResult struct {
 	Object *RemoteObject `json:"object,omitempty"`
 	// Count: domSearch's number of nodes found.
 	Count int64 `json:"count,omitempty"`
+	// Box: domBox's answer.
+	Box *DOMBox `json:"box,omitempty"`
 }
 
 // DOMEdit names the edit of a domEdit command.

@@ -1,0 +1,114 @@
+package pagerealm
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/inspector-worker/inspector-worker/sourceproto"
+)
+
+// The overlay of pages (docs/agent-note.md "Elements: the pages' DOM in one
+// tree"): DOM.getBoxModel, Overlay.highlightNode / hideHighlight and
+// DOM.setInspectedNode ($0) become domBox and domOverlay commands to the
+// page that owns the node (client/js/overlay.mjs draws and keeps them). A
+// window highlights in one page at a time: highlighting a node of another
+// page first hides the one shown (domState.highlight), as Chrome's one
+// overlay per target does. Host placeholders (the host document and the
+// pages' <iframe> owners) have no box: highlighting one hides the
+// highlight, selecting one clears nothing.
+
+// boxModelAnswer is DOM.getBoxModel's answer.
+type boxModelAnswer struct {
+	Model *sourceproto.DOMBox `json:"model"`
+}
+
+// The overlay methods (the method table's entries).
+var (
+	GetBoxModel DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+		n, handle, host, err := h.targetLocked(w, p)
+		if err == nil {
+			err = pageLocal(n, host, handle)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return nil, h.domCallLocked(w, req, n, sourceproto.MethodDOMBox, &sourceproto.DOMParams{Node: n.local, Handle: handle},
+			func(_ *runtimeCall, r *sourceproto.DOMResult, _ *objectMapper) ([][]byte, []byte, error) {
+				if r.Box == nil {
+					return nil, nil, errors.New("the page answered without a box model")
+				}
+				b, err := json.Marshal(boxModelAnswer{r.Box})
+				return nil, b, err
+			})
+	}
+
+	HighlightNode DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+		n, handle, host, err := h.targetLocked(w, p)
+		if err != nil {
+			return nil, err
+		}
+		d := &w.client.dom
+		if d.highlight != 0 && (host || d.highlight != n.ns) {
+			h.hideOwnLocked(w)
+		}
+		if host || (handle == "" && n.local == pageOwner) {
+			return []byte(`{}`), nil // a placeholder: nothing to draw
+		}
+		d.highlight = n.ns
+		return nil, h.domCallLocked(w, req, n, sourceproto.MethodDOMOverlay,
+			&sourceproto.DOMParams{Overlay: sourceproto.OverlayHighlight, Node: n.local, Handle: handle}, answerEmpty)
+	}
+
+	HideHighlight DOM = func(h *Hub, w *Window, req Request, _ *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+		d := &w.client.dom
+		c, ok := d.byNS[d.highlight]
+		ns := d.highlight
+		d.highlight = 0
+		if !ok || h.byRef[c.ref] != c {
+			return []byte(`{}`), nil
+		}
+		// Answered once the page has hidden it.
+		return nil, h.domCallLocked(w, req, pageNode{ctx: c, ns: ns}, sourceproto.MethodDOMOverlay,
+			&sourceproto.DOMParams{Overlay: sourceproto.OverlayHide}, answerEmpty)
+	}
+
+	SetInspectedNode DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+		n, host, err := h.resolveNodeLocked(w, p.NodeID)
+		if err != nil {
+			return nil, err
+		}
+		if host || n.local == pageOwner {
+			return []byte(`{}`), nil // a placeholder is no page's $0
+		}
+		return nil, h.domCallLocked(w, req, n, sourceproto.MethodDOMOverlay,
+			&sourceproto.DOMParams{Overlay: sourceproto.OverlayInspect, Node: n.local}, answerEmpty)
+	}
+)
+
+// answerEmpty renders a page command whose answer is {}.
+func answerEmpty(*runtimeCall, *sourceproto.DOMResult, *objectMapper) ([][]byte, []byte, error) {
+	return nil, []byte(`{}`), nil
+}
+
+// hideOwnLocked hides w's highlight in the page showing it, as the worker's
+// own command (a window that highlights in another page, or a
+// placeholder). A page whose backlog is full keeps it until the window
+// hides or highlights there again.
+func (h *Hub) hideOwnLocked(w *Window) {
+	d := &w.client.dom
+	c, ok := d.byNS[d.highlight]
+	ns := d.highlight
+	d.highlight = 0
+	if !ok || h.byRef[c.ref] != c || h.reg == nil || !c.caps.Has(sourceproto.CapDOM) {
+		return
+	}
+	cmd := &sourceproto.RuntimeCommand{}
+	cmd.SetDOM(sourceproto.MethodDOMOverlay, &sourceproto.DOMParams{Doc: ns, Overlay: sourceproto.OverlayHide})
+	call := &runtimeCall{ref: c.ref, ctx: c, page: c.frame.displayName(), realm: c.realm.ID, sess: w, wire: wireSession(w),
+		method: cmd.Method, cdp: "Overlay.hideHighlight", ctxID: c.id, size: commandOverhead,
+		own: func(*sourceproto.RuntimeResult, string) {}}
+	h.registerLocked(call, cmd)
+	if h.admitLocked(c, call) != nil {
+		h.forgetCallLocked(cmd.ID)
+	}
+}
