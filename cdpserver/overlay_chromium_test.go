@@ -3,13 +3,27 @@
 package cdpserver
 
 import (
+	"context"
 	"encoding/json"
 	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
+	clientjs "github.com/inspector-worker/inspector-worker/client/js"
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
+	"github.com/inspector-worker/inspector-worker/sourceproto"
+	"github.com/inspector-worker/inspector-worker/sourceproto/carrier"
 )
 
 // The overlay of pages with real pages (headless Chromium, the shipped
@@ -224,4 +238,177 @@ func TestDOMInspectedNodeIsDollarZero(t *testing.T) {
 		t.Fatalf("the page's global $0 outside the Console's API: %s", got)
 	}
 	a.MustCall("DOM.setInspectedNode", map[string]any{"nodeId": 4}) // a placeholder: answered, nothing selected
+}
+
+// inspectPage serves one test page (domPageHTML) and opens it in a
+// headless Chromium with a debugging port; it returns a connection to that
+// tab's own CDP, for trusted input (Input.dispatchMouseEvent).
+func inspectPage(t *testing.T, reg *sourceproto.Registry, token sourceproto.Token, title string) *chromiumTab {
+	t.Helper()
+	h, err := carrier.NewClientHandler(carrier.ClientOptions{Registry: reg, Token: token, ClientJS: clientjs.ClientJS(), Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := domPageHTML(title, ln.Addr().String(), token)
+	mux := http.NewServeMux()
+	mux.Handle("/client", h)
+	mux.Handle("/client.js", h)
+	mux.HandleFunc("/0", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte(page))
+	})
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	dir := t.TempDir()
+	cmd := exec.Command(chromiumBinary(t), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
+		"--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--remote-debugging-port=0",
+		"--user-data-dir="+dir, "--window-size=800,600", "http://"+ln.Addr().String()+"/0")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		proctest.AssertGone(t, cmd.Process.Pid)
+	})
+	var port string
+	for deadline := time.Now().Add(30 * time.Second); port == ""; time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort")); err == nil {
+			port, _, _ = strings.Cut(string(b), "\n")
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("chromium wrote no DevToolsActivePort in 30 s")
+		}
+	}
+	var ws string
+	for deadline := time.Now().Add(30 * time.Second); ws == ""; time.Sleep(50 * time.Millisecond) {
+		var targets []struct {
+			Type string `json:"type"`
+			URL  string `json:"webSocketDebuggerUrl"`
+		}
+		if res, err := http.Get("http://127.0.0.1:" + port + "/json/list"); err == nil {
+			_ = json.NewDecoder(res.Body).Decode(&targets)
+			res.Body.Close()
+		}
+		for _, tg := range targets {
+			if tg.Type == "page" {
+				ws = tg.URL
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("chromium lists no page target")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadLimit(64 << 20)
+	t.Cleanup(func() { _ = c.CloseNow() })
+	return &chromiumTab{t: t, c: c}
+}
+
+// chromiumTab is one tab's own CDP connection, one call at a time (events
+// are read and dropped).
+type chromiumTab struct {
+	t  *testing.T
+	c  *websocket.Conn
+	id int
+}
+
+func (tab *chromiumTab) call(method string, params any) {
+	tab.t.Helper()
+	tab.id++
+	b, _ := json.Marshal(map[string]any{"id": tab.id, "method": method, "params": params})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := tab.c.Write(ctx, websocket.MessageText, b); err != nil {
+		tab.t.Fatal(err)
+	}
+	for {
+		_, m, err := tab.c.Read(ctx)
+		if err != nil {
+			tab.t.Fatalf("%s: %v", method, err)
+		}
+		var ans struct {
+			ID    int             `json:"id"`
+			Error json.RawMessage `json:"error"`
+		}
+		_ = json.Unmarshal(m, &ans)
+		if ans.ID == tab.id {
+			if ans.Error != nil {
+				tab.t.Fatalf("chromium %s: %s", method, m)
+			}
+			return
+		}
+	}
+}
+
+// click is the user's click at x, y: the pointer moves there, presses and
+// releases.
+func (tab *chromiumTab) click(x, y float64) {
+	tab.t.Helper()
+	tab.call("Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": x, "y": y})
+	tab.call("Input.dispatchMouseEvent", map[string]any{"type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 1})
+	tab.call("Input.dispatchMouseEvent", map[string]any{"type": "mouseReleased", "x": x, "y": y, "button": "left", "clickCount": 1})
+}
+
+// Inspect mode: with Overlay.setInspectMode on, the user's pointer over an
+// element highlights it in the page, and the user's click on it sends the
+// window Overlay.inspectNodeRequested with its backend id, which the
+// window pushes (pushNodesByBackendIdsToFrontend) to the page's <h1> —
+// while the page's own mousedown and click handlers see nothing. With the
+// mode none, the highlight goes and the page's handlers see clicks again.
+func TestOverlayInspectModePicksElement(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "Inspect mode page"
+	tab := inspectPage(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	tr := newDOMTree(t, a)
+	var at struct{ X, Y float64 }
+	if err := json.Unmarshal(evalValue(t, a, ctx, `(function () {
+		window.__clicks = 0;
+		document.querySelector('#title').addEventListener('click', function () { window.__clicks++; });
+		document.addEventListener('mousedown', function () { window.__clicks++; }, true);
+		var r = document.querySelector('#title').getBoundingClientRect();
+		return { X: r.left + r.width / 2, Y: r.top + r.height / 2 }; })()`), &at); err != nil {
+		t.Fatal(err)
+	}
+	a.MustCall("Overlay.setInspectMode", map[string]any{"mode": "searchForNode", "highlightConfig": map[string]any{"showInfo": true}})
+	tab.call("Input.dispatchMouseEvent", map[string]any{"type": "mouseMoved", "x": at.X, "y": at.Y})
+	if got := strings.Trim(string(evalValue(t, a, ctx, overlayCount)), `"`); got != "1:none:true" {
+		t.Fatalf("the pointer over the <h1> in inspect mode: %q overlay hosts, want 1:none:true", got)
+	}
+	tab.click(at.X, at.Y)
+	m := a.ExpectAnyEvent("Overlay.inspectNodeRequested", func(cdptest.Msg) bool { return true })
+	var ev struct {
+		BackendNodeID int64 `json:"backendNodeId"`
+	}
+	_ = json.Unmarshal(m.Params, &ev)
+	p := a.MustCall("DOM.pushNodesByBackendIdsToFrontend", map[string]any{"backendNodeIds": []int64{ev.BackendNodeID}})
+	tr.sync()
+	if n := tr.byID[ev.BackendNodeID]; n == nil || n.NodeName != "H1" || compact(t, p.Result) != `{"nodeIds":[`+strconv.FormatInt(ev.BackendNodeID, 10)+`]}` {
+		t.Fatalf("inspectNodeRequested %s pushed as %s; the window's tree has %+v", m.Params, p.Raw, n)
+	}
+	if got := string(evalValue(t, a, ctx, `window.__clicks`)); got != "0" {
+		t.Fatalf("the page's handlers saw %s events of the inspect-mode click, want 0", got)
+	}
+	a.MustCall("Overlay.setInspectMode", map[string]any{"mode": "none"})
+	if got := string(evalValue(t, a, ctx, overlayCount)); got != `"0"` {
+		t.Fatalf("after inspect mode none the page has %s overlay hosts", got)
+	}
+	tab.click(at.X, at.Y)
+	if got := string(evalValue(t, a, ctx, `window.__clicks`)); got != "2" {
+		t.Fatalf("after inspect mode the page's handlers saw %s events of a click, want 2 (mousedown, click)", got)
+	}
 }

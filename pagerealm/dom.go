@@ -262,9 +262,12 @@ func (h *Hub) domEventsLocked(ref sourceproto.SourceRef, ev *sourceproto.DOMEven
 	for i := range ev.Events {
 		e := &ev.Events[i]
 		msg := cdpproject.DOMEvent(e, ids)
-		if e.Kind == sourceproto.EventDocumentUpdated {
+		switch e.Kind {
+		case sourceproto.EventDocumentUpdated:
 			// The page forgot the window's nodes (its mutations overflowed).
 			msg = cdpproject.DocumentUpdated()
+		case sourceproto.EventInspectNodeRequested:
+			msg = inspectNodeRequested(ids(e.Node)) // overlay.go
 		}
 		if msg != nil && !h.domPushLocked(w, msg) {
 			return

@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/chromedp/cdproto/cdp"
+	cdpoverlay "github.com/chromedp/cdproto/overlay"
+
+	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/sourceproto"
 )
 
@@ -111,4 +115,57 @@ func (h *Hub) hideOwnLocked(w *Window) {
 	if h.admitLocked(c, call) != nil {
 		h.forgetCallLocked(cmd.ID)
 	}
+}
+
+// inspectNodeRequested is the event of a node the user picked in a page
+// in inspect mode: the frontend pushes it by its backend id (= node id,
+// dom.go) and reveals it.
+func inspectNodeRequested(id cdp.NodeID) []byte {
+	return cdpproject.Event("Overlay.inspectNodeRequested", &cdpoverlay.EventInspectNodeRequested{BackendNodeID: cdp.BackendNodeID(id)})
+}
+
+// SetInspectMode starts or ends inspect mode in every page of the
+// window's document (a mode other than none starts it); answered when each
+// page has answered, failed or timed out. A page that connects later is
+// not in inspect mode until the window sets it again.
+var SetInspectMode DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+	action := sourceproto.OverlayPick
+	if p.Mode == "" || p.Mode == "none" {
+		action = sourceproto.OverlayUnpick
+	}
+	type target struct {
+		c  *clientContext
+		ns uint64
+	}
+	var pages []target
+	for c, ns := range w.client.dom.pages {
+		if h.byRef[c.ref] == c && c.caps.Has(sourceproto.CapDOM) && h.reg != nil {
+			pages = append(pages, target{c, ns})
+		}
+	}
+	if len(pages) == 0 {
+		return []byte(`{}`), nil
+	}
+	id, pending := req.ID, len(pages)
+	for _, pt := range pages {
+		done := func(_ *sourceproto.RuntimeResult, why string) {
+			if why != "" {
+				h.host.Logf("Overlay.setInspectMode in the page %q: %s", pt.c.frame.displayName(), why)
+			}
+			if pending--; pending == 0 {
+				w.enqueue(appendResult(nil, id, []byte(`{}`)))
+			}
+		}
+		w.client.dom.markUsed(pt.ns)
+		cmd := &sourceproto.RuntimeCommand{}
+		cmd.SetDOM(sourceproto.MethodDOMOverlay, &sourceproto.DOMParams{Doc: pt.ns, Overlay: action})
+		call := &runtimeCall{ref: pt.c.ref, ctx: pt.c, page: pt.c.frame.displayName(), realm: pt.c.realm.ID, sess: w,
+			wire: wireSession(w), method: cmd.Method, cdp: req.Method, ctxID: pt.c.id, size: commandOverhead, own: done}
+		h.registerLocked(call, cmd)
+		if werr := h.admitLocked(pt.c, call); werr != nil {
+			h.forgetCallLocked(cmd.ID)
+			done(nil, werr.Message)
+		}
+	}
+	return nil, nil
 }

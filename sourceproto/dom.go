@@ -61,6 +61,12 @@ const (
 	OverlayHide DOMOverlayAction = "hide"
 	// OverlayInspect makes the node the session's $0 (DOM.setInspectedNode).
 	OverlayInspect DOMOverlayAction = "inspect"
+	// OverlayPick starts inspect mode (Overlay.setInspectMode): the page
+	// highlights what the pointer is over, swallows the user's clicks and
+	// sends the clicked element as an inspectNodeRequested event.
+	OverlayPick DOMOverlayAction = "pick"
+	// OverlayUnpick ends it (mode none).
+	OverlayUnpick DOMOverlayAction = "unpick"
 )
 
 // DOMBox is an element's box model as CDP's DOM.BoxModel has it: each
@@ -157,6 +163,9 @@ const (
 	EventAttributeModified     DOMEventKind = "attributeModified"
 	EventAttributeRemoved      DOMEventKind = "attributeRemoved"
 	EventCharacterDataModified DOMEventKind = "characterDataModified"
+	// EventInspectNodeRequested: the user clicked Node in inspect mode
+	// (Overlay.inspectNodeRequested; the node has an id, not yet its path).
+	EventInspectNodeRequested DOMEventKind = "inspectNodeRequested"
 	// EventDocumentUpdated: the page dropped the session's node table
 	// (its mutations overflowed MAX_EVENTS_PER_FLUSH): the window must
 	// ask for the document again.
@@ -165,7 +174,7 @@ const (
 
 var domEventKinds = []DOMEventKind{EventSetChildNodes, EventChildNodeInserted, EventChildNodeRemoved,
 	EventChildNodeCountUpdated, EventAttributeModified, EventAttributeRemoved, EventCharacterDataModified,
-	EventDocumentUpdated}
+	EventDocumentUpdated, EventInspectNodeRequested}
 
 // DOMEvent is one DOM event of a dom.event frame. Which members are set
 // depends on Kind (validate).

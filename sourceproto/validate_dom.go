@@ -152,10 +152,11 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 		}
 	case MethodDOMOverlay:
 		switch {
-		case p.Overlay != OverlayHighlight && p.Overlay != OverlayHide && p.Overlay != OverlayInspect:
-			return malformed("domOverlay's overlay must be highlight, hide or inspect")
-		case len(p.Nodes) > 0 || edit || (p.Overlay == OverlayHide) == one:
-			return malformed("domOverlay takes doc, overlay and one of node, handle (none for hide)")
+		case p.Overlay != OverlayHighlight && p.Overlay != OverlayHide && p.Overlay != OverlayInspect &&
+			p.Overlay != OverlayPick && p.Overlay != OverlayUnpick:
+			return malformed("domOverlay's overlay must be highlight, hide, inspect, pick or unpick")
+		case len(p.Nodes) > 0 || edit || (p.Overlay == OverlayHighlight || p.Overlay == OverlayInspect) != one:
+			return malformed("domOverlay takes doc, overlay and one of node, handle (none for hide, pick, unpick)")
 		}
 	case MethodDOMResults:
 		if p.Search == "" || p.To <= p.From || p.To-p.From > MaxDOMPush || p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
@@ -299,6 +300,8 @@ func (e *DOMEvent) validate() *RejectError {
 		ok = nodeEvent && e.Name != "" && e.Value == ""
 	case EventCharacterDataModified:
 		ok = nodeEvent && e.Name == ""
+	case EventInspectNodeRequested:
+		ok = nodeEvent && e.Name == "" && e.Value == ""
 	case EventDocumentUpdated:
 		ok = e.Node == 0 && e.Parent == 0 && e.Previous == 0 && e.Inserted == nil && len(e.Nodes) == 0 && e.Count == 0 && e.Name == "" && e.Value == ""
 	}

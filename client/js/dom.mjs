@@ -120,6 +120,20 @@ export class DOMAgent {
     return this.overlayAgent;
   }
 
+  /**
+   * The user picked el in inspect mode: the window hears its id
+   * (inspectNodeRequested) and asks for its path (domPush).
+   * @param {string} session @param {Element} el
+   */
+  picked(session, el) {
+    this.flush(); // the window's tree first, then the pick
+    const s = this.sessions.get(session);
+    if (!s) return;
+    let id;
+    try { id = this.idOf(s, el); } catch (e) { return; } // over MAX_NODES_PER_SESSION: the click picks nothing
+    this.sendEvents(session, s.doc, [{ kind: 'inspectNodeRequested', node: id }]);
+  }
+
   /** $0…$4 of session (none before the window selected a node). @param {string} session */
   inspected(session) { return this.overlayAgent ? this.overlayAgent.inspected(session) : []; }
 
@@ -183,6 +197,8 @@ export class DOMAgent {
         if (p.overlay === 'hide') o.hide(session);
         else if (p.overlay === 'highlight') o.highlight(session, this.target(s, p, session, lookup));
         else if (p.overlay === 'inspect') o.inspect(session, this.target(s, p, session, lookup));
+        else if (p.overlay === 'pick') o.pick(session, (name, el) => this.picked(name, el));
+        else if (p.overlay === 'unpick') o.unpick(session);
         else throw new DOMFailure('invalid-argument', 'overlay ' + p.overlay);
         return {};
       }

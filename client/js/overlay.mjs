@@ -32,6 +32,9 @@ const COLORS = {
 
 const SVG = 'http://www.w3.org/2000/svg';
 
+/** The user's input inspect mode keeps from the page (the click picks). */
+const PICK_SWALLOWED = ['pointerdown', 'pointerup', 'mousedown', 'mouseup', 'dblclick', 'auxclick', 'contextmenu', 'touchstart', 'touchend'];
+
 /**
  * An error a person can act on (dom.mjs's DOMFailure shape: runtime.mjs
  * reports its code and message).
@@ -103,10 +106,16 @@ export class Overlay {
     /** @type {Map<string, Node[]>} each session's selected nodes, newest first */
     this.selected = new Map();
     this.draws = 0;
+    /** @type {string} the session in inspect mode ('' none) */
+    this.picker = '';
+    /** @type {((session: string, el: Element) => void)|null} */
+    this.onPick = null;
+    /** @type {(() => void)|null} removes inspect mode's listeners */
+    this.unlisten = null;
   }
 
   /** Counters for stats(). */
-  stats() { return { shown: !!this.host, draws: this.draws, selected: this.selected.size }; }
+  stats() { return { shown: !!this.host, draws: this.draws, selected: this.selected.size, picking: !!this.picker }; }
 
   /**
    * Shows session's highlight of n (replacing any other).
@@ -137,10 +146,61 @@ export class Overlay {
     }
   }
 
-  /** A window's session went: its highlight and selection with it. @param {string} session */
+  /** A window's session went: its highlight, selection and inspect mode with it. @param {string} session */
   forget(session) {
+    this.unpick(session);
     this.hide(session);
     this.selected.delete(session);
+  }
+
+  /**
+   * Inspect mode for session (Overlay.setInspectMode): the element under
+   * the pointer is highlighted; a click on it goes to onPick, and neither
+   * it nor the presses and releases around it reach the page's handlers
+   * (listeners in the capture phase on the window, which run before any
+   * the page added on its document or elements; the page's own capturing
+   * listeners on the window, if added earlier, still run). Only the user's
+   * input (isTrusted) is taken: the page's own el.click() runs as ever.
+   * @param {string} session @param {(session: string, el: Element) => void} onPick
+   */
+  pick(session, onPick) {
+    this.picker = session;
+    this.onPick = onPick;
+    if (this.unlisten) return;
+    const w = this.doc.defaultView;
+    /** @param {Event} e */
+    const swallow = (e) => {
+      if (!e.isTrusted) return;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+    };
+    /** @param {Event} e */
+    const move = (e) => {
+      const t = /** @type {any} */ (e.target);
+      if (e.isTrusted && t && t.nodeType === 1 && !OWN.has(t) && t !== this.target) this.highlight(this.picker, t);
+    };
+    /** @param {Event} e */
+    const click = (e) => {
+      if (!e.isTrusted) return;
+      swallow(e);
+      const t = /** @type {any} */ (e.target);
+      if (t && t.nodeType === 1 && this.onPick) this.onPick(this.picker, t);
+    };
+    /** @type {Array<[string, (e: Event) => void]>} */
+    const on = PICK_SWALLOWED.map((type) => [type, swallow]);
+    on.push(['click', click], ['mousemove', move]);
+    for (const [type, fn] of on) w.addEventListener(type, fn, true);
+    this.unlisten = () => { for (const [type, fn] of on) w.removeEventListener(type, fn, true); };
+  }
+
+  /** Ends session's inspect mode and its hover highlight. @param {string} session */
+  unpick(session) {
+    if (this.picker !== session || !this.unlisten) return;
+    this.unlisten();
+    this.unlisten = null;
+    this.onPick = null;
+    this.picker = '';
+    this.hide(session);
   }
 
   /** @param {string} session @param {Node} n */
