@@ -18,8 +18,8 @@ import (
 // window highlights in one page at a time: highlighting a node of another
 // page first hides the one shown (domState.highlight), as Chrome's one
 // overlay per target does. Host placeholders (the host document and the
-// pages' <iframe> owners) have no box: highlighting one hides the
-// highlight, selecting one clears nothing.
+// pages' <iframe> owners) have no box: their box model is empty,
+// highlighting one hides the highlight, selecting one clears nothing.
 
 // boxModelAnswer is DOM.getBoxModel's answer.
 type boxModelAnswer struct {
@@ -30,11 +30,14 @@ type boxModelAnswer struct {
 var (
 	GetBoxModel DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
 		n, handle, host, err := h.targetLocked(w, p)
-		if err == nil {
-			err = pageLocal(n, host, handle)
-		}
 		if err != nil {
 			return nil, err
+		}
+		if pageLocal(n, host, handle) != nil {
+			// The host document is laid out nowhere: an empty box, so
+			// the Layout pane shows zeros (the frontend asks for the
+			// <body> it selects by default) rather than an error.
+			return json.Marshal(boxModelAnswer{emptyBox()})
 		}
 		return nil, h.domCallLocked(w, req, n, sourceproto.MethodDOMBox, &sourceproto.DOMParams{Node: n.local, Handle: handle},
 			func(_ *runtimeCall, r *sourceproto.DOMResult, _ *objectMapper) ([][]byte, []byte, error) {
@@ -88,6 +91,12 @@ var (
 			&sourceproto.DOMParams{Overlay: sourceproto.OverlayInspect, Node: n.local}, answerEmpty)
 	}
 )
+
+// emptyBox is the box model of a host placeholder.
+func emptyBox() *sourceproto.DOMBox {
+	z := func() []float64 { return make([]float64, 8) }
+	return &sourceproto.DOMBox{Content: z(), Padding: z(), Border: z(), Margin: z()}
+}
 
 // answerEmpty renders a page command whose answer is {}.
 func answerEmpty(*runtimeCall, *sourceproto.DOMResult, *objectMapper) ([][]byte, []byte, error) {
