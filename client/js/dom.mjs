@@ -148,7 +148,7 @@ export class DOMAgent {
   reset() {
     this.sessions.clear();
     this.stopObserving();
-    if (this.overlayAgent) for (const name of [...this.overlayAgent.selected.keys(), this.overlayAgent.owner]) this.overlayAgent.forget(name);
+    if (this.overlayAgent) for (const name of [...this.overlayAgent.selected.keys(), this.overlayAgent.owner, this.overlayAgent.picker]) this.overlayAgent.forget(name);
   }
 
   /**
