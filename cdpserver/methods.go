@@ -328,6 +328,11 @@ var methods = map[string]methodEntry{
 	"DOM.removeNode":                      pageDOM(pagerealm.RemoveNode),
 	"DOM.setOuterHTML":                    pageDOM(pagerealm.SetOuterHTML),
 	"DOM.getFrameOwner":                   pageDOM(pagerealm.GetFrameOwner),
+	"DOM.getBoxModel":                     pageDOM(pagerealm.GetBoxModel),
+	"DOM.setInspectedNode":                pageDOM(pagerealm.SetInspectedNode),
+	"Overlay.highlightNode":               pageDOM(pagerealm.HighlightNode),
+	"Overlay.hideHighlight":               pageDOM(pagerealm.HideHighlight),
+	"Overlay.setInspectMode":              pageDOM(pagerealm.SetInspectMode),
 	"DOM.performSearch":                   local(domPerformSearch),
 	"DOM.getSearchResults":                local(domGetSearchResults),
 	"DOM.discardSearchResults":            local(domDiscardSearchResults),
@@ -398,15 +403,13 @@ var methods = map[string]methodEntry{
 	"Page.setFontSizes":              noop(`{}`),
 	"Page.getNavigationHistory":      noop(`{"currentIndex":0,"entries":[]}`),
 
-	// Overlay: there is no page to draw on.
+	// Overlay: highlightNode and hideHighlight draw in the pages (above);
+	// the rest has nothing to draw yet.
 	"Overlay.enable":                        noop(`{}`),
 	"Overlay.disable":                       noop(`{}`),
 	"Overlay.setPausedInDebuggerMessage":    noop(`{}`),
 	"Overlay.setShowViewportSizeOnResize":   noop(`{}`),
-	"Overlay.highlightNode":                 noop(`{}`),
-	"Overlay.hideHighlight":                 noop(`{}`),
 	"Overlay.highlightFrame":                noop(`{}`),
-	"Overlay.setInspectMode":                noop(`{}`),
 	"Overlay.setShowGridOverlays":           noop(`{}`),
 	"Overlay.setShowFlexOverlays":           noop(`{}`),
 	"Overlay.setShowScrollSnapOverlays":     noop(`{}`),
@@ -485,8 +488,6 @@ var methods = map[string]methodEntry{
 	"DOM.getNodesForSubtreeByStyle": refusal("no DOM: this target is a Node.js host"),
 	// The Elements panel's sidebar and $0 for a page's node: not served
 	// yet; -32000 keeps the frontend's own console quiet.
-	"DOM.getBoxModel":                       refusal(notYetInPages("the box model")),
-	"DOM.setInspectedNode":                  refusal(notYetInPages("$0 (the selected node in the Console)")),
 	"CSS.getComputedStyleForNode":           refusal(notYetInPages("computed styles")),
 	"CSS.getMatchedStylesForNode":           refusal(notYetInPages("styles")),
 	"CSS.getInlineStylesForNode":            refusal(notYetInPages("inline styles")),

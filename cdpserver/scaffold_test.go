@@ -55,6 +55,9 @@ func TestMethodTableAnswers(t *testing.T) {
 		"DOM.getDocument":                     func() []byte { return []byte(strings.ReplaceAll(hostDocumentAnswer, "TARGET", srv.targetID)) },
 		"DOM.pushNodesByBackendIdsToFrontend": func() []byte { return []byte(`{"nodeIds":[]}`) },
 		"DOM.discardSearchResults":            func() []byte { return []byte(`{}`) },
+		// No highlight shown, no page to inspect (pagerealm/overlay.go).
+		"Overlay.hideHighlight":  func() []byte { return []byte(`{}`) },
+		"Overlay.setInspectMode": func() []byte { return []byte(`{}`) },
 	}
 	// Local answers that are errors without a client page.
 	wantLocalError := map[string]string{
@@ -68,8 +71,10 @@ func TestMethodTableAnswers(t *testing.T) {
 		"DOM.performSearch":          "DOM.performSearch: query is required",
 		"DOM.getSearchResults":       `DOM.getSearchResults: no search "" in this window (discarded, or the document was asked for again)`,
 		"DOM.getFrameOwner":          `DOM.getFrameOwner: no frame "" in this window's document (ask DOM.getDocument first, or the page has gone)`,
+		"DOM.getBoxModel":            "DOM.getBoxModel: give one of nodeId, backendNodeId, objectId",
+		"Overlay.highlightNode":      "Overlay.highlightNode: give one of nodeId, backendNodeId, objectId",
 	}
-	for _, m := range []string{"requestChildNodes", "setAttributeValue", "setAttributesAsText", "removeAttribute", "setNodeValue", "removeNode", "setOuterHTML"} {
+	for _, m := range []string{"requestChildNodes", "setAttributeValue", "setAttributesAsText", "removeAttribute", "setNodeValue", "removeNode", "setOuterHTML", "setInspectedNode"} {
 		wantLocalError["DOM."+m] = "DOM." + m + ": node id 0 is not a node id (ids come from DOM.getDocument and DOM.setChildNodes)"
 	}
 	for _, method := range sortedKeys(methods) {

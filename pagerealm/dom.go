@@ -71,6 +71,9 @@ type domState struct {
 	used map[uint64]bool
 	// searches are the window's DOM.performSearch results (dom_search.go).
 	searches map[string]*domSearch
+	// highlight is the namespace of the page showing the window's
+	// highlight (overlay.go); 0: none.
+	highlight uint64
 }
 
 // markUsed notes that the window sent a page command in namespace ns.
@@ -259,9 +262,12 @@ func (h *Hub) domEventsLocked(ref sourceproto.SourceRef, ev *sourceproto.DOMEven
 	for i := range ev.Events {
 		e := &ev.Events[i]
 		msg := cdpproject.DOMEvent(e, ids)
-		if e.Kind == sourceproto.EventDocumentUpdated {
+		switch e.Kind {
+		case sourceproto.EventDocumentUpdated:
 			// The page forgot the window's nodes (its mutations overflowed).
 			msg = cdpproject.DocumentUpdated()
+		case sourceproto.EventInspectNodeRequested:
+			msg = inspectNodeRequested(ids(e.Node)) // overlay.go
 		}
 		if msg != nil && !h.domPushLocked(w, msg) {
 			return

@@ -34,6 +34,7 @@ type cdpDOMParams struct {
 	OuterHTML          string  `json:"outerHTML"`
 	BackendNodeIDs     []int64 `json:"backendNodeIds"`
 	FrameID            string  `json:"frameId"`
+	Mode               string  `json:"mode"` // Overlay.setInspectMode
 }
 
 // DOM is a DOM method's handler (the method table's DOM entries): it runs

@@ -46,6 +46,42 @@ type DOMParams struct {
 	Search string `json:"search,omitempty"`
 	From   int64  `json:"from,omitempty"`
 	To     int64  `json:"to,omitempty"`
+	// Overlay is domOverlay's action (with Node or Handle for highlight
+	// and inspect; none for hide).
+	Overlay DOMOverlayAction `json:"overlay,omitempty"`
+}
+
+// DOMOverlayAction names what a domOverlay command does.
+type DOMOverlayAction string
+
+const (
+	// OverlayHighlight draws the node's boxes in the page (Overlay.highlightNode).
+	OverlayHighlight DOMOverlayAction = "highlight"
+	// OverlayHide removes the session's highlight (Overlay.hideHighlight).
+	OverlayHide DOMOverlayAction = "hide"
+	// OverlayInspect makes the node the session's $0 (DOM.setInspectedNode).
+	OverlayInspect DOMOverlayAction = "inspect"
+	// OverlayPick starts inspect mode (Overlay.setInspectMode): the page
+	// highlights what the pointer is over, swallows the user's clicks and
+	// sends the clicked element as an inspectNodeRequested event.
+	OverlayPick DOMOverlayAction = "pick"
+	// OverlayUnpick ends it (mode none).
+	OverlayUnpick DOMOverlayAction = "unpick"
+)
+
+// DOMBox is an element's box model as CDP's DOM.BoxModel has it: each
+// quad is 8 numbers (x, y of its 4 corners, clockwise from top left) in
+// the page's CSS pixels relative to its viewport; Width and Height are the
+// border box's.
+//
+//easyjson:json
+type DOMBox struct {
+	Content []float64 `json:"content"`
+	Padding []float64 `json:"padding"`
+	Border  []float64 `json:"border"`
+	Margin  []float64 `json:"margin"`
+	Width   int64     `json:"width"`
+	Height  int64     `json:"height"`
 }
 
 // DOMNode is one page node as CDP's DOM.Node describes it, with the page's
@@ -96,6 +132,8 @@ type DOMResult struct {
 	Object *RemoteObject `json:"object,omitempty"`
 	// Count: domSearch's number of nodes found.
 	Count int64 `json:"count,omitempty"`
+	// Box: domBox's answer.
+	Box *DOMBox `json:"box,omitempty"`
 }
 
 // DOMEdit names the edit of a domEdit command.
@@ -125,6 +163,9 @@ const (
 	EventAttributeModified     DOMEventKind = "attributeModified"
 	EventAttributeRemoved      DOMEventKind = "attributeRemoved"
 	EventCharacterDataModified DOMEventKind = "characterDataModified"
+	// EventInspectNodeRequested: the user clicked Node in inspect mode
+	// (Overlay.inspectNodeRequested; the node has an id, not yet its path).
+	EventInspectNodeRequested DOMEventKind = "inspectNodeRequested"
 	// EventDocumentUpdated: the page dropped the session's node table
 	// (its mutations overflowed MAX_EVENTS_PER_FLUSH): the window must
 	// ask for the document again.
@@ -133,7 +174,7 @@ const (
 
 var domEventKinds = []DOMEventKind{EventSetChildNodes, EventChildNodeInserted, EventChildNodeRemoved,
 	EventChildNodeCountUpdated, EventAttributeModified, EventAttributeRemoved, EventCharacterDataModified,
-	EventDocumentUpdated}
+	EventDocumentUpdated, EventInspectNodeRequested}
 
 // DOMEvent is one DOM event of a dom.event frame. Which members are set
 // depends on Kind (validate).

@@ -146,6 +146,20 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 			} else {
 				out.Count = int64(in.Int64())
 			}
+		case "box":
+			if in.IsNull() {
+				in.Skip()
+				out.Box = nil
+			} else {
+				if out.Box == nil {
+					out.Box = new(DOMBox)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.Box).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -246,6 +260,16 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 			out.RawString(prefix)
 		}
 		out.Int64(int64(in.Count))
+	}
+	if in.Box != nil {
+		const prefix string = ",\"box\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		(*in.Box).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }
@@ -372,6 +396,12 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 			} else {
 				out.To = int64(in.Int64())
 			}
+		case "overlay":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Overlay = DOMOverlayAction(in.String())
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -463,6 +493,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"to\":"
 		out.RawString(prefix)
 		out.Int64(int64(in.To))
+	}
+	if in.Overlay != "" {
+		const prefix string = ",\"overlay\":"
+		out.RawString(prefix)
+		out.String(string(in.Overlay))
 	}
 	out.RawByte('}')
 }
@@ -1099,4 +1134,242 @@ func (v DOMChildren) MarshalEasyJSON(w *jwriter.Writer) {
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *DOMChildren) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(l, v)
+}
+func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(in *jlexer.Lexer, out *DOMBox) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "content":
+			if in.IsNull() {
+				in.Skip()
+				out.Content = nil
+			} else {
+				in.Delim('[')
+				if out.Content == nil {
+					if !in.IsDelim(']') {
+						out.Content = make([]float64, 0, 8)
+					} else {
+						out.Content = []float64{}
+					}
+				} else {
+					out.Content = (out.Content)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v28 float64
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v28 = float64(in.Float64())
+					}
+					out.Content = append(out.Content, v28)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "padding":
+			if in.IsNull() {
+				in.Skip()
+				out.Padding = nil
+			} else {
+				in.Delim('[')
+				if out.Padding == nil {
+					if !in.IsDelim(']') {
+						out.Padding = make([]float64, 0, 8)
+					} else {
+						out.Padding = []float64{}
+					}
+				} else {
+					out.Padding = (out.Padding)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v29 float64
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v29 = float64(in.Float64())
+					}
+					out.Padding = append(out.Padding, v29)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "border":
+			if in.IsNull() {
+				in.Skip()
+				out.Border = nil
+			} else {
+				in.Delim('[')
+				if out.Border == nil {
+					if !in.IsDelim(']') {
+						out.Border = make([]float64, 0, 8)
+					} else {
+						out.Border = []float64{}
+					}
+				} else {
+					out.Border = (out.Border)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v30 float64
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v30 = float64(in.Float64())
+					}
+					out.Border = append(out.Border, v30)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "margin":
+			if in.IsNull() {
+				in.Skip()
+				out.Margin = nil
+			} else {
+				in.Delim('[')
+				if out.Margin == nil {
+					if !in.IsDelim(']') {
+						out.Margin = make([]float64, 0, 8)
+					} else {
+						out.Margin = []float64{}
+					}
+				} else {
+					out.Margin = (out.Margin)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v31 float64
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v31 = float64(in.Float64())
+					}
+					out.Margin = append(out.Margin, v31)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "width":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Width = int64(in.Int64())
+			}
+		case "height":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Height = int64(in.Int64())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(out *jwriter.Writer, in DOMBox) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"content\":"
+		out.RawString(prefix[1:])
+		if in.Content == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v32, v33 := range in.Content {
+				if v32 > 0 {
+					out.RawByte(',')
+				}
+				out.Float64(float64(v33))
+			}
+			out.RawByte(']')
+		}
+	}
+	{
+		const prefix string = ",\"padding\":"
+		out.RawString(prefix)
+		if in.Padding == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v34, v35 := range in.Padding {
+				if v34 > 0 {
+					out.RawByte(',')
+				}
+				out.Float64(float64(v35))
+			}
+			out.RawByte(']')
+		}
+	}
+	{
+		const prefix string = ",\"border\":"
+		out.RawString(prefix)
+		if in.Border == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v36, v37 := range in.Border {
+				if v36 > 0 {
+					out.RawByte(',')
+				}
+				out.Float64(float64(v37))
+			}
+			out.RawByte(']')
+		}
+	}
+	{
+		const prefix string = ",\"margin\":"
+		out.RawString(prefix)
+		if in.Margin == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v38, v39 := range in.Margin {
+				if v38 > 0 {
+					out.RawByte(',')
+				}
+				out.Float64(float64(v39))
+			}
+			out.RawByte(']')
+		}
+	}
+	{
+		const prefix string = ",\"width\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Width))
+	}
+	{
+		const prefix string = ",\"height\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Height))
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v DOMBox) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *DOMBox) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(l, v)
 }

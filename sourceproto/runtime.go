@@ -31,6 +31,8 @@ type RuntimeCommand struct {
 	DOMDisable   *DOMParams `json:"domDisable,omitempty"`
 	DOMSearch    *DOMParams `json:"domSearch,omitempty"`
 	DOMResults   *DOMParams `json:"domResults,omitempty"`
+	DOMBox       *DOMParams `json:"domBox,omitempty"`
+	DOMOverlay   *DOMParams `json:"domOverlay,omitempty"`
 }
 
 // EvaluateParams mirrors CDP Runtime.evaluate's client subset. Timeout
@@ -135,6 +137,8 @@ type RuntimeResult struct {
 	DOMDisable              *DOMResult                     `json:"domDisable,omitempty"`
 	DOMSearch               *DOMResult                     `json:"domSearch,omitempty"`
 	DOMResults              *DOMResult                     `json:"domResults,omitempty"`
+	DOMBox                  *DOMResult                     `json:"domBox,omitempty"`
+	DOMOverlay              *DOMResult                     `json:"domOverlay,omitempty"`
 	Error                   *TransportError                `json:"error,omitempty"`
 
 	// Rejected is never on the wire. Ingest sets it, with Session, ID and

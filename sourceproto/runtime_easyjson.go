@@ -273,6 +273,34 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 					(*out.DOMResults).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domBox":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMBox = nil
+			} else {
+				if out.DOMBox == nil {
+					out.DOMBox = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMBox).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domOverlay":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMOverlay = nil
+			} else {
+				if out.DOMOverlay == nil {
+					out.DOMOverlay = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMOverlay).UnmarshalEasyJSON(in)
+				}
+			}
 		case "error":
 			if in.IsNull() {
 				in.Skip()
@@ -399,6 +427,16 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		const prefix string = ",\"domResults\":"
 		out.RawString(prefix)
 		(*in.DOMResults).MarshalEasyJSON(out)
+	}
+	if in.DOMBox != nil {
+		const prefix string = ",\"domBox\":"
+		out.RawString(prefix)
+		(*in.DOMBox).MarshalEasyJSON(out)
+	}
+	if in.DOMOverlay != nil {
+		const prefix string = ",\"domOverlay\":"
+		out.RawString(prefix)
+		(*in.DOMOverlay).MarshalEasyJSON(out)
 	}
 	if in.Error != nil {
 		const prefix string = ",\"error\":"
@@ -673,6 +711,34 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					(*out.DOMResults).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domBox":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMBox = nil
+			} else {
+				if out.DOMBox == nil {
+					out.DOMBox = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMBox).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domOverlay":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMOverlay = nil
+			} else {
+				if out.DOMOverlay == nil {
+					out.DOMOverlay = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMOverlay).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -785,6 +851,16 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"domResults\":"
 		out.RawString(prefix)
 		(*in.DOMResults).MarshalEasyJSON(out)
+	}
+	if in.DOMBox != nil {
+		const prefix string = ",\"domBox\":"
+		out.RawString(prefix)
+		(*in.DOMBox).MarshalEasyJSON(out)
+	}
+	if in.DOMOverlay != nil {
+		const prefix string = ",\"domOverlay\":"
+		out.RawString(prefix)
+		(*in.DOMOverlay).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }

@@ -1,5 +1,7 @@
 package sourceproto
 
+import "math"
+
 // DOM family rules (dom.go): which DOMParams members each DOM method
 // reads, the results' shapes, and dom.event's events.
 
@@ -11,7 +13,8 @@ func (c *RuntimeCommand) domCommand() (RuntimeMethod, *DOMParams, int) {
 		p *DOMParams
 	}{{MethodDOMChildren, c.DOMChildren}, {MethodDOMDescribe, c.DOMDescribe}, {MethodDOMPush, c.DOMPush},
 		{MethodDOMResolve, c.DOMResolve}, {MethodDOMOuterHTML, c.DOMOuterHTML}, {MethodDOMEdit, c.DOMEdit},
-		{MethodDOMDisable, c.DOMDisable}, {MethodDOMSearch, c.DOMSearch}, {MethodDOMResults, c.DOMResults}}
+		{MethodDOMDisable, c.DOMDisable}, {MethodDOMSearch, c.DOMSearch}, {MethodDOMResults, c.DOMResults},
+		{MethodDOMBox, c.DOMBox}, {MethodDOMOverlay, c.DOMOverlay}}
 	var m RuntimeMethod
 	var p *DOMParams
 	n := 0
@@ -33,7 +36,8 @@ func (r *RuntimeResult) domResult() (RuntimeMethod, *DOMResult, int) {
 		r *DOMResult
 	}{{MethodDOMChildren, r.DOMChildren}, {MethodDOMDescribe, r.DOMDescribe}, {MethodDOMPush, r.DOMPush},
 		{MethodDOMResolve, r.DOMResolve}, {MethodDOMOuterHTML, r.DOMOuterHTML}, {MethodDOMEdit, r.DOMEdit},
-		{MethodDOMDisable, r.DOMDisable}, {MethodDOMSearch, r.DOMSearch}, {MethodDOMResults, r.DOMResults}}
+		{MethodDOMDisable, r.DOMDisable}, {MethodDOMSearch, r.DOMSearch}, {MethodDOMResults, r.DOMResults},
+		{MethodDOMBox, r.DOMBox}, {MethodDOMOverlay, r.DOMOverlay}}
 	var m RuntimeMethod
 	var res *DOMResult
 	n := 0
@@ -76,6 +80,10 @@ func (c *RuntimeCommand) SetDOM(m RuntimeMethod, p *DOMParams) {
 		c.DOMSearch = p
 	case MethodDOMResults:
 		c.DOMResults = p
+	case MethodDOMBox:
+		c.DOMBox = p
+	case MethodDOMOverlay:
+		c.DOMOverlay = p
 	}
 }
 
@@ -106,6 +114,9 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 	}
 	one := (p.Node != 0) != (p.Handle != "")
 	edit := p.Edit != "" || p.Name != "" || p.Value != "" || p.Text != ""
+	if p.Overlay != "" && m != MethodDOMOverlay {
+		return malformed(string(m) + " takes no overlay")
+	}
 	switch m {
 	case MethodDOMChildren, MethodDOMResolve:
 		if p.Node == 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
@@ -135,6 +146,18 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 			p.Edit != "" || p.Name != "" || p.Value != "" {
 			return malformed("domSearch takes doc, search and text")
 		}
+	case MethodDOMBox:
+		if !one || len(p.Nodes) > 0 || edit {
+			return malformed("domBox takes doc and one of node, handle")
+		}
+	case MethodDOMOverlay:
+		switch {
+		case p.Overlay != OverlayHighlight && p.Overlay != OverlayHide && p.Overlay != OverlayInspect &&
+			p.Overlay != OverlayPick && p.Overlay != OverlayUnpick:
+			return malformed("domOverlay's overlay must be highlight, hide, inspect, pick or unpick")
+		case len(p.Nodes) > 0 || edit || (p.Overlay == OverlayHighlight || p.Overlay == OverlayInspect) != one:
+			return malformed("domOverlay takes doc, overlay and one of node, handle (none for hide, pick, unpick)")
+		}
 	case MethodDOMResults:
 		if p.Search == "" || p.To <= p.From || p.To-p.From > MaxDOMPush || p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
 			return malformed("domResults takes doc, search and from < to (at most MaxDOMPush)")
@@ -145,7 +168,10 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 
 // validateDOM checks a DOM result's shape for its method.
 func (r *DOMResult) validateDOM(m RuntimeMethod) *RejectError {
-	set := count(len(r.Children) > 0, r.Node != nil, len(r.Nodes) > 0, len(r.HTML) > 0, r.Object != nil, r.Count != 0)
+	set := count(len(r.Children) > 0, r.Node != nil, len(r.Nodes) > 0, len(r.HTML) > 0, r.Object != nil, r.Count != 0, r.Box != nil)
+	if r.Box != nil && m != MethodDOMBox {
+		return malformed(string(m) + " answers no box")
+	}
 	if err := checkNonNeg(r.Count, "count"); err != nil {
 		return err
 	}
@@ -178,7 +204,12 @@ func (r *DOMResult) validateDOM(m RuntimeMethod) *RejectError {
 		if set > 1 || len(r.Children) > 0 || r.Node != nil {
 			return malformed("domOuterHTML answers html")
 		}
-	case MethodDOMEdit, MethodDOMDisable:
+	case MethodDOMBox:
+		if r.Box == nil || set != 1 {
+			return malformed("domBox answers box")
+		}
+		return r.Box.validate()
+	case MethodDOMEdit, MethodDOMDisable, MethodDOMOverlay:
 		if set != 0 {
 			return malformed(string(m) + " answers nothing")
 		}
@@ -269,6 +300,8 @@ func (e *DOMEvent) validate() *RejectError {
 		ok = nodeEvent && e.Name != "" && e.Value == ""
 	case EventCharacterDataModified:
 		ok = nodeEvent && e.Name == ""
+	case EventInspectNodeRequested:
+		ok = nodeEvent && e.Name == "" && e.Value == ""
 	case EventDocumentUpdated:
 		ok = e.Node == 0 && e.Parent == 0 && e.Previous == 0 && e.Inserted == nil && len(e.Nodes) == 0 && e.Count == 0 && e.Name == "" && e.Value == ""
 	}
@@ -276,4 +309,22 @@ func (e *DOMEvent) validate() *RejectError {
 		return malformed("dom event members do not fit its kind")
 	}
 	return first(e.Inserted.validate(), validateNodes(e.Nodes))
+}
+
+// validate checks a box model: four quads of 8 finite numbers.
+func (b *DOMBox) validate() *RejectError {
+	for _, q := range [...][]float64{b.Content, b.Padding, b.Border, b.Margin} {
+		if len(q) != 8 {
+			return malformed("a box quad is 8 numbers")
+		}
+		for _, v := range q {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return malformed("a box quad's numbers must be finite")
+			}
+		}
+	}
+	if b.Width < 0 || b.Height < 0 || b.Width > MaxSafeInteger || b.Height > MaxSafeInteger {
+		return malformed("box width and height must be in 0..2^53-1")
+	}
+	return nil
 }

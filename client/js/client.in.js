@@ -47,6 +47,7 @@
 
 // build.mjs inlines sideeffect.mjs here
 // build.mjs inlines runtime.mjs here
+// build.mjs inlines overlay.mjs here
 // build.mjs inlines dom.mjs here
 
 // build.mjs inlines bodytap.mjs here
@@ -146,6 +147,7 @@
       return new IWDOM.DOMAgent({
         send: function (type, json) { return producer.sendFrame(type, json); },
         timer: function (fn, ms) { setT(fn, ms); },
+        frame: function (fn) { return w.requestAnimationFrame(fn); },
       });
     },
   });

@@ -29,6 +29,7 @@
 //
 // Like Chrome's Elements panel, whitespace-only text nodes are not shown.
 import { capString, measureJSON, MAX_FRAME_OBJECTS, MAX_DEPTH } from './core.mjs';
+import { OWN, Overlay, boxModel } from './overlay.mjs';
 
 /** The coalescing window: mutations are sent at most this often per page. */
 export const FLUSH_MS = 50;
@@ -81,6 +82,7 @@ export class DOMFailure extends Error {
  * @property {(fn: () => void, ms: number) => any} [timer] setTimeout
  * @property {any} [document] the page's document (tests pass their own)
  * @property {(cb: MutationCallback) => MutationObserver} [observe] makes the observer (default: the page's MutationObserver)
+ * @property {(fn: () => void) => any} [frame] requestAnimationFrame (overlay.mjs)
  */
 
 export class DOMAgent {
@@ -107,19 +109,46 @@ export class DOMAgent {
     this.overflows = 0;
     this.observers = 0;
     this.maxFlush = 0; // the most events one flush sent one session
+    this.frame = o.frame;
+    /** @type {Overlay|null} highlight and $0 (overlay.mjs), made on first use */
+    this.overlayAgent = null;
   }
+
+  /** The overlay, made on first use. */
+  overlay() {
+    if (!this.overlayAgent) this.overlayAgent = new Overlay({ document: this.doc, frame: this.frame });
+    return this.overlayAgent;
+  }
+
+  /**
+   * The user picked el in inspect mode: the window hears its id
+   * (inspectNodeRequested) and asks for its path (domPush).
+   * @param {string} session @param {Element} el
+   */
+  picked(session, el) {
+    this.flush(); // the window's tree first, then the pick
+    const s = this.sessions.get(session);
+    if (!s) return;
+    let id;
+    try { id = this.idOf(s, el); } catch (e) { return; } // over MAX_NODES_PER_SESSION: the click picks nothing
+    this.sendEvents(session, s.doc, [{ kind: 'inspectNodeRequested', node: id }]);
+  }
+
+  /** $0…$4 of session (none before the window selected a node). @param {string} session */
+  inspected(session) { return this.overlayAgent ? this.overlayAgent.inspected(session) : []; }
 
   /** Counters for tests and __inspectorWorkerClient.stats(). */
   stats() {
     let nodes = 0;
     for (const s of this.sessions.values()) nodes += s.nodes.size;
-    return { observing: !!this.observer, sessions: this.sessions.size, nodes, flushes: this.flushes, events: this.events, overflows: this.overflows, observers: this.observers, maxFlush: this.maxFlush };
+    return { observing: !!this.observer, sessions: this.sessions.size, nodes, flushes: this.flushes, events: this.events, overflows: this.overflows, observers: this.observers, maxFlush: this.maxFlush, overlay: this.overlayAgent ? this.overlayAgent.stats() : null };
   }
 
   /** A new generation (or none): every session's table is gone. */
   reset() {
     this.sessions.clear();
     this.stopObserving();
+    if (this.overlayAgent) for (const name of [...this.overlayAgent.selected.keys(), this.overlayAgent.owner, this.overlayAgent.picker]) this.overlayAgent.forget(name);
   }
 
   /**
@@ -135,6 +164,7 @@ export class DOMAgent {
       const old = this.sessions.get(session);
       if (old && old.doc === p.doc) this.sessions.delete(session);
       if (!this.sessions.size) this.stopObserving();
+      if (this.overlayAgent && (!old || old.doc === p.doc)) this.overlayAgent.forget(session);
       return {};
     }
     this.flush();
@@ -160,6 +190,17 @@ export class DOMAgent {
         while (s.searches.size >= MAX_SEARCHES_PER_SESSION) s.searches.delete(/** @type {string} */ (s.searches.keys().next().value));
         s.searches.set(p.search, nodes);
         return nodes.length ? { count: nodes.length } : {};
+      }
+      case 'domBox': return { box: boxModel(this.target(s, p, session, lookup)) };
+      case 'domOverlay': {
+        const o = this.overlay();
+        if (p.overlay === 'hide') o.hide(session);
+        else if (p.overlay === 'highlight') o.highlight(session, this.target(s, p, session, lookup));
+        else if (p.overlay === 'inspect') o.inspect(session, this.target(s, p, session, lookup));
+        else if (p.overlay === 'pick') o.pick(session, (name, el) => this.picked(name, el));
+        else if (p.overlay === 'unpick') o.unpick(session);
+        else throw new DOMFailure('invalid-argument', 'overlay ' + p.overlay);
+        return {};
       }
       case 'domResults': {
         const found = s.searches.get(p.search);
@@ -588,7 +629,7 @@ export function search(doc, q) {
       if (hit) hits.add(n);
     } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
   }
-  const out = [...hits].filter((n) => n.isConnected);
+  const out = [...hits].filter((n) => n.isConnected && !OWN.has(n));
   out.sort((a, b) => (a === b ? 0 : a.compareDocumentPosition(b) & 4 /* FOLLOWING */ ? -1 : 1));
   return out.slice(0, MAX_SEARCH_RESULTS);
 }
@@ -614,6 +655,7 @@ export function shown(n) {
   const out = [];
   for (let c = n.firstChild; c; c = c.nextSibling) {
     if (c.nodeType === 3 && !/\S/.test(/** @type {any} */ (c).data)) continue;
+    if (OWN.has(c)) continue; // the overlay's host (overlay.mjs)
     out.push(c);
   }
   return out;

@@ -41,7 +41,8 @@ const EVAL_ORIGIN = /eval at [^()]*\((\S+?):\d+:\d+\), (<anonymous>:\d+:\d+)/;
 export const CONSOLE_GROUP = 'console';
 
 const METHODS = new Set(['evaluate', 'getProperties', 'callFunctionOn', 'awaitPromise', 'releaseObject', 'releaseObjectGroup', 'globalLexicalScopeNames',
-  'domChildren', 'domDescribe', 'domPush', 'domResolve', 'domOuterHTML', 'domEdit', 'domDisable', 'domSearch', 'domResults']);
+  'domChildren', 'domDescribe', 'domPush', 'domResolve', 'domOuterHTML', 'domEdit', 'domDisable', 'domSearch', 'domResults',
+  'domBox', 'domOverlay']);
 const G = /** @type {any} */ (globalThis);
 const promiseThen = G.Promise.prototype.then;
 const getProto = Object.getPrototypeOf;
@@ -654,7 +655,7 @@ export class Realm {
       if (!r.ok) return this.thrown(ctx, r.v, p, group);
       return this.settle(ctx, r.v, false, p, group);
     }
-    const undo = p.includeCommandLineAPI ? this.installCommandLineAPI() : null;
+    const undo = p.includeCommandLineAPI ? this.installCommandLineAPI(ctx.session) : null;
     let r;
     try {
       r = this.globalEval(p.expression);
@@ -678,10 +679,12 @@ export class Realm {
   /**
    * DevTools' Command Line API, best effort: the names the page does not
    * define itself, installed on the global object for the synchronous part
-   * of one evaluation and removed afterwards.
+   * of one evaluation and removed afterwards. $0–$4 are the nodes the
+   * session's window selected in Elements, newest first (DOM.setInspectedNode).
+   * @param {string} session
    * @returns {() => void}
    */
-  installCommandLineAPI() {
+  installCommandLineAPI(session) {
     const g = this.global;
     const doc = g.document;
     const con = g.console;
@@ -695,6 +698,8 @@ export class Realm {
       table: (/** @type {any[]} */ ...a) => con && con.table(...a),
       clear: () => con && con.clear(),
     };
+    const picked = this.domAgent ? this.domAgent.inspected(session) : [];
+    for (let i = 0; i < 5; i++) api['$' + i] = picked[i];
     if (doc) {
       api.$ = (/** @type {string} */ s, /** @type {any} */ root) => (root || doc).querySelector(s);
       api.$$ = (/** @type {string} */ s, /** @type {any} */ root) => Array.from((root || doc).querySelectorAll(s));

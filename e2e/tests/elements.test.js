@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { formatAnalysis } from '../lib/proxy.js';
+import { artifactPath } from '../lib/artifacts.js';
 import { STEP_MS } from '../lib/devtools.js';
 import { TEST_MS, openPageTab, startHost, useChromium } from '../lib/setup.js';
 
@@ -90,6 +91,18 @@ test('elements: two pages in one tree; expanding a page shows its live DOM; a lo
     const shot = await dt.screenshot('tree');
     t.diagnostic(`screenshot: ${shot}`);
 
+    // Hovering the <h1> in the tree highlights it in its page (the worker's overlay
+    // element there), and the selected <h1> is $0 in its page's Console context.
+    await h1.locator('.selection').first().hover({ force: true });
+    await tabs[1].waitForFunction(() => document.querySelectorAll('inspector-worker-overlay').length === 1, null, { timeout: STEP_MS });
+    const pageShot = artifactPath(`${name}-page-highlight.png`);
+    await tabs[1].screenshot({ path: pageShot });
+    t.diagnostic(`screenshot of the page: ${pageShot}`);
+    await dt.evaluateInConsole('$0.textContent');
+    await page.locator('.console-user-command-result .console-message-text', { hasText: "'Shop page, live'" }).first().waitFor({ state: 'visible' });
+    t.diagnostic(`screenshot: ${await dt.screenshot('dollar-zero')}`);
+    await tabs[1].waitForFunction(() => document.querySelectorAll('inspector-worker-overlay').length === 0, null, { timeout: STEP_MS });
+
     // Console → Elements: a node the first page logs renders as a node in the
     // Console, and "Open in Elements panel" (older: "Reveal …") selects it in the tree.
     await dt.showPanel('console');
@@ -126,7 +139,7 @@ test('elements: two pages in one tree; expanding a page shows its live DOM; a lo
     for (const line of summary.split('\n')) t.diagnostic(line);
     assert.deepEqual(a.unanswered.map((r) => `${r.id} ${r.method}`), [], `unanswered requests\n${summary}`);
     assert.deepEqual(a.duplicateAnswers.map((r) => `${r.id} ${r.method}`), [], `requests answered twice\n${summary}`);
-    const domErrors = errorMethods(proxy.frames).filter((m) => /^DOM\.(getDocument|requestChildNodes|getFrameOwner|enable|requestNode|pushNodesByBackendIdsToFrontend|describeNode|performSearch|getSearchResults)\b/.test(m));
+    const domErrors = errorMethods(proxy.frames).filter((m) => /^DOM\.(getDocument|requestChildNodes|getFrameOwner|enable|requestNode|pushNodesByBackendIdsToFrontend|describeNode|performSearch|getSearchResults|getBoxModel|setInspectedNode)\b|^Overlay\.(highlightNode|hideHighlight)\b/.test(m));
     assert.deepEqual(domErrors, [], 'DOM methods the tree needs answered without error');
     assert.deepEqual(dt.frontendConsole.filter((l) => /DOM\./.test(l)), [], 'no frontend errors about DOM requests');
   });
