@@ -46,12 +46,7 @@ fi
 
 # 3. npm packages, exactly as locked; never a browser download.
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
-lock_sum=$(sha256sum e2e/package-lock.json e2e/package.json | sha256sum | cut -d' ' -f1)
-if [ ! -d e2e/node_modules ] || [ "$(cat e2e/node_modules/.e2e-lock-sum 2>/dev/null)" != "$lock_sum" ]; then
-  echo "e2e.sh: npm ci in e2e/"
-  (cd e2e && npm ci --no-audit --no-fund)
-  echo "$lock_sum" > e2e/node_modules/.e2e-lock-sum
-fi
+bash scripts/e2e-deps.sh
 
 # 4. The suite, one file at a time (each starts its own chromium and workers).
 export E2E_ARTIFACTS=${E2E_ARTIFACTS:-$(mktemp -d "${TMPDIR:-/tmp}/inspector-worker-e2e.XXXXXX")}

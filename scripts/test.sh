@@ -34,6 +34,9 @@ fi
 echo "== node --test client/js/"
 node --test client/js/
 
+# The cmd tests start real Express and Vite apps from e2e/node_modules.
+bash scripts/e2e-deps.sh
+
 echo "== go test -race ./..."
 go test -race -count=1 -timeout 20m ./...
 

@@ -196,7 +196,8 @@ func TestRunVite(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := appDir(t, vitePage, "vite")
-			w := startCmd(t, dir, append([]string{"run", "--port", "0", "--"}, tc.argv...)...)
+			// NO_COLOR: with CI set (as in CI) Vite colours its URL, splitting the port with escapes.
+			w := startCmdEnv(t, dir, []string{"NO_COLOR=1"}, append([]string{"run", "--port", "0", "--"}, tc.argv...)...)
 			page := w.waitFor(w.stdout, `(http://127\.0\.0\.1:\d+/)`)
 			c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
 			c.MustCall("Runtime.enable", nil)

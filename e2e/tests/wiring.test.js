@@ -317,6 +317,9 @@ test('vite plugin: under plain node it changes nothing; under run --inject=false
   }
 });
 
+// With CI set (as in CI) Vite colours its banner: the port is split by escapes.
+const stripColours = (/** @type {string} */ s) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
 const VITE_BIN = fileURLToPath(new URL('../node_modules/vite/bin/vite.js', import.meta.url));
 
 test("vite's own command under run, no plugin: the page joins by --inject; a save reloads it into a new page context", { timeout: TEST_MS }, async (t) => {
@@ -329,7 +332,7 @@ test("vite's own command under run, no plugin: the page joins by --inject; a sav
   t.after(async () => { await proc.stop({ graceMs: 10_000 }); });
   const fail = (/** @type {string} */ what) => { if (proc.hasExited) throw new Error(`worker exited before ${what}:\n${proc.out.stderr}\n${proc.out.stdout}`); };
   const port = await waitFor(() => { fail('listening'); return Number(/listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(proc.out.stderr)?.[1] ?? 0); }, { what: 'the worker to listen' });
-  const pageURL = await waitFor(() => { fail("Vite's URL"); return /Local:\s+(http:\/\/127\.0\.0\.1:\d+\/)/.exec(proc.out.stdout)?.[1]; }, { what: "Vite's Local: URL" })
+  const pageURL = await waitFor(() => { fail("Vite's URL"); return /Local:\s+(http:\/\/127\.0\.0\.1:\d+\/)/.exec(stripColours(proc.out.stdout))?.[1]; }, { what: "Vite's Local: URL" })
     .catch((e) => { throw new Error(`${e.message}\nstderr:\n${proc.out.stderr}\nstdout:\n${proc.out.stdout}`); });
   const list = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
   const w = { port, target: list[0] };
