@@ -13,10 +13,12 @@
 #   elements.png Elements: two pages' documents under their frames in the host's
 #                empty document, one <h1> just changed by the page
 #   elements-search.png Elements: Ctrl-F with a CSS selector, a match in each page
+#   realms-console.png  Console: messages of the host, a worker thread and a forked
+#                child, each linked to its own script
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export E2E_ARTIFACTS=$(mktemp -d "${TMPDIR:-/tmp}/inspector-worker-screens.XXXXXX")
-bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js tests/threads.test.js tests/elements.test.js
+bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js tests/threads.test.js tests/elements.test.js tests/realms.test.js
 mkdir -p docs/screenshots
 copy() {
   [ -f "$E2E_ARTIFACTS/$1" ] || { echo "screenshots.sh: the suite did not write $1" >&2; exit 1; }
@@ -31,4 +33,5 @@ copy threads-01-threads-console.png threads-console.png
 copy thread-breakpoint-01-thread-paused.png thread-paused.png
 copy elements-01-tree.png elements.png
 copy elements-03-search.png elements-search.png
+copy realms-01-console.png realms-console.png
 rm -rf "$E2E_ARTIFACTS"
