@@ -46,6 +46,11 @@ type DOMParams struct {
 	Search string `json:"search,omitempty"`
 	From   int64  `json:"from,omitempty"`
 	To     int64  `json:"to,omitempty"`
+	// CSS is domCSS's query; Sheet a style sheet's page id and Line the
+	// line of a rule in the text the page gives for it (css.go).
+	CSS   CSSQuery `json:"css,omitempty"`
+	Sheet string   `json:"sheet,omitempty"`
+	Line  int64    `json:"line,omitempty"`
 }
 
 // DOMNode is one page node as CDP's DOM.Node describes it, with the page's
@@ -96,6 +101,8 @@ type DOMResult struct {
 	Object *RemoteObject `json:"object,omitempty"`
 	// Count: domSearch's number of nodes found.
 	Count int64 `json:"count,omitempty"`
+	// CSS: domCSS's answer (css.go).
+	CSS *CSSResult `json:"css,omitempty"`
 }
 
 // DOMEdit names the edit of a domEdit command.

@@ -146,6 +146,20 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 			} else {
 				out.Count = int64(in.Int64())
 			}
+		case "css":
+			if in.IsNull() {
+				in.Skip()
+				out.CSS = nil
+			} else {
+				if out.CSS == nil {
+					out.CSS = new(CSSResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.CSS).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -246,6 +260,16 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 			out.RawString(prefix)
 		}
 		out.Int64(int64(in.Count))
+	}
+	if in.CSS != nil {
+		const prefix string = ",\"css\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		(*in.CSS).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }
@@ -372,6 +396,24 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 			} else {
 				out.To = int64(in.Int64())
 			}
+		case "css":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				(out.CSS).UnmarshalEasyJSON(in)
+			}
+		case "sheet":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Sheet = string(in.String())
+			}
+		case "line":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Line = int64(in.Int64())
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -463,6 +505,21 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"to\":"
 		out.RawString(prefix)
 		out.Int64(int64(in.To))
+	}
+	if in.CSS != "" {
+		const prefix string = ",\"css\":"
+		out.RawString(prefix)
+		(in.CSS).MarshalEasyJSON(out)
+	}
+	if in.Sheet != "" {
+		const prefix string = ",\"sheet\":"
+		out.RawString(prefix)
+		out.String(string(in.Sheet))
+	}
+	if in.Line != 0 {
+		const prefix string = ",\"line\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Line))
 	}
 	out.RawByte('}')
 }

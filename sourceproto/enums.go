@@ -118,12 +118,13 @@ const (
 	MethodDOMDisable   RuntimeMethod = "domDisable"   // forget the session's nodes in the page
 	MethodDOMSearch    RuntimeMethod = "domSearch"    // find nodes (DOM.performSearch)
 	MethodDOMResults   RuntimeMethod = "domResults"   // a range of the search's nodes, pushed (DOM.getSearchResults)
+	MethodDOMCSS       RuntimeMethod = "domCSS"       // a CSS query or edit (css.go: CSSQuery)
 )
 
 var runtimeMethods = []RuntimeMethod{MethodEvaluate, MethodGetProperties, MethodCallFunctionOn,
 	MethodAwaitPromise, MethodReleaseObject, MethodReleaseObjectGroup, MethodGlobalLexicalScopeNames,
 	MethodDOMChildren, MethodDOMDescribe, MethodDOMPush, MethodDOMResolve, MethodDOMOuterHTML, MethodDOMEdit, MethodDOMDisable,
-	MethodDOMSearch, MethodDOMResults}
+	MethodDOMSearch, MethodDOMResults, MethodDOMCSS}
 
 // IsDOM reports whether m is one of the DOM agent's methods.
 func (m RuntimeMethod) IsDOM() bool { return len(m) > 3 && m[:3] == "dom" }

@@ -31,6 +31,7 @@ type RuntimeCommand struct {
 	DOMDisable   *DOMParams `json:"domDisable,omitempty"`
 	DOMSearch    *DOMParams `json:"domSearch,omitempty"`
 	DOMResults   *DOMParams `json:"domResults,omitempty"`
+	DOMCSS       *DOMParams `json:"domCSS,omitempty"`
 }
 
 // EvaluateParams mirrors CDP Runtime.evaluate's client subset. Timeout
@@ -135,6 +136,7 @@ type RuntimeResult struct {
 	DOMDisable              *DOMResult                     `json:"domDisable,omitempty"`
 	DOMSearch               *DOMResult                     `json:"domSearch,omitempty"`
 	DOMResults              *DOMResult                     `json:"domResults,omitempty"`
+	DOMCSS                  *DOMResult                     `json:"domCSS,omitempty"`
 	Error                   *TransportError                `json:"error,omitempty"`
 
 	// Rejected is never on the wire. Ingest sets it, with Session, ID and

@@ -273,6 +273,20 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 					(*out.DOMResults).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domCSS":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMCSS = nil
+			} else {
+				if out.DOMCSS == nil {
+					out.DOMCSS = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMCSS).UnmarshalEasyJSON(in)
+				}
+			}
 		case "error":
 			if in.IsNull() {
 				in.Skip()
@@ -399,6 +413,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		const prefix string = ",\"domResults\":"
 		out.RawString(prefix)
 		(*in.DOMResults).MarshalEasyJSON(out)
+	}
+	if in.DOMCSS != nil {
+		const prefix string = ",\"domCSS\":"
+		out.RawString(prefix)
+		(*in.DOMCSS).MarshalEasyJSON(out)
 	}
 	if in.Error != nil {
 		const prefix string = ",\"error\":"
@@ -673,6 +692,20 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					(*out.DOMResults).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domCSS":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMCSS = nil
+			} else {
+				if out.DOMCSS == nil {
+					out.DOMCSS = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMCSS).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -785,6 +818,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"domResults\":"
 		out.RawString(prefix)
 		(*in.DOMResults).MarshalEasyJSON(out)
+	}
+	if in.DOMCSS != nil {
+		const prefix string = ",\"domCSS\":"
+		out.RawString(prefix)
+		(*in.DOMCSS).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }

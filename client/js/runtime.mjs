@@ -41,7 +41,7 @@ const EVAL_ORIGIN = /eval at [^()]*\((\S+?):\d+:\d+\), (<anonymous>:\d+:\d+)/;
 export const CONSOLE_GROUP = 'console';
 
 const METHODS = new Set(['evaluate', 'getProperties', 'callFunctionOn', 'awaitPromise', 'releaseObject', 'releaseObjectGroup', 'globalLexicalScopeNames',
-  'domChildren', 'domDescribe', 'domPush', 'domResolve', 'domOuterHTML', 'domEdit', 'domDisable', 'domSearch', 'domResults']);
+  'domChildren', 'domDescribe', 'domPush', 'domResolve', 'domOuterHTML', 'domEdit', 'domDisable', 'domSearch', 'domResults', 'domCSS']);
 const G = /** @type {any} */ (globalThis);
 const promiseThen = G.Promise.prototype.then;
 const getProto = Object.getPrototypeOf;
