@@ -34,6 +34,9 @@ type cdpDOMParams struct {
 	OuterHTML          string  `json:"outerHTML"`
 	BackendNodeIDs     []int64 `json:"backendNodeIds"`
 	FrameID            string  `json:"frameId"`
+	// The CSS methods' (css.go).
+	StyleSheetID string    `json:"styleSheetId"`
+	Edits        []cssEdit `json:"edits"`
 }
 
 // DOM is a DOM method's handler (the method table's DOM entries): it runs
