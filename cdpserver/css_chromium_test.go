@@ -338,3 +338,21 @@ func TestCSSStyleSheetIDsRefused(t *testing.T) {
 		t.Errorf("the host <body>'s styles: %s", m.Raw)
 	}
 }
+
+// An element no rule matches still gets every array (the frontend reads
+// them without a default).
+func TestCSSMatchedStylesEmptyArrays(t *testing.T) {
+	_, a, ctx, _ := cssTitle(t)
+	obj := evalIn(t, a, ctx, `(() => { const s = document.createElement('span'); document.body.append(s); document.documentElement.append(document.createElement('i')); return document.querySelector('html > i'); })()`, "console")
+	m := a.MustCall("DOM.requestNode", map[string]any{"objectId": obj.Result.ObjectID})
+	var rn struct {
+		NodeID int64 `json:"nodeId"`
+	}
+	_ = json.Unmarshal(m.Result, &rn)
+	got := a.MustCall("CSS.getMatchedStylesForNode", map[string]any{"nodeId": rn.NodeID})
+	for _, k := range []string{`"matchedCSSRules":[]`, `"pseudoElements":[]`, `"inherited":[{"matchedCSSRules":[]}]`} {
+		if !strings.Contains(compact(t, got.Result), k) {
+			t.Errorf("the answer for an element no rule matches lacks %s: %s", k, got.Raw)
+		}
+	}
+}

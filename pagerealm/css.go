@@ -158,6 +158,16 @@ func (h *Hub) cssCallLocked(w *Window, req Request, n pageNode, p *sourceproto.D
 		})
 }
 
+// matchedAnswer is getMatchedStylesForNode's answer with its arrays always
+// present, as Chrome sends them (cdproto tags them omitempty; a frontend
+// reads them without a default).
+type matchedAnswer struct {
+	*css.GetMatchedStylesForNodeResult
+	MatchedCSSRules []*css.RuleMatch            `json:"matchedCSSRules"`
+	PseudoElements  []*css.PseudoElementMatches `json:"pseudoElements"`
+	Inherited       []*css.InheritedStyleEntry  `json:"inherited"`
+}
+
 // cssQueryOf is the domCSS query of each CSS method served by the page.
 var cssQueryOf = map[string]sourceproto.CSSQuery{
 	"CSS.getMatchedStylesForNode": sourceproto.CSSMatched,
@@ -183,7 +193,7 @@ var (
 				return nil
 			}
 			x.matched(r.Matched)
-			return r.Matched
+			return &matchedAnswer{r.Matched, r.Matched.MatchedCSSRules, r.Matched.PseudoElements, r.Matched.Inherited}
 		})
 	}
 
