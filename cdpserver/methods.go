@@ -491,6 +491,8 @@ var methods = map[string]methodEntry{
 	"CSS.getMatchedStylesForNode":           pageDOM(pagerealm.GetMatchedStylesForNode),
 	"CSS.getInlineStylesForNode":            pageDOM(pagerealm.GetInlineStylesForNode),
 	"CSS.getStyleSheetText":                 pageDOM(pagerealm.GetStyleSheetText),
+	"CSS.getEnvironmentVariables":           noop(`{"environmentVariables":{}}`),
+	"CSS.getBackgroundColors":               noop(`{}`),
 	"CSS.setStyleTexts":                     pageDOM(pagerealm.SetStyleTexts),
 	"CSS.getPlatformFontsForNode":           refusal(notYetInPages("fonts")),
 	"CSS.takeComputedStyleUpdates":          refusal("no CSS: this target is a Node.js host"),

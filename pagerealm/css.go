@@ -206,7 +206,9 @@ var (
 			return []byte(`{"computedStyle":[]}`), nil
 		}
 		return nil, h.cssCallLocked(w, req, n, &sourceproto.DOMParams{Node: n.local}, func(r *sourceproto.CSSResult, _ *cssIDs) any {
-			return &css.GetComputedStyleForNodeResult{ComputedStyle: r.Computed}
+			return &struct {
+				ComputedStyle []*css.ComputedStyleProperty `json:"computedStyle"`
+			}{r.Computed}
 		})
 	}
 

@@ -303,6 +303,9 @@ function element(n) {
   return n;
 }
 
+/** Whether n is an element (other nodes have empty styles, as the frontend asks for them too). @param {any} n */
+function isElement(n) { return !!n && n.nodeType === 1; }
+
 /** An element's inline style. @param {any} el @param {number} id the page's node id */
 function inline(el, id) {
   return styleJSON('i' + id, 0, 0, el.style ? el.style.cssText : '');
@@ -326,7 +329,8 @@ export function cssCommand(agent, s, p) {
   const doc = agent.doc;
   switch (p.css) {
     case 'matched': {
-      const el = element(agent.node(s, p.node));
+      const el = agent.node(s, p.node);
+      if (!isElement(el)) return { css: { matched: { matchedCSSRules: [], pseudoElements: [], inherited: [] } } };
       const { all, added } = sheets(doc, s);
       const st = state(s);
       const budget = { n: MAX_RULES };
@@ -352,13 +356,17 @@ export function cssCommand(agent, s, p) {
       return { css: added.length ? { sheets: added, matched: out } : { matched: out } };
     }
     case 'computed': {
-      const cs = G.getComputedStyle(element(agent.node(s, p.node)));
+      const n = agent.node(s, p.node);
+      if (!isElement(n)) return { css: { computed: [] } };
+      const cs = G.getComputedStyle(n);
       const computed = [];
       for (let i = 0; i < cs.length; i++) computed.push({ name: cs[i], value: cs.getPropertyValue(cs[i]) });
       return { css: { computed } };
     }
-    case 'inline':
-      return { css: { inline: inline(element(agent.node(s, p.node)), p.node) } };
+    case 'inline': {
+      const n = agent.node(s, p.node);
+      return isElement(n) ? { css: { inline: inline(n, p.node) } } : { css: {} };
+    }
     case 'sheetText': {
       if (p.sheet[0] === 'i') return { css: { text: parts(element(agent.node(s, Number(p.sheet.slice(1)))).style.cssText) } };
       const sheet = sheetOf(s, p.sheet);
