@@ -356,3 +356,54 @@ func TestCSSMatchedStylesEmptyArrays(t *testing.T) {
 		}
 	}
 }
+
+// The Styles pane's "+": CSS.createStyleSheet makes the page's inspector
+// sheet (announced first, origin inspector, once per window and page load);
+// CSS.addRule puts a rule in it that applies to the page at once and shows
+// among the matched rules.
+func TestCSSAddRuleInInspectorSheet(t *testing.T) {
+	_, a, ctx, h1 := cssTitle(t)
+	before := len(a.All())
+	m := a.MustCall("CSS.createStyleSheet", map[string]any{"frameId": ctx.Context.AuxData.FrameID})
+	var cs struct {
+		StyleSheetID string `json:"styleSheetId"`
+	}
+	_ = json.Unmarshal(m.Result, &cs)
+	added := 0
+	for _, e := range a.All()[before:] {
+		if e.Method == "CSS.styleSheetAdded" {
+			added++
+			if !strings.Contains(string(e.Params), `"origin":"inspector"`) || !strings.Contains(string(e.Params), `"styleSheetId":"`+cs.StyleSheetID+`"`) {
+				t.Errorf("the inspector sheet's header: %s", e.Params)
+			}
+		}
+	}
+	if cs.StyleSheetID == "" || added != 1 {
+		t.Fatalf("CSS.createStyleSheet answered %s after %d styleSheetAdded, want its id announced once before", m.Raw, added)
+	}
+	if again := a.MustCall("CSS.createStyleSheet", map[string]any{"frameId": ctx.Context.AuxData.FrameID}); !strings.Contains(string(again.Result), cs.StyleSheetID) {
+		t.Errorf("a second CSS.createStyleSheet: %s, want the same sheet %s", again.Raw, cs.StyleSheetID)
+	}
+	r := a.MustCall("CSS.addRule", map[string]any{"styleSheetId": cs.StyleSheetID, "ruleText": "#title { padding-left: 13px; }",
+		"location": map[string]int{"startLine": 0, "startColumn": 0, "endLine": 0, "endColumn": 0}})
+	if !strings.Contains(string(r.Result), `"text":"#title"`) || !strings.Contains(string(r.Result), `"origin":"inspector"`) {
+		t.Fatalf("CSS.addRule answered %s", r.Raw)
+	}
+	var v string
+	_ = json.Unmarshal(evalValue(t, a, ctx, `getComputedStyle(document.getElementById('title')).paddingLeft`), &v)
+	if v != "13px" {
+		t.Fatalf("the page's padding-left after CSS.addRule: %q, want 13px", v)
+	}
+	if rule := ruleOf(matchedOf(t, a, h1).MatchedCSSRules, "#title"); rule == nil {
+		t.Errorf("the added rule is not among the matched rules")
+	}
+	for text, want := range map[string]string{"not a rule": "could not add the rule", "@media x {": "adds a style rule"} {
+		if got := domError(t, a, "CSS.addRule", map[string]any{"styleSheetId": cs.StyleSheetID, "ruleText": text,
+			"location": map[string]int{}}); !strings.Contains(got, want) {
+			t.Errorf("CSS.addRule %q: %q, want it to say %q", text, got, want)
+		}
+	}
+	if got := domError(t, a, "CSS.createStyleSheet", map[string]any{"frameId": "nope"}); !strings.Contains(got, `no frame "nope"`) {
+		t.Errorf("an unknown frame: %q", got)
+	}
+}

@@ -494,6 +494,8 @@ var methods = map[string]methodEntry{
 	"CSS.getEnvironmentVariables":           noop(`{"environmentVariables":{}}`),
 	"CSS.getBackgroundColors":               noop(`{}`),
 	"CSS.setStyleTexts":                     pageDOM(pagerealm.SetStyleTexts),
+	"CSS.createStyleSheet":                  pageDOM(pagerealm.CreateStyleSheet),
+	"CSS.addRule":                           pageDOM(pagerealm.AddRule),
 	"CSS.getPlatformFontsForNode":           refusal(notYetInPages("fonts")),
 	"CSS.takeComputedStyleUpdates":          refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),

@@ -175,6 +175,8 @@ var cssQueryOf = map[string]sourceproto.CSSQuery{
 	"CSS.getInlineStylesForNode":  sourceproto.CSSInline,
 	"CSS.getStyleSheetText":       sourceproto.CSSSheetText,
 	"CSS.setStyleTexts":           sourceproto.CSSSetStyle,
+	"CSS.createStyleSheet":        sourceproto.CSSNewSheet,
+	"CSS.addRule":                 sourceproto.CSSAddRule,
 }
 
 // The CSS methods (the method table's CSS entries).
@@ -258,6 +260,43 @@ var (
 				}
 				x.style(r.Style)
 				return &css.SetStyleTextsResult{Styles: []*css.Style{r.Style}}
+			})
+	}
+
+	// CreateStyleSheet is the page's inspector sheet (the Styles pane's
+	// "+" button adds its rules there): one per window and page load.
+	CreateStyleSheet DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+		if p.FrameID == h.targetID {
+			return nil, errors.New("the host frame has no CSS (the Node.js host has no DOM): select an element inside a page")
+		}
+		for c, ns := range w.client.dom.pages {
+			if c.frame.id == p.FrameID && h.byRef[c.ref] == c {
+				return nil, h.cssCallLocked(w, req, pageNode{ctx: c, ns: ns}, &sourceproto.DOMParams{}, func(r *sourceproto.CSSResult, x *cssIDs) any {
+					id := cdp.StyleSheetID(r.Sheet)
+					x.id(&id)
+					return &css.CreateStyleSheetResult{StyleSheetID: id}
+				})
+			}
+		}
+		return nil, fmt.Errorf("no frame %q in this window's document (ask DOM.getDocument first, or the page has gone)", p.FrameID)
+	}
+
+	AddRule DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+		n, local, err := h.resolveSheetLocked(w, p.StyleSheetID)
+		if err != nil {
+			return nil, err
+		}
+		if p.Location == nil || p.Location.StartLine < 0 || p.Location.StartLine > sourceproto.MaxSafeInteger {
+			return nil, errors.New("give location, a range in the style sheet's text")
+		}
+		return nil, h.cssCallLocked(w, req, n, &sourceproto.DOMParams{Sheet: local, Line: p.Location.StartLine, Text: p.RuleText},
+			func(r *sourceproto.CSSResult, x *cssIDs) any {
+				if r.Rule == nil {
+					x.err = errors.New("the page answered without the added rule")
+					return nil
+				}
+				x.matches([]*css.RuleMatch{{Rule: r.Rule}})
+				return &css.AddRuleResult{Rule: r.Rule}
 			})
 	}
 )

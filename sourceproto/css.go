@@ -24,9 +24,11 @@ const (
 	CSSInline    CSSQuery = "inline"    // CSS.getInlineStylesForNode of node
 	CSSSheetText CSSQuery = "sheetText" // CSS.getStyleSheetText of sheet
 	CSSSetStyle  CSSQuery = "setStyle"  // one edit of CSS.setStyleTexts: sheet, line, text
+	CSSNewSheet  CSSQuery = "newSheet"  // CSS.createStyleSheet: the session's inspector sheet
+	CSSAddRule   CSSQuery = "addRule"   // CSS.addRule: sheet, line (where), text (the rule)
 )
 
-var cssQueries = []CSSQuery{CSSMatched, CSSComputed, CSSInline, CSSSheetText, CSSSetStyle}
+var cssQueries = []CSSQuery{CSSMatched, CSSComputed, CSSInline, CSSSheetText, CSSSetStyle, CSSNewSheet, CSSAddRule}
 
 func (v *CSSQuery) UnmarshalEasyJSON(l *jlexer.Lexer) { *v = readEnum(l, cssQueries) }
 func (v CSSQuery) MarshalEasyJSON(w *jwriter.Writer)  { w.String(string(v)) }
@@ -46,6 +48,10 @@ type CSSResult struct {
 	Text []string `json:"text,omitempty"`
 	// Style: the edited style (setStyle).
 	Style *css.Style `json:"style,omitempty"`
+	// Sheet: the inspector sheet's id (newSheet; its header is in Sheets
+	// the first time). Rule: the added rule (addRule).
+	Sheet string    `json:"sheet,omitempty"`
+	Rule  *css.Rule `json:"rule,omitempty"`
 }
 
 // cssSheetID is a page's style sheet id.
@@ -73,9 +79,13 @@ func (p *DOMParams) validateCSS() *RejectError {
 		if p.Node != 0 || !ValidCSSSheet(p.Sheet) || p.Line != 0 || p.Text != "" {
 			return malformed("domCSS sheetText takes sheet only")
 		}
-	case CSSSetStyle:
+	case CSSSetStyle, CSSAddRule:
 		if p.Node != 0 || !ValidCSSSheet(p.Sheet) {
-			return malformed("domCSS setStyle takes sheet, line and text")
+			return malformed("domCSS " + string(p.CSS) + " takes sheet, line and text")
+		}
+	case CSSNewSheet:
+		if p.Node != 0 || p.Sheet != "" || p.Line != 0 || p.Text != "" {
+			return malformed("domCSS newSheet takes doc only")
 		}
 	default:
 		return malformed("domCSS needs css")

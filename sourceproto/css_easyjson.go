@@ -153,6 +153,22 @@ func easyjson4f959b03DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				}
 				easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in, out.Style)
 			}
+		case "sheet":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Sheet = string(in.String())
+			}
+		case "rule":
+			if in.IsNull() {
+				in.Skip()
+				out.Rule = nil
+			} else {
+				if out.Rule == nil {
+					out.Rule = new(css.Rule)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in, out.Rule)
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -262,6 +278,26 @@ func easyjson4f959b03EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out, *in.Style)
 	}
+	if in.Sheet != "" {
+		const prefix string = ",\"sheet\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.String(string(in.Sheet))
+	}
+	if in.Rule != nil {
+		const prefix string = ",\"rule\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss4(out, *in.Rule)
+	}
 	out.RawByte('}')
 }
 
@@ -274,7 +310,7 @@ func (v CSSResult) MarshalEasyJSON(w *jwriter.Writer) {
 func (v *CSSResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjson4f959b03DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(l, v)
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in *jlexer.Lexer, out *css.Style) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in *jlexer.Lexer, out *css.Rule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -294,83 +330,308 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in *jlexer.Lexer, out *c
 			} else {
 				out.StyleSheetID = cdp.StyleSheetID(in.String())
 			}
-		case "cssProperties":
+		case "selectorList":
 			if in.IsNull() {
 				in.Skip()
-				out.CSSProperties = nil
+				out.SelectorList = nil
+			} else {
+				if out.SelectorList == nil {
+					out.SelectorList = new(css.SelectorList)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss5(in, out.SelectorList)
+			}
+		case "nestingSelectors":
+			if in.IsNull() {
+				in.Skip()
+				out.NestingSelectors = nil
 			} else {
 				in.Delim('[')
-				if out.CSSProperties == nil {
+				if out.NestingSelectors == nil {
 					if !in.IsDelim(']') {
-						out.CSSProperties = make([]*css.Property, 0, 8)
+						out.NestingSelectors = make([]string, 0, 4)
 					} else {
-						out.CSSProperties = []*css.Property{}
+						out.NestingSelectors = []string{}
 					}
 				} else {
-					out.CSSProperties = (out.CSSProperties)[:0]
+					out.NestingSelectors = (out.NestingSelectors)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v10 *css.Property
+					var v10 string
 					if in.IsNull() {
 						in.Skip()
-						v10 = nil
 					} else {
-						if v10 == nil {
-							v10 = new(css.Property)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in, v10)
+						v10 = string(in.String())
 					}
-					out.CSSProperties = append(out.CSSProperties, v10)
+					out.NestingSelectors = append(out.NestingSelectors, v10)
 					in.WantComma()
 				}
 				in.Delim(']')
 			}
-		case "shorthandEntries":
+		case "origin":
 			if in.IsNull() {
 				in.Skip()
-				out.ShorthandEntries = nil
+			} else {
+				out.Origin = css.StyleSheetOrigin(in.String())
+			}
+		case "style":
+			if in.IsNull() {
+				in.Skip()
+				out.Style = nil
+			} else {
+				if out.Style == nil {
+					out.Style = new(css.Style)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in, out.Style)
+			}
+		case "originTreeScopeNodeId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.OriginTreeScopeNodeID = cdp.BackendNodeID(in.Int64())
+			}
+		case "media":
+			if in.IsNull() {
+				in.Skip()
+				out.Media = nil
 			} else {
 				in.Delim('[')
-				if out.ShorthandEntries == nil {
+				if out.Media == nil {
 					if !in.IsDelim(']') {
-						out.ShorthandEntries = make([]*css.ShorthandEntry, 0, 8)
+						out.Media = make([]*css.Media, 0, 8)
 					} else {
-						out.ShorthandEntries = []*css.ShorthandEntry{}
+						out.Media = []*css.Media{}
 					}
 				} else {
-					out.ShorthandEntries = (out.ShorthandEntries)[:0]
+					out.Media = (out.Media)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v11 *css.ShorthandEntry
+					var v11 *css.Media
 					if in.IsNull() {
 						in.Skip()
 						v11 = nil
 					} else {
 						if v11 == nil {
-							v11 = new(css.ShorthandEntry)
+							v11 = new(css.Media)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss5(in, v11)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, v11)
 					}
-					out.ShorthandEntries = append(out.ShorthandEntries, v11)
+					out.Media = append(out.Media, v11)
 					in.WantComma()
 				}
 				in.Delim(']')
 			}
-		case "cssText":
+		case "containerQueries":
 			if in.IsNull() {
 				in.Skip()
+				out.ContainerQueries = nil
 			} else {
-				out.CSSText = string(in.String())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
+				in.Delim('[')
+				if out.ContainerQueries == nil {
+					if !in.IsDelim(']') {
+						out.ContainerQueries = make([]*css.ContainerQuery, 0, 8)
+					} else {
+						out.ContainerQueries = []*css.ContainerQuery{}
+					}
+				} else {
+					out.ContainerQueries = (out.ContainerQueries)[:0]
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Range)
+				for !in.IsDelim(']') {
+					var v12 *css.ContainerQuery
+					if in.IsNull() {
+						in.Skip()
+						v12 = nil
+					} else {
+						if v12 == nil {
+							v12 = new(css.ContainerQuery)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in, v12)
+					}
+					out.ContainerQueries = append(out.ContainerQueries, v12)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "supports":
+			if in.IsNull() {
+				in.Skip()
+				out.Supports = nil
+			} else {
+				in.Delim('[')
+				if out.Supports == nil {
+					if !in.IsDelim(']') {
+						out.Supports = make([]*css.Supports, 0, 8)
+					} else {
+						out.Supports = []*css.Supports{}
+					}
+				} else {
+					out.Supports = (out.Supports)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v13 *css.Supports
+					if in.IsNull() {
+						in.Skip()
+						v13 = nil
+					} else {
+						if v13 == nil {
+							v13 = new(css.Supports)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in, v13)
+					}
+					out.Supports = append(out.Supports, v13)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "layers":
+			if in.IsNull() {
+				in.Skip()
+				out.Layers = nil
+			} else {
+				in.Delim('[')
+				if out.Layers == nil {
+					if !in.IsDelim(']') {
+						out.Layers = make([]*css.Layer, 0, 8)
+					} else {
+						out.Layers = []*css.Layer{}
+					}
+				} else {
+					out.Layers = (out.Layers)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v14 *css.Layer
+					if in.IsNull() {
+						in.Skip()
+						v14 = nil
+					} else {
+						if v14 == nil {
+							v14 = new(css.Layer)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss9(in, v14)
+					}
+					out.Layers = append(out.Layers, v14)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "scopes":
+			if in.IsNull() {
+				in.Skip()
+				out.Scopes = nil
+			} else {
+				in.Delim('[')
+				if out.Scopes == nil {
+					if !in.IsDelim(']') {
+						out.Scopes = make([]*css.Scope, 0, 8)
+					} else {
+						out.Scopes = []*css.Scope{}
+					}
+				} else {
+					out.Scopes = (out.Scopes)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v15 *css.Scope
+					if in.IsNull() {
+						in.Skip()
+						v15 = nil
+					} else {
+						if v15 == nil {
+							v15 = new(css.Scope)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, v15)
+					}
+					out.Scopes = append(out.Scopes, v15)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "ruleTypes":
+			if in.IsNull() {
+				in.Skip()
+				out.RuleTypes = nil
+			} else {
+				in.Delim('[')
+				if out.RuleTypes == nil {
+					if !in.IsDelim(']') {
+						out.RuleTypes = make([]css.RuleType, 0, 4)
+					} else {
+						out.RuleTypes = []css.RuleType{}
+					}
+				} else {
+					out.RuleTypes = (out.RuleTypes)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v16 css.RuleType
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v16 = css.RuleType(in.String())
+					}
+					out.RuleTypes = append(out.RuleTypes, v16)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "startingStyles":
+			if in.IsNull() {
+				in.Skip()
+				out.StartingStyles = nil
+			} else {
+				in.Delim('[')
+				if out.StartingStyles == nil {
+					if !in.IsDelim(']') {
+						out.StartingStyles = make([]*css.StartingStyle, 0, 8)
+					} else {
+						out.StartingStyles = []*css.StartingStyle{}
+					}
+				} else {
+					out.StartingStyles = (out.StartingStyles)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v17 *css.StartingStyle
+					if in.IsNull() {
+						in.Skip()
+						v17 = nil
+					} else {
+						if v17 == nil {
+							v17 = new(css.StartingStyle)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in, v17)
+					}
+					out.StartingStyles = append(out.StartingStyles, v17)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "navigations":
+			if in.IsNull() {
+				in.Skip()
+				out.Navigations = nil
+			} else {
+				in.Delim('[')
+				if out.Navigations == nil {
+					if !in.IsDelim(']') {
+						out.Navigations = make([]*css.Navigation, 0, 8)
+					} else {
+						out.Navigations = []*css.Navigation{}
+					}
+				} else {
+					out.Navigations = (out.Navigations)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v18 *css.Navigation
+					if in.IsNull() {
+						in.Skip()
+						v18 = nil
+					} else {
+						if v18 == nil {
+							v18 = new(css.Navigation)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in, v18)
+					}
+					out.Navigations = append(out.Navigations, v18)
+					in.WantComma()
+				}
+				in.Delim(']')
 			}
 		default:
 			in.AddError(&jlexer.LexerError{
@@ -386,7 +647,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in *jlexer.Lexer, out *c
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out *jwriter.Writer, in css.Style) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss4(out *jwriter.Writer, in css.Rule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -397,63 +658,277 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out *jwriter.Writer, in 
 		out.String(string(in.StyleSheetID))
 	}
 	{
-		const prefix string = ",\"cssProperties\":"
+		const prefix string = ",\"selectorList\":"
 		if first {
 			first = false
 			out.RawString(prefix[1:])
 		} else {
 			out.RawString(prefix)
 		}
-		if in.CSSProperties == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+		if in.SelectorList == nil {
 			out.RawString("null")
 		} else {
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss5(out, *in.SelectorList)
+		}
+	}
+	if in.NestingSelectors != nil && len(in.NestingSelectors) != 0 {
+		const prefix string = ",\"nestingSelectors\":"
+		out.RawString(prefix)
+		{
 			out.RawByte('[')
-			for v12, v13 := range in.CSSProperties {
-				if v12 > 0 {
+			for v19, v20 := range in.NestingSelectors {
+				if v19 > 0 {
 					out.RawByte(',')
 				}
-				if v13 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss4(out, *v13)
-				}
+				out.String(string(v20))
 			}
 			out.RawByte(']')
 		}
 	}
 	{
-		const prefix string = ",\"shorthandEntries\":"
+		const prefix string = ",\"origin\":"
 		out.RawString(prefix)
-		if in.ShorthandEntries == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+		out.String(string(in.Origin))
+	}
+	{
+		const prefix string = ",\"style\":"
+		out.RawString(prefix)
+		if in.Style == nil {
 			out.RawString("null")
 		} else {
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out, *in.Style)
+		}
+	}
+	if in.OriginTreeScopeNodeID != 0 {
+		const prefix string = ",\"originTreeScopeNodeId\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.OriginTreeScopeNodeID))
+	}
+	if in.Media != nil && len(in.Media) != 0 {
+		const prefix string = ",\"media\":"
+		out.RawString(prefix)
+		{
 			out.RawByte('[')
-			for v14, v15 := range in.ShorthandEntries {
-				if v14 > 0 {
+			for v21, v22 := range in.Media {
+				if v21 > 0 {
 					out.RawByte(',')
 				}
-				if v15 == nil {
+				if v22 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss5(out, *v15)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *v22)
 				}
 			}
 			out.RawByte(']')
 		}
 	}
-	if in.CSSText != "" {
-		const prefix string = ",\"cssText\":"
+	if in.ContainerQueries != nil && len(in.ContainerQueries) != 0 {
+		const prefix string = ",\"containerQueries\":"
 		out.RawString(prefix)
-		out.String(string(in.CSSText))
+		{
+			out.RawByte('[')
+			for v23, v24 := range in.ContainerQueries {
+				if v23 > 0 {
+					out.RawByte(',')
+				}
+				if v24 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out, *v24)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.Supports != nil && len(in.Supports) != 0 {
+		const prefix string = ",\"supports\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v25, v26 := range in.Supports {
+				if v25 > 0 {
+					out.RawByte(',')
+				}
+				if v26 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out, *v26)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.Layers != nil && len(in.Layers) != 0 {
+		const prefix string = ",\"layers\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v27, v28 := range in.Layers {
+				if v27 > 0 {
+					out.RawByte(',')
+				}
+				if v28 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss9(out, *v28)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.Scopes != nil && len(in.Scopes) != 0 {
+		const prefix string = ",\"scopes\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v29, v30 := range in.Scopes {
+				if v29 > 0 {
+					out.RawByte(',')
+				}
+				if v30 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *v30)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.RuleTypes != nil && len(in.RuleTypes) != 0 {
+		const prefix string = ",\"ruleTypes\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v31, v32 := range in.RuleTypes {
+				if v31 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v32))
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.StartingStyles != nil && len(in.StartingStyles) != 0 {
+		const prefix string = ",\"startingStyles\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v33, v34 := range in.StartingStyles {
+				if v33 > 0 {
+					out.RawByte(',')
+				}
+				if v34 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out, *v34)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.Navigations != nil && len(in.Navigations) != 0 {
+		const prefix string = ",\"navigations\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v35, v36 := range in.Navigations {
+				if v35 > 0 {
+					out.RawByte(',')
+				}
+				if v36 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out, *v36)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in *jlexer.Lexer, out *css.Navigation) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "active":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Active = bool(in.Bool())
+			}
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+			}
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out *jwriter.Writer, in css.Navigation) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	{
+		const prefix string = ",\"active\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Active))
 	}
 	if in.Range != nil {
 		const prefix string = ",\"range\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Range)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+	}
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		out.RawString(prefix)
+		out.String(string(in.StyleSheetID))
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in *jlexer.Lexer, out *css.SourceRange) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in *jlexer.Lexer, out *css.SourceRange) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -505,7 +980,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in *jlexer.Lexer, out *c
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out *jwriter.Writer, in css.SourceRange) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out *jwriter.Writer, in css.SourceRange) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -531,7 +1006,1324 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out *jwriter.Writer, in 
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss5(in *jlexer.Lexer, out *css.ShorthandEntry) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in *jlexer.Lexer, out *css.StartingStyle) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+			}
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out *jwriter.Writer, in css.StartingStyle) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		first = false
+		out.RawString(prefix[1:])
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+	}
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.String(string(in.StyleSheetID))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in *jlexer.Lexer, out *css.Scope) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+			}
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out *jwriter.Writer, in css.Scope) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+	}
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		out.RawString(prefix)
+		out.String(string(in.StyleSheetID))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss9(in *jlexer.Lexer, out *css.Layer) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+			}
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss9(out *jwriter.Writer, in css.Layer) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+	}
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		out.RawString(prefix)
+		out.String(string(in.StyleSheetID))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in *jlexer.Lexer, out *css.Supports) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "active":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Active = bool(in.Bool())
+			}
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+			}
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out *jwriter.Writer, in css.Supports) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	{
+		const prefix string = ",\"active\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Active))
+	}
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+	}
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		out.RawString(prefix)
+		out.String(string(in.StyleSheetID))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in *jlexer.Lexer, out *css.ContainerQuery) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+			}
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		case "name":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Name = string(in.String())
+			}
+		case "physicalAxes":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.PhysicalAxes = dom.PhysicalAxes(in.String())
+			}
+		case "logicalAxes":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.LogicalAxes = dom.LogicalAxes(in.String())
+			}
+		case "queriesScrollState":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.QueriesScrollState = bool(in.Bool())
+			}
+		case "queriesAnchored":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.QueriesAnchored = bool(in.Bool())
+			}
+		case "conditionText":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ConditionText = string(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out *jwriter.Writer, in css.ContainerQuery) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		first = false
+		out.RawString(prefix[1:])
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+	}
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.String(string(in.StyleSheetID))
+	}
+	if in.Name != "" {
+		const prefix string = ",\"name\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.String(string(in.Name))
+	}
+	if in.PhysicalAxes != "" {
+		const prefix string = ",\"physicalAxes\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.String(string(in.PhysicalAxes))
+	}
+	if in.LogicalAxes != "" {
+		const prefix string = ",\"logicalAxes\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.String(string(in.LogicalAxes))
+	}
+	{
+		const prefix string = ",\"queriesScrollState\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.Bool(bool(in.QueriesScrollState))
+	}
+	{
+		const prefix string = ",\"queriesAnchored\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.QueriesAnchored))
+	}
+	{
+		const prefix string = ",\"conditionText\":"
+		out.RawString(prefix)
+		out.String(string(in.ConditionText))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in *jlexer.Lexer, out *css.Media) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "source":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Source = css.MediaSource(in.String())
+			}
+		case "sourceURL":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.SourceURL = string(in.String())
+			}
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+			}
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		case "mediaList":
+			if in.IsNull() {
+				in.Skip()
+				out.MediaList = nil
+			} else {
+				in.Delim('[')
+				if out.MediaList == nil {
+					if !in.IsDelim(']') {
+						out.MediaList = make([]*css.MediaQuery, 0, 8)
+					} else {
+						out.MediaList = []*css.MediaQuery{}
+					}
+				} else {
+					out.MediaList = (out.MediaList)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v37 *css.MediaQuery
+					if in.IsNull() {
+						in.Skip()
+						v37 = nil
+					} else {
+						if v37 == nil {
+							v37 = new(css.MediaQuery)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss14(in, v37)
+					}
+					out.MediaList = append(out.MediaList, v37)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out *jwriter.Writer, in css.Media) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	{
+		const prefix string = ",\"source\":"
+		out.RawString(prefix)
+		out.String(string(in.Source))
+	}
+	if in.SourceURL != "" {
+		const prefix string = ",\"sourceURL\":"
+		out.RawString(prefix)
+		out.String(string(in.SourceURL))
+	}
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+	}
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		out.RawString(prefix)
+		out.String(string(in.StyleSheetID))
+	}
+	if in.MediaList != nil && len(in.MediaList) != 0 {
+		const prefix string = ",\"mediaList\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v38, v39 := range in.MediaList {
+				if v38 > 0 {
+					out.RawByte(',')
+				}
+				if v39 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss14(out, *v39)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss14(in *jlexer.Lexer, out *css.MediaQuery) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "expressions":
+			if in.IsNull() {
+				in.Skip()
+				out.Expressions = nil
+			} else {
+				in.Delim('[')
+				if out.Expressions == nil {
+					if !in.IsDelim(']') {
+						out.Expressions = make([]*css.MediaQueryExpression, 0, 8)
+					} else {
+						out.Expressions = []*css.MediaQueryExpression{}
+					}
+				} else {
+					out.Expressions = (out.Expressions)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v40 *css.MediaQueryExpression
+					if in.IsNull() {
+						in.Skip()
+						v40 = nil
+					} else {
+						if v40 == nil {
+							v40 = new(css.MediaQueryExpression)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss15(in, v40)
+					}
+					out.Expressions = append(out.Expressions, v40)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "active":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Active = bool(in.Bool())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss14(out *jwriter.Writer, in css.MediaQuery) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"expressions\":"
+		out.RawString(prefix[1:])
+		if in.Expressions == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v41, v42 := range in.Expressions {
+				if v41 > 0 {
+					out.RawByte(',')
+				}
+				if v42 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss15(out, *v42)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	{
+		const prefix string = ",\"active\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Active))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss15(in *jlexer.Lexer, out *css.MediaQueryExpression) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "value":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Value = float64(in.Float64())
+			}
+		case "unit":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Unit = string(in.String())
+			}
+		case "feature":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Feature = string(in.String())
+			}
+		case "valueRange":
+			if in.IsNull() {
+				in.Skip()
+				out.ValueRange = nil
+			} else {
+				if out.ValueRange == nil {
+					out.ValueRange = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.ValueRange)
+			}
+		case "computedLength":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ComputedLength = float64(in.Float64())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss15(out *jwriter.Writer, in css.MediaQueryExpression) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"value\":"
+		out.RawString(prefix[1:])
+		out.Float64(float64(in.Value))
+	}
+	{
+		const prefix string = ",\"unit\":"
+		out.RawString(prefix)
+		out.String(string(in.Unit))
+	}
+	{
+		const prefix string = ",\"feature\":"
+		out.RawString(prefix)
+		out.String(string(in.Feature))
+	}
+	if in.ValueRange != nil {
+		const prefix string = ",\"valueRange\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.ValueRange)
+	}
+	if in.ComputedLength != 0 {
+		const prefix string = ",\"computedLength\":"
+		out.RawString(prefix)
+		out.Float64(float64(in.ComputedLength))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss5(in *jlexer.Lexer, out *css.SelectorList) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "selectors":
+			if in.IsNull() {
+				in.Skip()
+				out.Selectors = nil
+			} else {
+				in.Delim('[')
+				if out.Selectors == nil {
+					if !in.IsDelim(']') {
+						out.Selectors = make([]*css.Value, 0, 8)
+					} else {
+						out.Selectors = []*css.Value{}
+					}
+				} else {
+					out.Selectors = (out.Selectors)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v43 *css.Value
+					if in.IsNull() {
+						in.Skip()
+						v43 = nil
+					} else {
+						if v43 == nil {
+							v43 = new(css.Value)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, v43)
+					}
+					out.Selectors = append(out.Selectors, v43)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss5(out *jwriter.Writer, in css.SelectorList) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"selectors\":"
+		out.RawString(prefix[1:])
+		if in.Selectors == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v44, v45 := range in.Selectors {
+				if v44 > 0 {
+					out.RawByte(',')
+				}
+				if v45 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *v45)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix)
+		out.String(string(in.Text))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in *jlexer.Lexer, out *css.Value) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+			}
+		case "specificity":
+			if in.IsNull() {
+				in.Skip()
+				out.Specificity = nil
+			} else {
+				if out.Specificity == nil {
+					out.Specificity = new(css.Specificity)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, out.Specificity)
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out *jwriter.Writer, in css.Value) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+	}
+	if in.Specificity != nil {
+		const prefix string = ",\"specificity\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *in.Specificity)
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in *jlexer.Lexer, out *css.Specificity) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "a":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.A = int64(in.Int64())
+			}
+		case "b":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.B = int64(in.Int64())
+			}
+		case "c":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.C = int64(in.Int64())
+			}
+		case "components":
+			if in.IsNull() {
+				in.Skip()
+				out.Components = nil
+			} else {
+				in.Delim('[')
+				if out.Components == nil {
+					if !in.IsDelim(']') {
+						out.Components = make([]*css.SpecificityComponent, 0, 8)
+					} else {
+						out.Components = []*css.SpecificityComponent{}
+					}
+				} else {
+					out.Components = (out.Components)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v46 *css.SpecificityComponent
+					if in.IsNull() {
+						in.Skip()
+						v46 = nil
+					} else {
+						if v46 == nil {
+							v46 = new(css.SpecificityComponent)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss18(in, v46)
+					}
+					out.Components = append(out.Components, v46)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out *jwriter.Writer, in css.Specificity) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"a\":"
+		out.RawString(prefix[1:])
+		out.Int64(int64(in.A))
+	}
+	{
+		const prefix string = ",\"b\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.B))
+	}
+	{
+		const prefix string = ",\"c\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.C))
+	}
+	if in.Components != nil && len(in.Components) != 0 {
+		const prefix string = ",\"components\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v47, v48 := range in.Components {
+				if v47 > 0 {
+					out.RawByte(',')
+				}
+				if v48 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss18(out, *v48)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss18(in *jlexer.Lexer, out *css.SpecificityComponent) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "a":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.A = int64(in.Int64())
+			}
+		case "b":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.B = int64(in.Int64())
+			}
+		case "c":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.C = int64(in.Int64())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss18(out *jwriter.Writer, in css.SpecificityComponent) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	{
+		const prefix string = ",\"a\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.A))
+	}
+	{
+		const prefix string = ",\"b\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.B))
+	}
+	{
+		const prefix string = ",\"c\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.C))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in *jlexer.Lexer, out *css.Style) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		case "cssProperties":
+			if in.IsNull() {
+				in.Skip()
+				out.CSSProperties = nil
+			} else {
+				in.Delim('[')
+				if out.CSSProperties == nil {
+					if !in.IsDelim(']') {
+						out.CSSProperties = make([]*css.Property, 0, 8)
+					} else {
+						out.CSSProperties = []*css.Property{}
+					}
+				} else {
+					out.CSSProperties = (out.CSSProperties)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v49 *css.Property
+					if in.IsNull() {
+						in.Skip()
+						v49 = nil
+					} else {
+						if v49 == nil {
+							v49 = new(css.Property)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in, v49)
+					}
+					out.CSSProperties = append(out.CSSProperties, v49)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "shorthandEntries":
+			if in.IsNull() {
+				in.Skip()
+				out.ShorthandEntries = nil
+			} else {
+				in.Delim('[')
+				if out.ShorthandEntries == nil {
+					if !in.IsDelim(']') {
+						out.ShorthandEntries = make([]*css.ShorthandEntry, 0, 8)
+					} else {
+						out.ShorthandEntries = []*css.ShorthandEntry{}
+					}
+				} else {
+					out.ShorthandEntries = (out.ShorthandEntries)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v50 *css.ShorthandEntry
+					if in.IsNull() {
+						in.Skip()
+						v50 = nil
+					} else {
+						if v50 == nil {
+							v50 = new(css.ShorthandEntry)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in, v50)
+					}
+					out.ShorthandEntries = append(out.ShorthandEntries, v50)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "cssText":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.CSSText = string(in.String())
+			}
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out *jwriter.Writer, in css.Style) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		first = false
+		out.RawString(prefix[1:])
+		out.String(string(in.StyleSheetID))
+	}
+	{
+		const prefix string = ",\"cssProperties\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		if in.CSSProperties == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v51, v52 := range in.CSSProperties {
+				if v51 > 0 {
+					out.RawByte(',')
+				}
+				if v52 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out, *v52)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	{
+		const prefix string = ",\"shorthandEntries\":"
+		out.RawString(prefix)
+		if in.ShorthandEntries == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v53, v54 := range in.ShorthandEntries {
+				if v53 > 0 {
+					out.RawByte(',')
+				}
+				if v54 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out, *v54)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.CSSText != "" {
+		const prefix string = ",\"cssText\":"
+		out.RawString(prefix)
+		out.String(string(in.CSSText))
+	}
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *css.ShorthandEntry) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -577,7 +2369,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss5(in *jlexer.Lexer, out *c
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss5(out *jwriter.Writer, in css.ShorthandEntry) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in css.ShorthandEntry) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -598,7 +2390,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss5(out *jwriter.Writer, in 
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in *jlexer.Lexer, out *css.Property) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in *jlexer.Lexer, out *css.Property) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -662,7 +2454,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in *jlexer.Lexer, out *c
 				if out.Range == nil {
 					out.Range = new(css.SourceRange)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Range)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
 			}
 		case "longhandProperties":
 			if in.IsNull() {
@@ -680,17 +2472,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in *jlexer.Lexer, out *c
 					out.LonghandProperties = (out.LonghandProperties)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v16 *css.Property
+					var v55 *css.Property
 					if in.IsNull() {
 						in.Skip()
-						v16 = nil
+						v55 = nil
 					} else {
-						if v16 == nil {
-							v16 = new(css.Property)
+						if v55 == nil {
+							v55 = new(css.Property)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in, v16)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in, v55)
 					}
-					out.LonghandProperties = append(out.LonghandProperties, v16)
+					out.LonghandProperties = append(out.LonghandProperties, v55)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -709,7 +2501,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in *jlexer.Lexer, out *c
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss4(out *jwriter.Writer, in css.Property) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out *jwriter.Writer, in css.Property) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -751,21 +2543,21 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss4(out *jwriter.Writer, in 
 	if in.Range != nil {
 		const prefix string = ",\"range\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Range)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
 	}
 	if in.LonghandProperties != nil && len(in.LonghandProperties) != 0 {
 		const prefix string = ",\"longhandProperties\":"
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v17, v18 := range in.LonghandProperties {
-				if v17 > 0 {
+			for v56, v57 := range in.LonghandProperties {
+				if v56 > 0 {
 					out.RawByte(',')
 				}
-				if v18 == nil {
+				if v57 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss4(out, *v18)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out, *v57)
 				}
 			}
 			out.RawByte(']')
@@ -879,17 +2671,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.MatchedCSSRules = (out.MatchedCSSRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v19 *css.RuleMatch
+					var v58 *css.RuleMatch
 					if in.IsNull() {
 						in.Skip()
-						v19 = nil
+						v58 = nil
 					} else {
-						if v19 == nil {
-							v19 = new(css.RuleMatch)
+						if v58 == nil {
+							v58 = new(css.RuleMatch)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in, v19)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in, v58)
 					}
-					out.MatchedCSSRules = append(out.MatchedCSSRules, v19)
+					out.MatchedCSSRules = append(out.MatchedCSSRules, v58)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -910,17 +2702,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.PseudoElements = (out.PseudoElements)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v20 *css.PseudoElementMatches
+					var v59 *css.PseudoElementMatches
 					if in.IsNull() {
 						in.Skip()
-						v20 = nil
+						v59 = nil
 					} else {
-						if v20 == nil {
-							v20 = new(css.PseudoElementMatches)
+						if v59 == nil {
+							v59 = new(css.PseudoElementMatches)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in, v20)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in, v59)
 					}
-					out.PseudoElements = append(out.PseudoElements, v20)
+					out.PseudoElements = append(out.PseudoElements, v59)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -941,17 +2733,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.Inherited = (out.Inherited)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v21 *css.InheritedStyleEntry
+					var v60 *css.InheritedStyleEntry
 					if in.IsNull() {
 						in.Skip()
-						v21 = nil
+						v60 = nil
 					} else {
-						if v21 == nil {
-							v21 = new(css.InheritedStyleEntry)
+						if v60 == nil {
+							v60 = new(css.InheritedStyleEntry)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss9(in, v21)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in, v60)
 					}
-					out.Inherited = append(out.Inherited, v21)
+					out.Inherited = append(out.Inherited, v60)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -972,17 +2764,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.InheritedPseudoElements = (out.InheritedPseudoElements)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v22 *css.InheritedPseudoElementMatches
+					var v61 *css.InheritedPseudoElementMatches
 					if in.IsNull() {
 						in.Skip()
-						v22 = nil
+						v61 = nil
 					} else {
-						if v22 == nil {
-							v22 = new(css.InheritedPseudoElementMatches)
+						if v61 == nil {
+							v61 = new(css.InheritedPseudoElementMatches)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, v22)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in, v61)
 					}
-					out.InheritedPseudoElements = append(out.InheritedPseudoElements, v22)
+					out.InheritedPseudoElements = append(out.InheritedPseudoElements, v61)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1003,17 +2795,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSKeyframesRules = (out.CSSKeyframesRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v23 *css.KeyframesRule
+					var v62 *css.KeyframesRule
 					if in.IsNull() {
 						in.Skip()
-						v23 = nil
+						v62 = nil
 					} else {
-						if v23 == nil {
-							v23 = new(css.KeyframesRule)
+						if v62 == nil {
+							v62 = new(css.KeyframesRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in, v23)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in, v62)
 					}
-					out.CSSKeyframesRules = append(out.CSSKeyframesRules, v23)
+					out.CSSKeyframesRules = append(out.CSSKeyframesRules, v62)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1034,17 +2826,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSPositionTryRules = (out.CSSPositionTryRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v24 *css.PositionTryRule
+					var v63 *css.PositionTryRule
 					if in.IsNull() {
 						in.Skip()
-						v24 = nil
+						v63 = nil
 					} else {
-						if v24 == nil {
-							v24 = new(css.PositionTryRule)
+						if v63 == nil {
+							v63 = new(css.PositionTryRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in, v24)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss26(in, v63)
 					}
-					out.CSSPositionTryRules = append(out.CSSPositionTryRules, v24)
+					out.CSSPositionTryRules = append(out.CSSPositionTryRules, v63)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1071,17 +2863,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSPropertyRules = (out.CSSPropertyRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v25 *css.PropertyRule
+					var v64 *css.PropertyRule
 					if in.IsNull() {
 						in.Skip()
-						v25 = nil
+						v64 = nil
 					} else {
-						if v25 == nil {
-							v25 = new(css.PropertyRule)
+						if v64 == nil {
+							v64 = new(css.PropertyRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, v25)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss27(in, v64)
 					}
-					out.CSSPropertyRules = append(out.CSSPropertyRules, v25)
+					out.CSSPropertyRules = append(out.CSSPropertyRules, v64)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1102,17 +2894,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSPropertyRegistrations = (out.CSSPropertyRegistrations)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v26 *css.PropertyRegistration
+					var v65 *css.PropertyRegistration
 					if in.IsNull() {
 						in.Skip()
-						v26 = nil
+						v65 = nil
 					} else {
-						if v26 == nil {
-							v26 = new(css.PropertyRegistration)
+						if v65 == nil {
+							v65 = new(css.PropertyRegistration)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss14(in, v26)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss28(in, v65)
 					}
-					out.CSSPropertyRegistrations = append(out.CSSPropertyRegistrations, v26)
+					out.CSSPropertyRegistrations = append(out.CSSPropertyRegistrations, v65)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1133,17 +2925,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSAtRules = (out.CSSAtRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v27 *css.AtRule
+					var v66 *css.AtRule
 					if in.IsNull() {
 						in.Skip()
-						v27 = nil
+						v66 = nil
 					} else {
-						if v27 == nil {
-							v27 = new(css.AtRule)
+						if v66 == nil {
+							v66 = new(css.AtRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss15(in, v27)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in, v66)
 					}
-					out.CSSAtRules = append(out.CSSAtRules, v27)
+					out.CSSAtRules = append(out.CSSAtRules, v66)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1170,17 +2962,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSFunctionRules = (out.CSSFunctionRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v28 *css.FunctionRule
+					var v67 *css.FunctionRule
 					if in.IsNull() {
 						in.Skip()
-						v28 = nil
+						v67 = nil
 					} else {
-						if v28 == nil {
-							v28 = new(css.FunctionRule)
+						if v67 == nil {
+							v67 = new(css.FunctionRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, v28)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in, v67)
 					}
-					out.CSSFunctionRules = append(out.CSSFunctionRules, v28)
+					out.CSSFunctionRules = append(out.CSSFunctionRules, v67)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1229,14 +3021,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v29, v30 := range in.MatchedCSSRules {
-				if v29 > 0 {
+			for v68, v69 := range in.MatchedCSSRules {
+				if v68 > 0 {
 					out.RawByte(',')
 				}
-				if v30 == nil {
+				if v69 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out, *v30)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out, *v69)
 				}
 			}
 			out.RawByte(']')
@@ -1252,14 +3044,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v31, v32 := range in.PseudoElements {
-				if v31 > 0 {
+			for v70, v71 := range in.PseudoElements {
+				if v70 > 0 {
 					out.RawByte(',')
 				}
-				if v32 == nil {
+				if v71 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out, *v32)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out, *v71)
 				}
 			}
 			out.RawByte(']')
@@ -1275,14 +3067,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v33, v34 := range in.Inherited {
-				if v33 > 0 {
+			for v72, v73 := range in.Inherited {
+				if v72 > 0 {
 					out.RawByte(',')
 				}
-				if v34 == nil {
+				if v73 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss9(out, *v34)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out, *v73)
 				}
 			}
 			out.RawByte(']')
@@ -1298,14 +3090,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v35, v36 := range in.InheritedPseudoElements {
-				if v35 > 0 {
+			for v74, v75 := range in.InheritedPseudoElements {
+				if v74 > 0 {
 					out.RawByte(',')
 				}
-				if v36 == nil {
+				if v75 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *v36)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out, *v75)
 				}
 			}
 			out.RawByte(']')
@@ -1321,14 +3113,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v37, v38 := range in.CSSKeyframesRules {
-				if v37 > 0 {
+			for v76, v77 := range in.CSSKeyframesRules {
+				if v76 > 0 {
 					out.RawByte(',')
 				}
-				if v38 == nil {
+				if v77 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out, *v38)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out, *v77)
 				}
 			}
 			out.RawByte(']')
@@ -1344,14 +3136,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v39, v40 := range in.CSSPositionTryRules {
-				if v39 > 0 {
+			for v78, v79 := range in.CSSPositionTryRules {
+				if v78 > 0 {
 					out.RawByte(',')
 				}
-				if v40 == nil {
+				if v79 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out, *v40)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss26(out, *v79)
 				}
 			}
 			out.RawByte(']')
@@ -1377,14 +3169,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v41, v42 := range in.CSSPropertyRules {
-				if v41 > 0 {
+			for v80, v81 := range in.CSSPropertyRules {
+				if v80 > 0 {
 					out.RawByte(',')
 				}
-				if v42 == nil {
+				if v81 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *v42)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss27(out, *v81)
 				}
 			}
 			out.RawByte(']')
@@ -1400,14 +3192,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v43, v44 := range in.CSSPropertyRegistrations {
-				if v43 > 0 {
+			for v82, v83 := range in.CSSPropertyRegistrations {
+				if v82 > 0 {
 					out.RawByte(',')
 				}
-				if v44 == nil {
+				if v83 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss14(out, *v44)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss28(out, *v83)
 				}
 			}
 			out.RawByte(']')
@@ -1423,14 +3215,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v45, v46 := range in.CSSAtRules {
-				if v45 > 0 {
+			for v84, v85 := range in.CSSAtRules {
+				if v84 > 0 {
 					out.RawByte(',')
 				}
-				if v46 == nil {
+				if v85 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss15(out, *v46)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out, *v85)
 				}
 			}
 			out.RawByte(']')
@@ -1456,14 +3248,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v47, v48 := range in.CSSFunctionRules {
-				if v47 > 0 {
+			for v86, v87 := range in.CSSFunctionRules {
+				if v86 > 0 {
 					out.RawByte(',')
 				}
-				if v48 == nil {
+				if v87 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *v48)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out, *v87)
 				}
 			}
 			out.RawByte(']')
@@ -1471,7 +3263,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in *jlexer.Lexer, out *css.FunctionRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in *jlexer.Lexer, out *css.FunctionRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1493,7 +3285,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in *jlexer.Lexer, out *
 				if out.Name == nil {
 					out.Name = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, out.Name)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.Name)
 			}
 		case "styleSheetId":
 			if in.IsNull() {
@@ -1523,17 +3315,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in *jlexer.Lexer, out *
 					out.Parameters = (out.Parameters)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v49 *css.FunctionParameter
+					var v88 *css.FunctionParameter
 					if in.IsNull() {
 						in.Skip()
-						v49 = nil
+						v88 = nil
 					} else {
-						if v49 == nil {
-							v49 = new(css.FunctionParameter)
+						if v88 == nil {
+							v88 = new(css.FunctionParameter)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss18(in, v49)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss31(in, v88)
 					}
-					out.Parameters = append(out.Parameters, v49)
+					out.Parameters = append(out.Parameters, v88)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1554,17 +3346,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in *jlexer.Lexer, out *
 					out.Children = (out.Children)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v50 *css.FunctionNode
+					var v89 *css.FunctionNode
 					if in.IsNull() {
 						in.Skip()
-						v50 = nil
+						v89 = nil
 					} else {
-						if v50 == nil {
-							v50 = new(css.FunctionNode)
+						if v89 == nil {
+							v89 = new(css.FunctionNode)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in, v50)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in, v89)
 					}
-					out.Children = append(out.Children, v50)
+					out.Children = append(out.Children, v89)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1589,7 +3381,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out *jwriter.Writer, in css.FunctionRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out *jwriter.Writer, in css.FunctionRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1599,7 +3391,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out *jwriter.Writer, in
 		if in.Name == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *in.Name)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.Name)
 		}
 	}
 	if in.StyleSheetID != "" {
@@ -1619,14 +3411,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v51, v52 := range in.Parameters {
-				if v51 > 0 {
+			for v90, v91 := range in.Parameters {
+				if v90 > 0 {
 					out.RawByte(',')
 				}
-				if v52 == nil {
+				if v91 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss18(out, *v52)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss31(out, *v91)
 				}
 			}
 			out.RawByte(']')
@@ -1639,14 +3431,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v53, v54 := range in.Children {
-				if v53 > 0 {
+			for v92, v93 := range in.Children {
+				if v92 > 0 {
 					out.RawByte(',')
 				}
-				if v54 == nil {
+				if v93 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out, *v54)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out, *v93)
 				}
 			}
 			out.RawByte(']')
@@ -1659,7 +3451,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in *jlexer.Lexer, out *css.FunctionNode) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in *jlexer.Lexer, out *css.FunctionNode) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1681,7 +3473,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in *jlexer.Lexer, out *
 				if out.Condition == nil {
 					out.Condition = new(css.FunctionConditionNode)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in, out.Condition)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in, out.Condition)
 			}
 		case "style":
 			if in.IsNull() {
@@ -1707,7 +3499,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out *jwriter.Writer, in css.FunctionNode) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out *jwriter.Writer, in css.FunctionNode) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1715,7 +3507,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out *jwriter.Writer, in
 		const prefix string = ",\"condition\":"
 		first = false
 		out.RawString(prefix[1:])
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out, *in.Condition)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out, *in.Condition)
 	}
 	if in.Style != nil {
 		const prefix string = ",\"style\":"
@@ -1729,7 +3521,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *css.FunctionConditionNode) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in *jlexer.Lexer, out *css.FunctionConditionNode) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1751,7 +3543,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *
 				if out.Media == nil {
 					out.Media = new(css.Media)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in, out.Media)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Media)
 			}
 		case "containerQueries":
 			if in.IsNull() {
@@ -1761,7 +3553,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *
 				if out.ContainerQueries == nil {
 					out.ContainerQueries = new(css.ContainerQuery)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in, out.ContainerQueries)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in, out.ContainerQueries)
 			}
 		case "supports":
 			if in.IsNull() {
@@ -1771,7 +3563,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *
 				if out.Supports == nil {
 					out.Supports = new(css.Supports)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in, out.Supports)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in, out.Supports)
 			}
 		case "navigation":
 			if in.IsNull() {
@@ -1781,7 +3573,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *
 				if out.Navigation == nil {
 					out.Navigation = new(css.Navigation)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in, out.Navigation)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in, out.Navigation)
 			}
 		case "children":
 			if in.IsNull() {
@@ -1799,17 +3591,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *
 					out.Children = (out.Children)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v55 *css.FunctionNode
+					var v94 *css.FunctionNode
 					if in.IsNull() {
 						in.Skip()
-						v55 = nil
+						v94 = nil
 					} else {
-						if v55 == nil {
-							v55 = new(css.FunctionNode)
+						if v94 == nil {
+							v94 = new(css.FunctionNode)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in, v55)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in, v94)
 					}
-					out.Children = append(out.Children, v55)
+					out.Children = append(out.Children, v94)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1834,7 +3626,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in css.FunctionConditionNode) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out *jwriter.Writer, in css.FunctionConditionNode) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1842,7 +3634,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in
 		const prefix string = ",\"media\":"
 		first = false
 		out.RawString(prefix[1:])
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out, *in.Media)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Media)
 	}
 	if in.ContainerQueries != nil {
 		const prefix string = ",\"containerQueries\":"
@@ -1852,7 +3644,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in
 		} else {
 			out.RawString(prefix)
 		}
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out, *in.ContainerQueries)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out, *in.ContainerQueries)
 	}
 	if in.Supports != nil {
 		const prefix string = ",\"supports\":"
@@ -1862,7 +3654,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in
 		} else {
 			out.RawString(prefix)
 		}
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out, *in.Supports)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out, *in.Supports)
 	}
 	if in.Navigation != nil {
 		const prefix string = ",\"navigation\":"
@@ -1872,7 +3664,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in
 		} else {
 			out.RawString(prefix)
 		}
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out, *in.Navigation)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out, *in.Navigation)
 	}
 	{
 		const prefix string = ",\"children\":"
@@ -1886,14 +3678,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v56, v57 := range in.Children {
-				if v56 > 0 {
+			for v95, v96 := range in.Children {
+				if v95 > 0 {
 					out.RawByte(',')
 				}
-				if v57 == nil {
+				if v96 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out, *v57)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out, *v96)
 				}
 			}
 			out.RawByte(']')
@@ -1906,654 +3698,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in *jlexer.Lexer, out *css.Navigation) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "active":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Active = bool(in.Bool())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Range)
-			}
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out *jwriter.Writer, in css.Navigation) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	{
-		const prefix string = ",\"active\":"
-		out.RawString(prefix)
-		out.Bool(bool(in.Active))
-	}
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Range)
-	}
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
-		out.RawString(prefix)
-		out.String(string(in.StyleSheetID))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in *jlexer.Lexer, out *css.Supports) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "active":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Active = bool(in.Bool())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Range)
-			}
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out *jwriter.Writer, in css.Supports) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	{
-		const prefix string = ",\"active\":"
-		out.RawString(prefix)
-		out.Bool(bool(in.Active))
-	}
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Range)
-	}
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
-		out.RawString(prefix)
-		out.String(string(in.StyleSheetID))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in *jlexer.Lexer, out *css.ContainerQuery) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Range)
-			}
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		case "name":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Name = string(in.String())
-			}
-		case "physicalAxes":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.PhysicalAxes = dom.PhysicalAxes(in.String())
-			}
-		case "logicalAxes":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.LogicalAxes = dom.LogicalAxes(in.String())
-			}
-		case "queriesScrollState":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.QueriesScrollState = bool(in.Bool())
-			}
-		case "queriesAnchored":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.QueriesAnchored = bool(in.Bool())
-			}
-		case "conditionText":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.ConditionText = string(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out *jwriter.Writer, in css.ContainerQuery) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
-		first = false
-		out.RawString(prefix[1:])
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Range)
-	}
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		out.String(string(in.StyleSheetID))
-	}
-	if in.Name != "" {
-		const prefix string = ",\"name\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		out.String(string(in.Name))
-	}
-	if in.PhysicalAxes != "" {
-		const prefix string = ",\"physicalAxes\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		out.String(string(in.PhysicalAxes))
-	}
-	if in.LogicalAxes != "" {
-		const prefix string = ",\"logicalAxes\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		out.String(string(in.LogicalAxes))
-	}
-	{
-		const prefix string = ",\"queriesScrollState\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		out.Bool(bool(in.QueriesScrollState))
-	}
-	{
-		const prefix string = ",\"queriesAnchored\":"
-		out.RawString(prefix)
-		out.Bool(bool(in.QueriesAnchored))
-	}
-	{
-		const prefix string = ",\"conditionText\":"
-		out.RawString(prefix)
-		out.String(string(in.ConditionText))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in *jlexer.Lexer, out *css.Media) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "source":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Source = css.MediaSource(in.String())
-			}
-		case "sourceURL":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.SourceURL = string(in.String())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Range)
-			}
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		case "mediaList":
-			if in.IsNull() {
-				in.Skip()
-				out.MediaList = nil
-			} else {
-				in.Delim('[')
-				if out.MediaList == nil {
-					if !in.IsDelim(']') {
-						out.MediaList = make([]*css.MediaQuery, 0, 8)
-					} else {
-						out.MediaList = []*css.MediaQuery{}
-					}
-				} else {
-					out.MediaList = (out.MediaList)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v58 *css.MediaQuery
-					if in.IsNull() {
-						in.Skip()
-						v58 = nil
-					} else {
-						if v58 == nil {
-							v58 = new(css.MediaQuery)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in, v58)
-					}
-					out.MediaList = append(out.MediaList, v58)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out *jwriter.Writer, in css.Media) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	{
-		const prefix string = ",\"source\":"
-		out.RawString(prefix)
-		out.String(string(in.Source))
-	}
-	if in.SourceURL != "" {
-		const prefix string = ",\"sourceURL\":"
-		out.RawString(prefix)
-		out.String(string(in.SourceURL))
-	}
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Range)
-	}
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
-		out.RawString(prefix)
-		out.String(string(in.StyleSheetID))
-	}
-	if in.MediaList != nil && len(in.MediaList) != 0 {
-		const prefix string = ",\"mediaList\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v59, v60 := range in.MediaList {
-				if v59 > 0 {
-					out.RawByte(',')
-				}
-				if v60 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out, *v60)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in *jlexer.Lexer, out *css.MediaQuery) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "expressions":
-			if in.IsNull() {
-				in.Skip()
-				out.Expressions = nil
-			} else {
-				in.Delim('[')
-				if out.Expressions == nil {
-					if !in.IsDelim(']') {
-						out.Expressions = make([]*css.MediaQueryExpression, 0, 8)
-					} else {
-						out.Expressions = []*css.MediaQueryExpression{}
-					}
-				} else {
-					out.Expressions = (out.Expressions)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v61 *css.MediaQueryExpression
-					if in.IsNull() {
-						in.Skip()
-						v61 = nil
-					} else {
-						if v61 == nil {
-							v61 = new(css.MediaQueryExpression)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss26(in, v61)
-					}
-					out.Expressions = append(out.Expressions, v61)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "active":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Active = bool(in.Bool())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out *jwriter.Writer, in css.MediaQuery) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"expressions\":"
-		out.RawString(prefix[1:])
-		if in.Expressions == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
-			out.RawString("null")
-		} else {
-			out.RawByte('[')
-			for v62, v63 := range in.Expressions {
-				if v62 > 0 {
-					out.RawByte(',')
-				}
-				if v63 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss26(out, *v63)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	{
-		const prefix string = ",\"active\":"
-		out.RawString(prefix)
-		out.Bool(bool(in.Active))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss26(in *jlexer.Lexer, out *css.MediaQueryExpression) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "value":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Value = float64(in.Float64())
-			}
-		case "unit":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Unit = string(in.String())
-			}
-		case "feature":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Feature = string(in.String())
-			}
-		case "valueRange":
-			if in.IsNull() {
-				in.Skip()
-				out.ValueRange = nil
-			} else {
-				if out.ValueRange == nil {
-					out.ValueRange = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.ValueRange)
-			}
-		case "computedLength":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.ComputedLength = float64(in.Float64())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss26(out *jwriter.Writer, in css.MediaQueryExpression) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"value\":"
-		out.RawString(prefix[1:])
-		out.Float64(float64(in.Value))
-	}
-	{
-		const prefix string = ",\"unit\":"
-		out.RawString(prefix)
-		out.String(string(in.Unit))
-	}
-	{
-		const prefix string = ",\"feature\":"
-		out.RawString(prefix)
-		out.String(string(in.Feature))
-	}
-	if in.ValueRange != nil {
-		const prefix string = ",\"valueRange\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.ValueRange)
-	}
-	if in.ComputedLength != 0 {
-		const prefix string = ",\"computedLength\":"
-		out.RawString(prefix)
-		out.Float64(float64(in.ComputedLength))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss18(in *jlexer.Lexer, out *css.FunctionParameter) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss31(in *jlexer.Lexer, out *css.FunctionParameter) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2593,7 +3738,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss18(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss18(out *jwriter.Writer, in css.FunctionParameter) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss31(out *jwriter.Writer, in css.FunctionParameter) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2609,276 +3754,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss18(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in *jlexer.Lexer, out *css.Value) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Range)
-			}
-		case "specificity":
-			if in.IsNull() {
-				in.Skip()
-				out.Specificity = nil
-			} else {
-				if out.Specificity == nil {
-					out.Specificity = new(css.Specificity)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss27(in, out.Specificity)
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out *jwriter.Writer, in css.Value) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Range)
-	}
-	if in.Specificity != nil {
-		const prefix string = ",\"specificity\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss27(out, *in.Specificity)
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss27(in *jlexer.Lexer, out *css.Specificity) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "a":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.A = int64(in.Int64())
-			}
-		case "b":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.B = int64(in.Int64())
-			}
-		case "c":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.C = int64(in.Int64())
-			}
-		case "components":
-			if in.IsNull() {
-				in.Skip()
-				out.Components = nil
-			} else {
-				in.Delim('[')
-				if out.Components == nil {
-					if !in.IsDelim(']') {
-						out.Components = make([]*css.SpecificityComponent, 0, 8)
-					} else {
-						out.Components = []*css.SpecificityComponent{}
-					}
-				} else {
-					out.Components = (out.Components)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v64 *css.SpecificityComponent
-					if in.IsNull() {
-						in.Skip()
-						v64 = nil
-					} else {
-						if v64 == nil {
-							v64 = new(css.SpecificityComponent)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss28(in, v64)
-					}
-					out.Components = append(out.Components, v64)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss27(out *jwriter.Writer, in css.Specificity) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"a\":"
-		out.RawString(prefix[1:])
-		out.Int64(int64(in.A))
-	}
-	{
-		const prefix string = ",\"b\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.B))
-	}
-	{
-		const prefix string = ",\"c\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.C))
-	}
-	if in.Components != nil && len(in.Components) != 0 {
-		const prefix string = ",\"components\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v65, v66 := range in.Components {
-				if v65 > 0 {
-					out.RawByte(',')
-				}
-				if v66 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss28(out, *v66)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss28(in *jlexer.Lexer, out *css.SpecificityComponent) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "a":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.A = int64(in.Int64())
-			}
-		case "b":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.B = int64(in.Int64())
-			}
-		case "c":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.C = int64(in.Int64())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss28(out *jwriter.Writer, in css.SpecificityComponent) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	{
-		const prefix string = ",\"a\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.A))
-	}
-	{
-		const prefix string = ",\"b\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.B))
-	}
-	{
-		const prefix string = ",\"c\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.C))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss15(in *jlexer.Lexer, out *css.AtRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in *jlexer.Lexer, out *css.AtRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2912,7 +3788,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss15(in *jlexer.Lexer, out *
 				if out.Name == nil {
 					out.Name = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, out.Name)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.Name)
 			}
 		case "styleSheetId":
 			if in.IsNull() {
@@ -2950,7 +3826,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss15(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss15(out *jwriter.Writer, in css.AtRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out *jwriter.Writer, in css.AtRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2967,7 +3843,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss15(out *jwriter.Writer, in
 	if in.Name != nil {
 		const prefix string = ",\"name\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *in.Name)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.Name)
 	}
 	if in.StyleSheetID != "" {
 		const prefix string = ",\"styleSheetId\":"
@@ -2990,7 +3866,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss15(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss14(in *jlexer.Lexer, out *css.PropertyRegistration) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss28(in *jlexer.Lexer, out *css.PropertyRegistration) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3018,7 +3894,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss14(in *jlexer.Lexer, out *
 				if out.InitialValue == nil {
 					out.InitialValue = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, out.InitialValue)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.InitialValue)
 			}
 		case "inherits":
 			if in.IsNull() {
@@ -3046,7 +3922,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss14(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss14(out *jwriter.Writer, in css.PropertyRegistration) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss28(out *jwriter.Writer, in css.PropertyRegistration) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3058,7 +3934,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss14(out *jwriter.Writer, in
 	if in.InitialValue != nil {
 		const prefix string = ",\"initialValue\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *in.InitialValue)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.InitialValue)
 	}
 	{
 		const prefix string = ",\"inherits\":"
@@ -3072,7 +3948,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss14(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in *jlexer.Lexer, out *css.PropertyRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss27(in *jlexer.Lexer, out *css.PropertyRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3106,7 +3982,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in *jlexer.Lexer, out *
 				if out.PropertyName == nil {
 					out.PropertyName = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, out.PropertyName)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.PropertyName)
 			}
 		case "style":
 			if in.IsNull() {
@@ -3132,7 +4008,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out *jwriter.Writer, in css.PropertyRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss27(out *jwriter.Writer, in css.PropertyRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3158,7 +4034,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out *jwriter.Writer, in
 		if in.PropertyName == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *in.PropertyName)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.PropertyName)
 		}
 	}
 	{
@@ -3172,7 +4048,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in *jlexer.Lexer, out *css.PositionTryRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss26(in *jlexer.Lexer, out *css.PositionTryRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3194,7 +4070,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in *jlexer.Lexer, out *
 				if out.Name == nil {
 					out.Name = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, out.Name)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.Name)
 			}
 		case "styleSheetId":
 			if in.IsNull() {
@@ -3238,7 +4114,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out *jwriter.Writer, in css.PositionTryRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss26(out *jwriter.Writer, in css.PositionTryRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3248,7 +4124,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out *jwriter.Writer, in
 		if in.Name == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *in.Name)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.Name)
 		}
 	}
 	if in.StyleSheetID != "" {
@@ -3277,7 +4153,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in *jlexer.Lexer, out *css.KeyframesRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in *jlexer.Lexer, out *css.KeyframesRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3299,7 +4175,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in *jlexer.Lexer, out *
 				if out.AnimationName == nil {
 					out.AnimationName = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, out.AnimationName)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.AnimationName)
 			}
 		case "keyframes":
 			if in.IsNull() {
@@ -3317,17 +4193,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in *jlexer.Lexer, out *
 					out.Keyframes = (out.Keyframes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v67 *css.KeyframeRule
+					var v97 *css.KeyframeRule
 					if in.IsNull() {
 						in.Skip()
-						v67 = nil
+						v97 = nil
 					} else {
-						if v67 == nil {
-							v67 = new(css.KeyframeRule)
+						if v97 == nil {
+							v97 = new(css.KeyframeRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in, v67)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in, v97)
 					}
-					out.Keyframes = append(out.Keyframes, v67)
+					out.Keyframes = append(out.Keyframes, v97)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -3346,7 +4222,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out *jwriter.Writer, in css.KeyframesRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out *jwriter.Writer, in css.KeyframesRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3356,7 +4232,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out *jwriter.Writer, in
 		if in.AnimationName == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *in.AnimationName)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.AnimationName)
 		}
 	}
 	{
@@ -3366,14 +4242,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v68, v69 := range in.Keyframes {
-				if v68 > 0 {
+			for v98, v99 := range in.Keyframes {
+				if v98 > 0 {
 					out.RawByte(',')
 				}
-				if v69 == nil {
+				if v99 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out, *v69)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out, *v99)
 				}
 			}
 			out.RawByte(']')
@@ -3381,7 +4257,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in *jlexer.Lexer, out *css.KeyframeRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in *jlexer.Lexer, out *css.KeyframeRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3415,7 +4291,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in *jlexer.Lexer, out *
 				if out.KeyText == nil {
 					out.KeyText = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, out.KeyText)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.KeyText)
 			}
 		case "style":
 			if in.IsNull() {
@@ -3441,7 +4317,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out *jwriter.Writer, in css.KeyframeRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out *jwriter.Writer, in css.KeyframeRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3467,7 +4343,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out *jwriter.Writer, in
 		if in.KeyText == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *in.KeyText)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.KeyText)
 		}
 	}
 	{
@@ -3481,7 +4357,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in *jlexer.Lexer, out *css.InheritedPseudoElementMatches) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in *jlexer.Lexer, out *css.InheritedPseudoElementMatches) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3511,17 +4387,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in *jlexer.Lexer, out *
 					out.PseudoElements = (out.PseudoElements)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v70 *css.PseudoElementMatches
+					var v100 *css.PseudoElementMatches
 					if in.IsNull() {
 						in.Skip()
-						v70 = nil
+						v100 = nil
 					} else {
-						if v70 == nil {
-							v70 = new(css.PseudoElementMatches)
+						if v100 == nil {
+							v100 = new(css.PseudoElementMatches)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in, v70)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in, v100)
 					}
-					out.PseudoElements = append(out.PseudoElements, v70)
+					out.PseudoElements = append(out.PseudoElements, v100)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -3540,7 +4416,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out *jwriter.Writer, in css.InheritedPseudoElementMatches) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out *jwriter.Writer, in css.InheritedPseudoElementMatches) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3551,14 +4427,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v71, v72 := range in.PseudoElements {
-				if v71 > 0 {
+			for v101, v102 := range in.PseudoElements {
+				if v101 > 0 {
 					out.RawByte(',')
 				}
-				if v72 == nil {
+				if v102 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out, *v72)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out, *v102)
 				}
 			}
 			out.RawByte(']')
@@ -3566,7 +4442,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss9(in *jlexer.Lexer, out *css.InheritedStyleEntry) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in *jlexer.Lexer, out *css.InheritedStyleEntry) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3606,17 +4482,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss9(in *jlexer.Lexer, out *c
 					out.MatchedCSSRules = (out.MatchedCSSRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v73 *css.RuleMatch
+					var v103 *css.RuleMatch
 					if in.IsNull() {
 						in.Skip()
-						v73 = nil
+						v103 = nil
 					} else {
-						if v73 == nil {
-							v73 = new(css.RuleMatch)
+						if v103 == nil {
+							v103 = new(css.RuleMatch)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in, v73)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in, v103)
 					}
-					out.MatchedCSSRules = append(out.MatchedCSSRules, v73)
+					out.MatchedCSSRules = append(out.MatchedCSSRules, v103)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -3635,7 +4511,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss9(in *jlexer.Lexer, out *c
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss9(out *jwriter.Writer, in css.InheritedStyleEntry) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out *jwriter.Writer, in css.InheritedStyleEntry) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3657,14 +4533,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss9(out *jwriter.Writer, in 
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v74, v75 := range in.MatchedCSSRules {
-				if v74 > 0 {
+			for v104, v105 := range in.MatchedCSSRules {
+				if v104 > 0 {
 					out.RawByte(',')
 				}
-				if v75 == nil {
+				if v105 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out, *v75)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out, *v105)
 				}
 			}
 			out.RawByte(']')
@@ -3672,7 +4548,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss9(out *jwriter.Writer, in 
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in *jlexer.Lexer, out *css.PseudoElementMatches) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in *jlexer.Lexer, out *css.PseudoElementMatches) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3714,17 +4590,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in *jlexer.Lexer, out *c
 					out.Matches = (out.Matches)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v76 *css.RuleMatch
+					var v106 *css.RuleMatch
 					if in.IsNull() {
 						in.Skip()
-						v76 = nil
+						v106 = nil
 					} else {
-						if v76 == nil {
-							v76 = new(css.RuleMatch)
+						if v106 == nil {
+							v106 = new(css.RuleMatch)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in, v76)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in, v106)
 					}
-					out.Matches = append(out.Matches, v76)
+					out.Matches = append(out.Matches, v106)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -3743,7 +4619,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in *jlexer.Lexer, out *c
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out *jwriter.Writer, in css.PseudoElementMatches) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out *jwriter.Writer, in css.PseudoElementMatches) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3764,14 +4640,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out *jwriter.Writer, in 
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v77, v78 := range in.Matches {
-				if v77 > 0 {
+			for v107, v108 := range in.Matches {
+				if v107 > 0 {
 					out.RawByte(',')
 				}
-				if v78 == nil {
+				if v108 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out, *v78)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out, *v108)
 				}
 			}
 			out.RawByte(']')
@@ -3779,7 +4655,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out *jwriter.Writer, in 
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in *jlexer.Lexer, out *css.RuleMatch) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in *jlexer.Lexer, out *css.RuleMatch) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3801,7 +4677,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in *jlexer.Lexer, out *c
 				if out.Rule == nil {
 					out.Rule = new(css.Rule)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in, out.Rule)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in, out.Rule)
 			}
 		case "matchingSelectors":
 			if in.IsNull() {
@@ -3819,13 +4695,13 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in *jlexer.Lexer, out *c
 					out.MatchingSelectors = (out.MatchingSelectors)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v79 int64
+					var v109 int64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v79 = int64(in.Int64())
+						v109 = int64(in.Int64())
 					}
-					out.MatchingSelectors = append(out.MatchingSelectors, v79)
+					out.MatchingSelectors = append(out.MatchingSelectors, v109)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -3844,7 +4720,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in *jlexer.Lexer, out *c
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out *jwriter.Writer, in css.RuleMatch) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out *jwriter.Writer, in css.RuleMatch) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3854,7 +4730,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out *jwriter.Writer, in 
 		if in.Rule == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out, *in.Rule)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss4(out, *in.Rule)
 		}
 	}
 	{
@@ -3864,854 +4740,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out *jwriter.Writer, in 
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v80, v81 := range in.MatchingSelectors {
-				if v80 > 0 {
-					out.RawByte(',')
-				}
-				out.Int64(int64(v81))
-			}
-			out.RawByte(']')
-		}
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in *jlexer.Lexer, out *css.Rule) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		case "selectorList":
-			if in.IsNull() {
-				in.Skip()
-				out.SelectorList = nil
-			} else {
-				if out.SelectorList == nil {
-					out.SelectorList = new(css.SelectorList)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss31(in, out.SelectorList)
-			}
-		case "nestingSelectors":
-			if in.IsNull() {
-				in.Skip()
-				out.NestingSelectors = nil
-			} else {
-				in.Delim('[')
-				if out.NestingSelectors == nil {
-					if !in.IsDelim(']') {
-						out.NestingSelectors = make([]string, 0, 4)
-					} else {
-						out.NestingSelectors = []string{}
-					}
-				} else {
-					out.NestingSelectors = (out.NestingSelectors)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v82 string
-					if in.IsNull() {
-						in.Skip()
-					} else {
-						v82 = string(in.String())
-					}
-					out.NestingSelectors = append(out.NestingSelectors, v82)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "origin":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Origin = css.StyleSheetOrigin(in.String())
-			}
-		case "style":
-			if in.IsNull() {
-				in.Skip()
-				out.Style = nil
-			} else {
-				if out.Style == nil {
-					out.Style = new(css.Style)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in, out.Style)
-			}
-		case "originTreeScopeNodeId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.OriginTreeScopeNodeID = cdp.BackendNodeID(in.Int64())
-			}
-		case "media":
-			if in.IsNull() {
-				in.Skip()
-				out.Media = nil
-			} else {
-				in.Delim('[')
-				if out.Media == nil {
-					if !in.IsDelim(']') {
-						out.Media = make([]*css.Media, 0, 8)
-					} else {
-						out.Media = []*css.Media{}
-					}
-				} else {
-					out.Media = (out.Media)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v83 *css.Media
-					if in.IsNull() {
-						in.Skip()
-						v83 = nil
-					} else {
-						if v83 == nil {
-							v83 = new(css.Media)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in, v83)
-					}
-					out.Media = append(out.Media, v83)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "containerQueries":
-			if in.IsNull() {
-				in.Skip()
-				out.ContainerQueries = nil
-			} else {
-				in.Delim('[')
-				if out.ContainerQueries == nil {
-					if !in.IsDelim(']') {
-						out.ContainerQueries = make([]*css.ContainerQuery, 0, 8)
-					} else {
-						out.ContainerQueries = []*css.ContainerQuery{}
-					}
-				} else {
-					out.ContainerQueries = (out.ContainerQueries)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v84 *css.ContainerQuery
-					if in.IsNull() {
-						in.Skip()
-						v84 = nil
-					} else {
-						if v84 == nil {
-							v84 = new(css.ContainerQuery)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in, v84)
-					}
-					out.ContainerQueries = append(out.ContainerQueries, v84)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "supports":
-			if in.IsNull() {
-				in.Skip()
-				out.Supports = nil
-			} else {
-				in.Delim('[')
-				if out.Supports == nil {
-					if !in.IsDelim(']') {
-						out.Supports = make([]*css.Supports, 0, 8)
-					} else {
-						out.Supports = []*css.Supports{}
-					}
-				} else {
-					out.Supports = (out.Supports)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v85 *css.Supports
-					if in.IsNull() {
-						in.Skip()
-						v85 = nil
-					} else {
-						if v85 == nil {
-							v85 = new(css.Supports)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in, v85)
-					}
-					out.Supports = append(out.Supports, v85)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "layers":
-			if in.IsNull() {
-				in.Skip()
-				out.Layers = nil
-			} else {
-				in.Delim('[')
-				if out.Layers == nil {
-					if !in.IsDelim(']') {
-						out.Layers = make([]*css.Layer, 0, 8)
-					} else {
-						out.Layers = []*css.Layer{}
-					}
-				} else {
-					out.Layers = (out.Layers)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v86 *css.Layer
-					if in.IsNull() {
-						in.Skip()
-						v86 = nil
-					} else {
-						if v86 == nil {
-							v86 = new(css.Layer)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in, v86)
-					}
-					out.Layers = append(out.Layers, v86)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "scopes":
-			if in.IsNull() {
-				in.Skip()
-				out.Scopes = nil
-			} else {
-				in.Delim('[')
-				if out.Scopes == nil {
-					if !in.IsDelim(']') {
-						out.Scopes = make([]*css.Scope, 0, 8)
-					} else {
-						out.Scopes = []*css.Scope{}
-					}
-				} else {
-					out.Scopes = (out.Scopes)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v87 *css.Scope
-					if in.IsNull() {
-						in.Skip()
-						v87 = nil
-					} else {
-						if v87 == nil {
-							v87 = new(css.Scope)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in, v87)
-					}
-					out.Scopes = append(out.Scopes, v87)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "ruleTypes":
-			if in.IsNull() {
-				in.Skip()
-				out.RuleTypes = nil
-			} else {
-				in.Delim('[')
-				if out.RuleTypes == nil {
-					if !in.IsDelim(']') {
-						out.RuleTypes = make([]css.RuleType, 0, 4)
-					} else {
-						out.RuleTypes = []css.RuleType{}
-					}
-				} else {
-					out.RuleTypes = (out.RuleTypes)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v88 css.RuleType
-					if in.IsNull() {
-						in.Skip()
-					} else {
-						v88 = css.RuleType(in.String())
-					}
-					out.RuleTypes = append(out.RuleTypes, v88)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "startingStyles":
-			if in.IsNull() {
-				in.Skip()
-				out.StartingStyles = nil
-			} else {
-				in.Delim('[')
-				if out.StartingStyles == nil {
-					if !in.IsDelim(']') {
-						out.StartingStyles = make([]*css.StartingStyle, 0, 8)
-					} else {
-						out.StartingStyles = []*css.StartingStyle{}
-					}
-				} else {
-					out.StartingStyles = (out.StartingStyles)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v89 *css.StartingStyle
-					if in.IsNull() {
-						in.Skip()
-						v89 = nil
-					} else {
-						if v89 == nil {
-							v89 = new(css.StartingStyle)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in, v89)
-					}
-					out.StartingStyles = append(out.StartingStyles, v89)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "navigations":
-			if in.IsNull() {
-				in.Skip()
-				out.Navigations = nil
-			} else {
-				in.Delim('[')
-				if out.Navigations == nil {
-					if !in.IsDelim(']') {
-						out.Navigations = make([]*css.Navigation, 0, 8)
-					} else {
-						out.Navigations = []*css.Navigation{}
-					}
-				} else {
-					out.Navigations = (out.Navigations)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v90 *css.Navigation
-					if in.IsNull() {
-						in.Skip()
-						v90 = nil
-					} else {
-						if v90 == nil {
-							v90 = new(css.Navigation)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in, v90)
-					}
-					out.Navigations = append(out.Navigations, v90)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out *jwriter.Writer, in css.Rule) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
-		first = false
-		out.RawString(prefix[1:])
-		out.String(string(in.StyleSheetID))
-	}
-	{
-		const prefix string = ",\"selectorList\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		if in.SelectorList == nil {
-			out.RawString("null")
-		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss31(out, *in.SelectorList)
-		}
-	}
-	if in.NestingSelectors != nil && len(in.NestingSelectors) != 0 {
-		const prefix string = ",\"nestingSelectors\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v91, v92 := range in.NestingSelectors {
-				if v91 > 0 {
-					out.RawByte(',')
-				}
-				out.String(string(v92))
-			}
-			out.RawByte(']')
-		}
-	}
-	{
-		const prefix string = ",\"origin\":"
-		out.RawString(prefix)
-		out.String(string(in.Origin))
-	}
-	{
-		const prefix string = ",\"style\":"
-		out.RawString(prefix)
-		if in.Style == nil {
-			out.RawString("null")
-		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out, *in.Style)
-		}
-	}
-	if in.OriginTreeScopeNodeID != 0 {
-		const prefix string = ",\"originTreeScopeNodeId\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.OriginTreeScopeNodeID))
-	}
-	if in.Media != nil && len(in.Media) != 0 {
-		const prefix string = ",\"media\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v93, v94 := range in.Media {
-				if v93 > 0 {
-					out.RawByte(',')
-				}
-				if v94 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out, *v94)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.ContainerQueries != nil && len(in.ContainerQueries) != 0 {
-		const prefix string = ",\"containerQueries\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v95, v96 := range in.ContainerQueries {
-				if v95 > 0 {
-					out.RawByte(',')
-				}
-				if v96 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out, *v96)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Supports != nil && len(in.Supports) != 0 {
-		const prefix string = ",\"supports\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v97, v98 := range in.Supports {
-				if v97 > 0 {
-					out.RawByte(',')
-				}
-				if v98 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out, *v98)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Layers != nil && len(in.Layers) != 0 {
-		const prefix string = ",\"layers\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v99, v100 := range in.Layers {
-				if v99 > 0 {
-					out.RawByte(',')
-				}
-				if v100 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out, *v100)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Scopes != nil && len(in.Scopes) != 0 {
-		const prefix string = ",\"scopes\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v101, v102 := range in.Scopes {
-				if v101 > 0 {
-					out.RawByte(',')
-				}
-				if v102 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out, *v102)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.RuleTypes != nil && len(in.RuleTypes) != 0 {
-		const prefix string = ",\"ruleTypes\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v103, v104 := range in.RuleTypes {
-				if v103 > 0 {
-					out.RawByte(',')
-				}
-				out.String(string(v104))
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.StartingStyles != nil && len(in.StartingStyles) != 0 {
-		const prefix string = ",\"startingStyles\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v105, v106 := range in.StartingStyles {
-				if v105 > 0 {
-					out.RawByte(',')
-				}
-				if v106 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out, *v106)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Navigations != nil && len(in.Navigations) != 0 {
-		const prefix string = ",\"navigations\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v107, v108 := range in.Navigations {
-				if v107 > 0 {
-					out.RawByte(',')
-				}
-				if v108 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out, *v108)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in *jlexer.Lexer, out *css.StartingStyle) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Range)
-			}
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out *jwriter.Writer, in css.StartingStyle) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
-		first = false
-		out.RawString(prefix[1:])
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Range)
-	}
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
-		if first {
-			first = false
-			out.RawString(prefix[1:])
-		} else {
-			out.RawString(prefix)
-		}
-		out.String(string(in.StyleSheetID))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in *jlexer.Lexer, out *css.Scope) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Range)
-			}
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out *jwriter.Writer, in css.Scope) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Range)
-	}
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
-		out.RawString(prefix)
-		out.String(string(in.StyleSheetID))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in *jlexer.Lexer, out *css.Layer) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Range)
-			}
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out *jwriter.Writer, in css.Layer) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Range)
-	}
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
-		out.RawString(prefix)
-		out.String(string(in.StyleSheetID))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss31(in *jlexer.Lexer, out *css.SelectorList) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "selectors":
-			if in.IsNull() {
-				in.Skip()
-				out.Selectors = nil
-			} else {
-				in.Delim('[')
-				if out.Selectors == nil {
-					if !in.IsDelim(']') {
-						out.Selectors = make([]*css.Value, 0, 8)
-					} else {
-						out.Selectors = []*css.Value{}
-					}
-				} else {
-					out.Selectors = (out.Selectors)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v109 *css.Value
-					if in.IsNull() {
-						in.Skip()
-						v109 = nil
-					} else {
-						if v109 == nil {
-							v109 = new(css.Value)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, v109)
-					}
-					out.Selectors = append(out.Selectors, v109)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss31(out *jwriter.Writer, in css.SelectorList) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"selectors\":"
-		out.RawString(prefix[1:])
-		if in.Selectors == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
-			out.RawString("null")
-		} else {
-			out.RawByte('[')
-			for v110, v111 := range in.Selectors {
+			for v110, v111 := range in.MatchingSelectors {
 				if v110 > 0 {
 					out.RawByte(',')
 				}
-				if v111 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *v111)
-				}
+				out.Int64(int64(v111))
 			}
 			out.RawByte(']')
 		}
-	}
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix)
-		out.String(string(in.Text))
 	}
 	out.RawByte('}')
 }

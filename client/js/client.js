@@ -3204,6 +3204,8 @@ const TEXT_PART = 8192;
 const MAX_INHERITED = 64;
 
 const G = /** @type {any} */ (globalThis);
+/** The inspector sheets (newSheet): their rules' origin is "inspector". */
+const inspectorSheets = new WeakSet();
 
 /** @param {string} code @param {string} message */
 function failure(code, message) {
@@ -3381,7 +3383,7 @@ function ruleJSON(id, e) {
   /** @type {Record<string, any>} */
   const r = {
     styleSheetId: id, selectorList: { selectors: sels.map((t) => ({ text: t })), text: oneLine(String(e.rule.selectorText)) },
-    origin: 'regular', style: styleJSON(id, e.line, e.start, e.rule.style.cssText),
+    origin: inspectorSheets.has(e.rule.parentStyleSheet) ? 'inspector' : 'regular', style: styleJSON(id, e.line, e.start, e.rule.style.cssText),
   };
   const { c } = conditions(id, e.groups);
   for (const k of Object.keys(c)) if (c[k].length) r[k] = c[k];
@@ -3393,6 +3395,7 @@ function ruleJSON(id, e) {
  * @property {Map<any, string>} ids
  * @property {Map<string, any>} sheets
  * @property {number} next
+ * @property {string} [inspector] the inspector sheet's id (newSheet)
  */
 
 /** @param {any} s the DOM session */
@@ -3568,8 +3571,67 @@ function cssCommand(agent, s, p) {
       if (!again) throw failure('invalid-argument', 'the rule is gone from style sheet ' + p.sheet);
       return { css: { style: styleJSON(p.sheet, again.line, again.start, again.rule.style.cssText) } };
     }
+    case 'newSheet': return newSheet(doc, s);
+    case 'addRule': return { css: { rule: addRule(sheetOf(s, p.sheet), p.sheet, p.line || 0, String(p.text || '')) } };
   }
   throw failure('unsupported', 'css query ' + p.css + ' is not in the page CSS agent');
+}
+
+/**
+ * The session's inspector sheet (CSS.createStyleSheet): a constructed sheet
+ * in document.adoptedStyleSheets, so it applies like the page's own and
+ * never shows in the Elements tree (a <style> element would).
+ * @param {any} doc @param {any} s
+ */
+function newSheet(doc, s) {
+  const st = state(s);
+  if (st.inspector) return { css: { sheet: st.inspector } };
+  if (!G.CSSStyleSheet || !Array.isArray(doc.adoptedStyleSheets)) throw failure('unsupported', 'this browser has no constructed style sheets (adoptedStyleSheets): new rules cannot be added');
+  const sheet = new G.CSSStyleSheet();
+  inspectorSheets.add(sheet);
+  doc.adoptedStyleSheets = [...doc.adoptedStyleSheets, sheet];
+  const id = 's' + st.next++;
+  st.ids.set(sheet, id);
+  st.sheets.set(id, sheet);
+  st.inspector = id;
+  const header = {
+    styleSheetId: id, frameId: '', sourceURL: '', origin: 'inspector', title: '', disabled: false, hasSourceURL: false, isInline: false,
+    isMutable: true, isConstructed: true, startLine: 0, startColumn: 0, length: 0, endLine: 0, endColumn: 0, loadingFailed: false,
+  };
+  return { css: { sheets: [header], sheet: id } };
+}
+
+/** Lines a rule takes in a sheet's text (flatten's layout). @param {any} r */
+function linesOf(r) {
+  if (r.type === 1 && r.style) return 1;
+  if (r.cssRules && groupHeader(r) !== null) {
+    let n = 2;
+    for (const c of r.cssRules) n += linesOf(c);
+    return n;
+  }
+  return 1;
+}
+
+/**
+ * Inserts a style rule at the top level of sheet before the rule that
+ * starts at or after line; answers it as CDP's CSSRule.
+ * @param {any} sheet @param {string} id @param {number} line @param {string} text
+ */
+function addRule(sheet, id, line, text) {
+  let index = 0;
+  for (let at = 0; index < sheet.cssRules.length && at < line; index++) at += linesOf(sheet.cssRules[index]);
+  try {
+    sheet.insertRule(text, index);
+  } catch (e) {
+    throw failure('invalid-argument', 'the page could not add the rule ' + JSON.stringify(text.slice(0, 200)) + ': ' + String(/** @type {any} */ (e).message || e));
+  }
+  const rule = sheet.cssRules[index];
+  const e = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.rule === rule);
+  if (!e) {
+    sheet.deleteRule(index);
+    throw failure('invalid-argument', 'CSS.addRule adds a style rule (selector { declarations }), not ' + JSON.stringify(text.slice(0, 200)));
+  }
+  return ruleJSON(id, e);
 }
 
 /** A readable sheet the session was told of. @param {any} s @param {string} id */
