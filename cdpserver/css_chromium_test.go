@@ -407,3 +407,27 @@ func TestCSSAddRuleInInspectorSheet(t *testing.T) {
 		t.Errorf("an unknown frame: %q", got)
 	}
 }
+
+// A matched answer over its frame budget (4,000 rules match the <div>)
+// leaves out the farthest inherited rules first, so the <h1> inside still
+// gets its own; the <div>'s own rules past the budget are refused by name.
+func TestCSSMatchedOverBudget(t *testing.T) {
+	_, a, ctx, h1 := cssTitle(t)
+	evalValue(t, a, ctx, `(() => { const s = document.createElement('style'); const r = [];
+		for (let i = 0; i < 4000; i++) r.push('div { --v' + i + ': ' + i + 'px; }');
+		s.textContent = r.join('\n'); document.head.append(s); return 1; })()`)
+	ms := matchedOf(t, a, h1)
+	if ruleOf(ms.MatchedCSSRules, "#title") == nil || len(ms.Inherited) != 0 {
+		t.Fatalf("the <h1> under a <div> 4,000 rules match: %d own rules, %d inherited entries; want its own and no inherited", len(ms.MatchedCSSRules), len(ms.Inherited))
+	}
+	t.Logf("own rules %d, inherited entries %d", len(ms.MatchedCSSRules), len(ms.Inherited))
+	obj := evalIn(t, a, ctx, `document.querySelector('div')`, "console")
+	m := a.MustCall("DOM.requestNode", map[string]any{"objectId": obj.Result.ObjectID})
+	var rn struct {
+		NodeID int64 `json:"nodeId"`
+	}
+	_ = json.Unmarshal(m.Result, &rn)
+	if got := domError(t, a, "CSS.getMatchedStylesForNode", map[string]any{"nodeId": rn.NodeID}); !strings.Contains(got, "over the frame limits") {
+		t.Errorf("the <div>'s 4,000 rules: %q", got)
+	}
+}

@@ -16,6 +16,8 @@
 // Cross-origin sheets: the CSSOM refuses their rules (SecurityError), so
 // they are announced by URL and their text is refused with that reason.
 
+import { measureJSON, MAX_FRAME_OBJECTS } from './core.mjs';
+
 /** Style rules one answer looks at (a bigger page's later rules are not matched). */
 export const MAX_RULES = 20000;
 /** Characters of one style sheet's text sent (the rest is cut at a line). */
@@ -24,6 +26,13 @@ export const MAX_SHEET_TEXT = 262144;
 export const TEXT_PART = 8192;
 /** Ancestors whose rules an answer lists as inherited. */
 export const MAX_INHERITED = 64;
+/**
+ * What a matched answer may take of a frame (half the default 1 MiB frame
+ * and half its objects: the envelope and the worker's limits keep the rest).
+ * Overflow policy: the farthest ancestors' inherited rules are left out
+ * first, then the pseudo-elements'; past that the answer is refused.
+ */
+export const MATCHED_BUDGET = { bytes: 1 << 19, objects: MAX_FRAME_OBJECTS / 2 };
 
 const G = /** @type {any} */ (globalThis);
 /** The inspector sheets (newSheet): their rules' origin is "inspector". */
@@ -356,7 +365,8 @@ export function cssCommand(agent, s, p) {
         if (up.hasAttribute('style')) entry.inlineStyle = inline(up, agent.idOf(s, up));
         out.inherited.push(entry);
       }
-      return { css: added.length ? { sheets: added, matched: out } : { matched: out } };
+      const answer = { css: added.length ? { sheets: added, matched: out } : { matched: out } };
+      return withinBudget(answer, out);
     }
     case 'computed': {
       const n = agent.node(s, p.node);
@@ -454,6 +464,23 @@ function addRule(sheet, id, line, text) {
     throw failure('invalid-argument', 'CSS.addRule adds a style rule (selector { declarations }), not ' + JSON.stringify(text.slice(0, 200)));
   }
   return ruleJSON(id, e);
+}
+
+/**
+ * The matched answer cut to MATCHED_BUDGET (its overflow policy).
+ * @param {any} answer @param {Record<string, any>} out its matched member
+ */
+export function withinBudget(answer, out) {
+  const fits = () => {
+    const m = measureJSON(JSON.stringify(answer));
+    return m.bytes <= MATCHED_BUDGET.bytes && m.objects <= MATCHED_BUDGET.objects;
+  };
+  while (!fits()) {
+    if (out.inherited.length) out.inherited.pop();
+    else if (out.pseudoElements.length) out.pseudoElements.pop();
+    else throw failure('too-large', 'the element\'s matched rules are over the frame limits (' + MATCHED_BUDGET.bytes + ' bytes, ' + MATCHED_BUDGET.objects + ' objects): too many rules match it');
+  }
+  return answer;
 }
 
 /** A readable sheet the session was told of. @param {any} s @param {string} id */

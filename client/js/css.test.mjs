@@ -35,3 +35,14 @@ test('flatten: one rule per line, grouping rules around, within the budget', () 
   assert.deepEqual(f.entries.map((e) => [e.line, e.start, e.groups.map((g) => g.line)]), [[0, 7, []], [2, 5, [1]]]);
   assert.equal(flatten(sheet, { n: 1 }).entries.length, 1);
 });
+
+test('a matched answer over its budget loses the farthest inherited rules first, then the pseudo-elements', async () => {
+  const { withinBudget, MATCHED_BUDGET } = await import('./css.mjs');
+  const big = (/** @type {number} */ n) => ({ matchedCSSRules: [{ rule: { selectorList: { text: 'x'.repeat(n) } } }] });
+  const out = { matchedCSSRules: [], pseudoElements: [{ pseudoType: 'before', matches: [] }], inherited: [big(10), big(MATCHED_BUDGET.bytes / 2), big(MATCHED_BUDGET.bytes / 2)] };
+  withinBudget({ css: { matched: out } }, out);
+  assert.equal(out.inherited.length, 2);
+  assert.equal(out.pseudoElements.length, 1);
+  const huge = { matchedCSSRules: [big(MATCHED_BUDGET.bytes)], pseudoElements: [], inherited: [] };
+  assert.throws(() => withinBudget({ css: { matched: huge } }, huge), /over the frame limits/);
+});
