@@ -488,9 +488,15 @@ var methods = map[string]methodEntry{
 	"DOM.getNodesForSubtreeByStyle": refusal("no DOM: this target is a Node.js host"),
 	// The Elements panel's sidebar and $0 for a page's node: not served
 	// yet; -32000 keeps the frontend's own console quiet.
-	"CSS.getComputedStyleForNode":           refusal(notYetInPages("computed styles")),
-	"CSS.getMatchedStylesForNode":           refusal(notYetInPages("styles")),
-	"CSS.getInlineStylesForNode":            refusal(notYetInPages("inline styles")),
+	"CSS.getComputedStyleForNode":           pageDOM(pagerealm.GetComputedStyleForNode),
+	"CSS.getMatchedStylesForNode":           pageDOM(pagerealm.GetMatchedStylesForNode),
+	"CSS.getInlineStylesForNode":            pageDOM(pagerealm.GetInlineStylesForNode),
+	"CSS.getStyleSheetText":                 pageDOM(pagerealm.GetStyleSheetText),
+	"CSS.getEnvironmentVariables":           noop(`{"environmentVariables":{}}`),
+	"CSS.getBackgroundColors":               noop(`{}`),
+	"CSS.setStyleTexts":                     pageDOM(pagerealm.SetStyleTexts),
+	"CSS.createStyleSheet":                  pageDOM(pagerealm.CreateStyleSheet),
+	"CSS.addRule":                           pageDOM(pagerealm.AddRule),
 	"CSS.getPlatformFontsForNode":           refusal(notYetInPages("fonts")),
 	"CSS.takeComputedStyleUpdates":          refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),

@@ -74,6 +74,15 @@ func TestMethodTableAnswers(t *testing.T) {
 		"DOM.getBoxModel":            "DOM.getBoxModel: give one of nodeId, backendNodeId, objectId",
 		"Overlay.highlightNode":      "Overlay.highlightNode: give one of nodeId, backendNodeId, objectId",
 	}
+	// The CSS methods of pages (pagerealm/css.go), with no page and no params.
+	for _, m := range []string{"getMatchedStylesForNode", "getComputedStyleForNode", "getInlineStylesForNode"} {
+		wantLocalError["CSS."+m] = "CSS." + m + ": node id 0 is not a node id (ids come from DOM.getDocument and DOM.setChildNodes)"
+	}
+	for _, m := range []string{"getStyleSheetText", "addRule"} {
+		wantLocalError["CSS."+m] = "CSS." + m + `: no style sheet "" in this window (ids come from CSS.styleSheetAdded and CSS.getMatchedStylesForNode)`
+	}
+	wantLocalError["CSS.setStyleTexts"] = "CSS.setStyleTexts: give exactly one edit with styleSheetId, range and text (the Styles pane sends one at a time)"
+	wantLocalError["CSS.createStyleSheet"] = `CSS.createStyleSheet: no frame "" in this window's document (ask DOM.getDocument first, or the page has gone)`
 	for _, m := range []string{"requestChildNodes", "setAttributeValue", "setAttributesAsText", "removeAttribute", "setNodeValue", "removeNode", "setOuterHTML", "setInspectedNode"} {
 		wantLocalError["DOM."+m] = "DOM." + m + ": node id 0 is not a node id (ids come from DOM.getDocument and DOM.setChildNodes)"
 	}

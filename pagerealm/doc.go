@@ -10,7 +10,8 @@
 // page), and the pages' DOM in one tree per window (dom.go: the host's
 // empty document with one frame owner per page, node ids namespaced per
 // window and page load; dom_wire.go: the DOM methods; dom_search.go:
-// search across pages).
+// search across pages; css.go: the CSS methods, style sheet ids namespaced
+// like node ids).
 //
 // The transport (cdpserver) drives it through the Hub's methods and the
 // method table's pages' column (Rule: the page agent's handler, a script
@@ -20,6 +21,7 @@
 // internal/cdpwire.
 //
 // Spec: docs/agent-note.md "Client pages in DevTools", "Page Runtime
-// realm" and "Elements: the pages' DOM in one tree"; the page side speaks
+// realm", "Elements: the pages' DOM in one tree" and "Styles of pages";
+// the page side speaks
 // docs/protocol.md.
 package pagerealm

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/css"
 
 	"github.com/inspector-worker/inspector-worker/cdpproject"
 	"github.com/inspector-worker/inspector-worker/object"
@@ -35,6 +36,11 @@ type cdpDOMParams struct {
 	BackendNodeIDs     []int64 `json:"backendNodeIds"`
 	FrameID            string  `json:"frameId"`
 	Mode               string  `json:"mode"` // Overlay.setInspectMode
+	// The CSS methods' (css.go).
+	StyleSheetID string           `json:"styleSheetId"`
+	Edits        []cssEdit        `json:"edits"`
+	RuleText     string           `json:"ruleText"`
+	Location     *css.SourceRange `json:"location"`
 }
 
 // DOM is a DOM method's handler (the method table's DOM entries): it runs

@@ -27,4 +27,4 @@
 // Spec: docs/protocol.md.
 package sourceproto
 
-//go:generate go run github.com/mailru/easyjson/easyjson -disallow_unknown_fields -no_std_marshalers values.go lifecycle.go console.go observe.go script.go query.go runtime.go dom.go
+//go:generate go run github.com/mailru/easyjson/easyjson -disallow_unknown_fields -no_std_marshalers values.go lifecycle.go console.go observe.go script.go query.go runtime.go dom.go css.go

@@ -49,6 +49,11 @@ type DOMParams struct {
 	// Overlay is domOverlay's action (with Node or Handle for highlight
 	// and inspect; none for hide).
 	Overlay DOMOverlayAction `json:"overlay,omitempty"`
+	// CSS is domCSS's query; Sheet a style sheet's page id and Line the
+	// line of a rule in the text the page gives for it (css.go).
+	CSS   CSSQuery `json:"css,omitempty"`
+	Sheet string   `json:"sheet,omitempty"`
+	Line  int64    `json:"line,omitempty"`
 }
 
 // DOMOverlayAction names what a domOverlay command does.
@@ -134,6 +139,8 @@ type DOMResult struct {
 	Count int64 `json:"count,omitempty"`
 	// Box: domBox's answer.
 	Box *DOMBox `json:"box,omitempty"`
+	// CSS: domCSS's answer (css.go).
+	CSS *CSSResult `json:"css,omitempty"`
 }
 
 // DOMEdit names the edit of a domEdit command.

@@ -160,6 +160,20 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 					(*out.Box).UnmarshalEasyJSON(in)
 				}
 			}
+		case "css":
+			if in.IsNull() {
+				in.Skip()
+				out.CSS = nil
+			} else {
+				if out.CSS == nil {
+					out.CSS = new(CSSResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.CSS).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -270,6 +284,16 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 			out.RawString(prefix)
 		}
 		(*in.Box).MarshalEasyJSON(out)
+	}
+	if in.CSS != nil {
+		const prefix string = ",\"css\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		(*in.CSS).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }
@@ -402,6 +426,24 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 			} else {
 				out.Overlay = DOMOverlayAction(in.String())
 			}
+		case "css":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				(out.CSS).UnmarshalEasyJSON(in)
+			}
+		case "sheet":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Sheet = string(in.String())
+			}
+		case "line":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Line = int64(in.Int64())
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -498,6 +540,21 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"overlay\":"
 		out.RawString(prefix)
 		out.String(string(in.Overlay))
+	}
+	if in.CSS != "" {
+		const prefix string = ",\"css\":"
+		out.RawString(prefix)
+		(in.CSS).MarshalEasyJSON(out)
+	}
+	if in.Sheet != "" {
+		const prefix string = ",\"sheet\":"
+		out.RawString(prefix)
+		out.String(string(in.Sheet))
+	}
+	if in.Line != 0 {
+		const prefix string = ",\"line\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Line))
 	}
 	out.RawByte('}')
 }

@@ -120,12 +120,13 @@ const (
 	MethodDOMResults   RuntimeMethod = "domResults"   // a range of the search's nodes, pushed (DOM.getSearchResults)
 	MethodDOMBox       RuntimeMethod = "domBox"       // an element's box model (DOM.getBoxModel)
 	MethodDOMOverlay   RuntimeMethod = "domOverlay"   // highlight, hide, select a node (Overlay.*, DOM.setInspectedNode)
+	MethodDOMCSS       RuntimeMethod = "domCSS"       // a CSS query or edit (css.go: CSSQuery)
 )
 
 var runtimeMethods = []RuntimeMethod{MethodEvaluate, MethodGetProperties, MethodCallFunctionOn,
 	MethodAwaitPromise, MethodReleaseObject, MethodReleaseObjectGroup, MethodGlobalLexicalScopeNames,
 	MethodDOMChildren, MethodDOMDescribe, MethodDOMPush, MethodDOMResolve, MethodDOMOuterHTML, MethodDOMEdit, MethodDOMDisable,
-	MethodDOMSearch, MethodDOMResults, MethodDOMBox, MethodDOMOverlay}
+	MethodDOMSearch, MethodDOMResults, MethodDOMBox, MethodDOMOverlay, MethodDOMCSS}
 
 // IsDOM reports whether m is one of the DOM agent's methods.
 func (m RuntimeMethod) IsDOM() bool { return len(m) > 3 && m[:3] == "dom" }

@@ -33,6 +33,7 @@ type RuntimeCommand struct {
 	DOMResults   *DOMParams `json:"domResults,omitempty"`
 	DOMBox       *DOMParams `json:"domBox,omitempty"`
 	DOMOverlay   *DOMParams `json:"domOverlay,omitempty"`
+	DOMCSS       *DOMParams `json:"domCSS,omitempty"`
 }
 
 // EvaluateParams mirrors CDP Runtime.evaluate's client subset. Timeout
@@ -139,6 +140,7 @@ type RuntimeResult struct {
 	DOMResults              *DOMResult                     `json:"domResults,omitempty"`
 	DOMBox                  *DOMResult                     `json:"domBox,omitempty"`
 	DOMOverlay              *DOMResult                     `json:"domOverlay,omitempty"`
+	DOMCSS                  *DOMResult                     `json:"domCSS,omitempty"`
 	Error                   *TransportError                `json:"error,omitempty"`
 
 	// Rejected is never on the wire. Ingest sets it, with Session, ID and

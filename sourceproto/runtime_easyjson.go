@@ -301,6 +301,20 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 					(*out.DOMOverlay).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domCSS":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMCSS = nil
+			} else {
+				if out.DOMCSS == nil {
+					out.DOMCSS = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMCSS).UnmarshalEasyJSON(in)
+				}
+			}
 		case "error":
 			if in.IsNull() {
 				in.Skip()
@@ -437,6 +451,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		const prefix string = ",\"domOverlay\":"
 		out.RawString(prefix)
 		(*in.DOMOverlay).MarshalEasyJSON(out)
+	}
+	if in.DOMCSS != nil {
+		const prefix string = ",\"domCSS\":"
+		out.RawString(prefix)
+		(*in.DOMCSS).MarshalEasyJSON(out)
 	}
 	if in.Error != nil {
 		const prefix string = ",\"error\":"
@@ -739,6 +758,20 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					(*out.DOMOverlay).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domCSS":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMCSS = nil
+			} else {
+				if out.DOMCSS == nil {
+					out.DOMCSS = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMCSS).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -861,6 +894,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"domOverlay\":"
 		out.RawString(prefix)
 		(*in.DOMOverlay).MarshalEasyJSON(out)
+	}
+	if in.DOMCSS != nil {
+		const prefix string = ",\"domCSS\":"
+		out.RawString(prefix)
+		(*in.DOMCSS).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }

@@ -14,7 +14,7 @@ func (c *RuntimeCommand) domCommand() (RuntimeMethod, *DOMParams, int) {
 	}{{MethodDOMChildren, c.DOMChildren}, {MethodDOMDescribe, c.DOMDescribe}, {MethodDOMPush, c.DOMPush},
 		{MethodDOMResolve, c.DOMResolve}, {MethodDOMOuterHTML, c.DOMOuterHTML}, {MethodDOMEdit, c.DOMEdit},
 		{MethodDOMDisable, c.DOMDisable}, {MethodDOMSearch, c.DOMSearch}, {MethodDOMResults, c.DOMResults},
-		{MethodDOMBox, c.DOMBox}, {MethodDOMOverlay, c.DOMOverlay}}
+		{MethodDOMBox, c.DOMBox}, {MethodDOMOverlay, c.DOMOverlay}, {MethodDOMCSS, c.DOMCSS}}
 	var m RuntimeMethod
 	var p *DOMParams
 	n := 0
@@ -37,7 +37,7 @@ func (r *RuntimeResult) domResult() (RuntimeMethod, *DOMResult, int) {
 	}{{MethodDOMChildren, r.DOMChildren}, {MethodDOMDescribe, r.DOMDescribe}, {MethodDOMPush, r.DOMPush},
 		{MethodDOMResolve, r.DOMResolve}, {MethodDOMOuterHTML, r.DOMOuterHTML}, {MethodDOMEdit, r.DOMEdit},
 		{MethodDOMDisable, r.DOMDisable}, {MethodDOMSearch, r.DOMSearch}, {MethodDOMResults, r.DOMResults},
-		{MethodDOMBox, r.DOMBox}, {MethodDOMOverlay, r.DOMOverlay}}
+		{MethodDOMBox, r.DOMBox}, {MethodDOMOverlay, r.DOMOverlay}, {MethodDOMCSS, r.DOMCSS}}
 	var m RuntimeMethod
 	var res *DOMResult
 	n := 0
@@ -84,6 +84,8 @@ func (c *RuntimeCommand) SetDOM(m RuntimeMethod, p *DOMParams) {
 		c.DOMBox = p
 	case MethodDOMOverlay:
 		c.DOMOverlay = p
+	case MethodDOMCSS:
+		c.DOMCSS = p
 	}
 }
 
@@ -102,6 +104,12 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 	}
 	if err := first(checkOptID(p.Search, "search"), checkNonNeg(p.From, "from"), checkNonNeg(p.To, "to")); err != nil {
 		return err
+	}
+	if (p.CSS != "" || p.Sheet != "" || p.Line != 0) != (m == MethodDOMCSS) {
+		return malformed("css, sheet and line are domCSS's members, and domCSS needs css")
+	}
+	if m == MethodDOMCSS {
+		return p.validateCSS()
 	}
 	search := p.Search != "" || p.From != 0 || p.To != 0
 	if search && m != MethodDOMSearch && m != MethodDOMResults {
@@ -168,7 +176,10 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 
 // validateDOM checks a DOM result's shape for its method.
 func (r *DOMResult) validateDOM(m RuntimeMethod) *RejectError {
-	set := count(len(r.Children) > 0, r.Node != nil, len(r.Nodes) > 0, len(r.HTML) > 0, r.Object != nil, r.Count != 0, r.Box != nil)
+	set := count(len(r.Children) > 0, r.Node != nil, len(r.Nodes) > 0, len(r.HTML) > 0, r.Object != nil, r.Count != 0, r.Box != nil, r.CSS != nil)
+	if (r.CSS != nil) != (m == MethodDOMCSS) || m == MethodDOMCSS && set != 1 {
+		return malformed("css is domCSS's one answer member")
+	}
 	if r.Box != nil && m != MethodDOMBox {
 		return malformed(string(m) + " answers no box")
 	}

@@ -48,6 +48,7 @@
 // build.mjs inlines sideeffect.mjs here
 // build.mjs inlines runtime.mjs here
 // build.mjs inlines overlay.mjs here
+// build.mjs inlines css.mjs here
 // build.mjs inlines dom.mjs here
 
 // build.mjs inlines bodytap.mjs here

@@ -30,6 +30,7 @@
 // Like Chrome's Elements panel, whitespace-only text nodes are not shown.
 import { capString, measureJSON, MAX_FRAME_OBJECTS, MAX_DEPTH } from './core.mjs';
 import { OWN, Overlay, boxModel } from './overlay.mjs';
+import { cssCommand } from './css.mjs';
 
 /** The coalescing window: mutations are sent at most this often per page. */
 export const FLUSH_MS = 50;
@@ -212,6 +213,7 @@ export class DOMAgent {
         if (children.length) this.observe();
         return children.length ? { nodes, children } : { nodes };
       }
+      case 'domCSS': return cssCommand(this, s, p);
     }
     throw new DOMFailure('unsupported', 'method ' + method + ' is not in the page DOM agent');
   }

@@ -1,0 +1,493 @@
+// css.mjs — the page's CSS agent (docs/protocol.md "DOM", member domCSS):
+// matched, computed and inline styles of a node, a style sheet's text, and
+// editing a rule's or an inline style's declarations, in CDP's CSS types.
+// Part of the DOM agent (dom.mjs calls cssCommand with the session's node
+// table), so it runs nothing until a window asks; shipped inside client.js
+// (build.mjs inlines it before dom.mjs).
+//
+// The CSSOM keeps no source text or positions, so the text of a style
+// sheet is the page's serialization of its rules, one rule per line
+// (a grouping rule's header and its closing brace on lines of their own),
+// and every range points into that text: a rule is named by its sheet and
+// line, which is how setStyle finds it again. Style sheet ids are "s<n>"
+// per session and document epoch, and "i<node>" for a node's inline style;
+// the worker puts its window's namespace in front.
+//
+// Cross-origin sheets: the CSSOM refuses their rules (SecurityError), so
+// they are announced by URL and their text is refused with that reason.
+
+import { measureJSON, MAX_FRAME_OBJECTS } from './core.mjs';
+
+/** Style rules one answer looks at (a bigger page's later rules are not matched). */
+export const MAX_RULES = 20000;
+/** Characters of one style sheet's text sent (the rest is cut at a line). */
+export const MAX_SHEET_TEXT = 262144;
+/** Characters per text part (a part is one JSON string, under MaxStringBytes). */
+export const TEXT_PART = 8192;
+/** Ancestors whose rules an answer lists as inherited. */
+export const MAX_INHERITED = 64;
+/**
+ * What a matched answer may take of a frame (half the default 1 MiB frame
+ * and half its objects: the envelope and the worker's limits keep the rest).
+ * Overflow policy: the farthest ancestors' inherited rules are left out
+ * first, then the pseudo-elements'; past that the answer is refused.
+ */
+export const MATCHED_BUDGET = { bytes: 1 << 19, objects: MAX_FRAME_OBJECTS / 2 };
+
+const G = /** @type {any} */ (globalThis);
+/** The inspector sheets (newSheet): their rules' origin is "inspector". */
+const inspectorSheets = new WeakSet();
+
+/** @param {string} code @param {string} message */
+function failure(code, message) {
+  const e = /** @type {any} */ (new Error(message));
+  e.code = code;
+  e.transport = true;
+  return e;
+}
+
+/**
+ * Splits text at top-level separators (outside brackets and quotes); each
+ * part keeps its offset.
+ * @param {string} text @param {string} sep one character
+ * @returns {{text: string, at: number}[]}
+ */
+export function splitTop(text, sep) {
+  const out = [];
+  let depth = 0, quote = '', start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = '';
+    } else if (c === '"' || c === '\'') quote = c;
+    else if (c === '(' || c === '[') depth++;
+    else if (c === ')' || c === ']') depth--;
+    else if (c === sep && depth === 0) {
+      out.push({ text: text.slice(start, i + 1), at: start });
+      start = i + 1;
+    }
+  }
+  if (text.slice(start).trim()) out.push({ text: text.slice(start), at: start });
+  return out;
+}
+
+/**
+ * An approximate selector specificity (ids, classes/attributes/pseudo-classes,
+ * types/pseudo-elements) for the cascade order of matched rules.
+ * @param {string} sel
+ */
+export function specificity(sel) {
+  const s = sel.replace(/"[^"]*"|'[^']*'/g, '').replace(/:where\([^)]*\)/g, '');
+  const a = (s.match(/#[\w-]+/g) || []).length;
+  const b = (s.match(/\.[\w-]+/g) || []).length + (s.match(/\[[^\]]*\]/g) || []).length +
+    (s.match(/(^|[^:]):(?!is\(|not\(|has\()[\w-]+/g) || []).length;
+  const c = (s.replace(/\[[^\]]*\]/g, '').match(/(^|[\s>+~(,])[a-zA-Z][\w-]*/g) || []).length + (s.match(/::[\w-]+/g) || []).length;
+  return a * 1e6 + b * 1e3 + c;
+}
+
+/**
+ * CDP's CSSStyle for a declaration block whose text starts at column start
+ * of line.
+ * @param {string} sheet @param {number} line @param {number} start @param {string} text
+ */
+export function styleJSON(sheet, line, start, text) {
+  const props = [];
+  for (const part of splitTop(text, ';')) {
+    const lead = part.text.length - part.text.trimStart().length;
+    const decl = part.text.trim();
+    const colon = decl.indexOf(':');
+    if (colon <= 0) continue;
+    let value = decl.slice(colon + 1).replace(/;$/, '').trim();
+    const important = /!\s*important$/i.test(value);
+    if (important) value = value.replace(/\s*!\s*important$/i, '');
+    const from = start + part.at + lead;
+    props.push({
+      name: decl.slice(0, colon).trim(), value, important, implicit: false, text: decl, parsedOk: true, disabled: false,
+      range: { startLine: line, startColumn: from, endLine: line, endColumn: from + decl.length },
+    });
+  }
+  return {
+    styleSheetId: sheet, cssProperties: props, shorthandEntries: [], cssText: text,
+    range: { startLine: line, startColumn: start, endLine: line, endColumn: start + text.length },
+  };
+}
+
+/**
+ * @typedef {object} Entry one style rule of a sheet's text
+ * @property {any} rule the CSSStyleRule
+ * @property {number} line
+ * @property {number} start the column its declarations start at
+ * @property {{rule: any, line: number}[]} groups its grouping rules, innermost first
+ * @property {number} order its place among all entries of the answer
+ */
+
+/**
+ * A sheet's text, one rule per line, and its style rules.
+ * @param {any} sheet a readable CSSStyleSheet
+ * @param {{n: number}} budget style rules left to look at
+ */
+export function flatten(sheet, budget) {
+  /** @type {string[]} */
+  const lines = [];
+  /** @type {Entry[]} */
+  const entries = [];
+  /** @param {any} list @param {{rule: any, line: number}[]} groups */
+  const walk = (list, groups) => {
+    for (const r of list) {
+      if (budget.n <= 0) return;
+      const line = lines.length;
+      if (r.type === 1 && r.style) {
+        budget.n--;
+        const sel = oneLine(String(r.selectorText));
+        lines.push(sel + ' { ' + r.style.cssText + ' }');
+        entries.push({ rule: r, line, start: sel.length + 3, groups, order: 0 });
+      } else if (r.cssRules && groupHeader(r) !== null) {
+        lines.push(groupHeader(r) + ' {');
+        walk(r.cssRules, [{ rule: r, line }, ...groups]);
+        lines.push('}');
+      } else {
+        lines.push(oneLine(String(r.cssText)));
+      }
+    }
+  };
+  walk(sheet.cssRules, []);
+  return { lines, entries };
+}
+
+/** @param {string} s */
+function oneLine(s) { return s.replace(/\s*\n\s*/g, ' '); }
+
+/** A grouping rule's header as the text shows it, or null. @param {any} r */
+function groupHeader(r) {
+  if (r.type === 4) return '@media ' + r.media.mediaText;
+  if (r.type === 12) return '@supports ' + r.conditionText;
+  if (G.CSSLayerBlockRule && r instanceof G.CSSLayerBlockRule) return '@layer' + (r.name ? ' ' + r.name : '');
+  if (G.CSSContainerRule && r instanceof G.CSSContainerRule) return '@container ' + r.conditionText;
+  const t = String(r.cssText);
+  const brace = t.indexOf('{');
+  return brace > 0 ? oneLine(t.slice(0, brace).trim()) : null;
+}
+
+/**
+ * The CDP arrays of a rule's grouping rules (innermost first), and whether
+ * its conditions hold now.
+ * @param {string} id @param {{rule: any, line: number}[]} groups
+ */
+function conditions(id, groups) {
+  /** @type {Record<string, any[]>} */
+  const c = { media: [], supports: [], layers: [], containerQueries: [], ruleTypes: [] };
+  let active = true;
+  for (const { rule: g, line } of groups) {
+    const head = groupHeader(g) || '';
+    const text = head.replace(/^@[\w-]+\s*/, '');
+    const range = { startLine: line, startColumn: head.length - text.length, endLine: line, endColumn: head.length };
+    if (g.type === 4) {
+      const on = !!G.matchMedia && G.matchMedia(g.media.mediaText).matches;
+      active = active && on;
+      c.media.push({ text: g.media.mediaText, source: 'mediaRule', styleSheetId: id, range });
+      c.ruleTypes.push('MediaRule');
+    } else if (g.type === 12) {
+      const on = !!G.CSS && G.CSS.supports(g.conditionText);
+      active = active && on;
+      c.supports.push({ text: g.conditionText, active: on, styleSheetId: id, range });
+      c.ruleTypes.push('SupportsRule');
+    } else if (G.CSSLayerBlockRule && g instanceof G.CSSLayerBlockRule) {
+      c.layers.push({ text: g.name, styleSheetId: id, range });
+      c.ruleTypes.push('LayerRule');
+    } else if (G.CSSContainerRule && g instanceof G.CSSContainerRule) {
+      // Whether a container query holds is not readable from the page:
+      // the rule is listed as Chrome lists one that applies.
+      c.containerQueries.push({ text: g.conditionText, conditionText: g.conditionText, name: g.containerName || '', styleSheetId: id, range });
+      c.ruleTypes.push('ContainerRule');
+    }
+  }
+  return { c, active };
+}
+
+/**
+ * CDP's CSSRule for an entry.
+ * @param {string} id @param {Entry} e
+ */
+function ruleJSON(id, e) {
+  const sels = splitTop(String(e.rule.selectorText), ',').map((p) => p.text.replace(/,$/, '').trim());
+  /** @type {Record<string, any>} */
+  const r = {
+    styleSheetId: id, selectorList: { selectors: sels.map((t) => ({ text: t })), text: oneLine(String(e.rule.selectorText)) },
+    origin: inspectorSheets.has(e.rule.parentStyleSheet) ? 'inspector' : 'regular', style: styleJSON(id, e.line, e.start, e.rule.style.cssText),
+  };
+  const { c } = conditions(id, e.groups);
+  for (const k of Object.keys(c)) if (c[k].length) r[k] = c[k];
+  return r;
+}
+
+/**
+ * @typedef {object} CSSState a session's style sheets
+ * @property {Map<any, string>} ids
+ * @property {Map<string, any>} sheets
+ * @property {number} next
+ * @property {string} [inspector] the inspector sheet's id (newSheet)
+ */
+
+/** @param {any} s the DOM session */
+function state(s) {
+  if (!s.css) s.css = { ids: new Map(), sheets: new Map(), next: 1 };
+  return /** @type {CSSState} */ (s.css);
+}
+
+/** Why the page may not read a sheet's rules, or '' if it may. @param {any} sheet */
+export function unreadable(sheet) {
+  try {
+    void sheet.cssRules;
+    return '';
+  } catch (e) {
+    return 'the style sheet ' + (sheet.href || '(no URL)') + ' is cross-origin: the page may not read its rules (CSSOM SecurityError); serve it with CORS and load it with crossorigin="anonymous" to inspect it';
+  }
+}
+
+/**
+ * The document's sheets, with ids; headers of those new to the session.
+ * @param {any} doc @param {any} s
+ */
+function sheets(doc, s) {
+  const st = state(s);
+  const all = [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])];
+  const added = [];
+  for (const sheet of all) {
+    if (st.ids.has(sheet)) continue;
+    const id = 's' + st.next++;
+    st.ids.set(sheet, id);
+    st.sheets.set(id, sheet);
+    const owner = sheet.ownerNode;
+    added.push({
+      styleSheetId: id, frameId: '', sourceURL: sheet.href || String(doc.URL), origin: 'regular', title: sheet.title || '',
+      disabled: !!sheet.disabled, hasSourceURL: false, isInline: !sheet.href && !!owner, isMutable: !unreadable(sheet),
+      isConstructed: !owner, startLine: 0, startColumn: 0, length: 0, endLine: 0, endColumn: 0, loadingFailed: false,
+    });
+  }
+  return { all, added };
+}
+
+/**
+ * The rules matching el (and, apart, its ::before/::after/::marker), in
+ * cascade order (least specific first, as CDP lists them).
+ * @param {any} el @param {{id: string, e: Entry}[]} rules
+ */
+function matches(el, rules) {
+  /** @type {{m: any, key: number[]}[]} */
+  const own = [];
+  /** @type {Map<string, {m: any, key: number[]}[]>} */
+  const pseudo = new Map();
+  for (const { id, e } of rules) {
+    const sels = splitTop(String(e.rule.selectorText), ',').map((p) => p.text.replace(/,$/, '').trim());
+    const hit = [];
+    /** @type {Map<string, number[]>} */
+    const ph = new Map();
+    let spec = 0;
+    for (let i = 0; i < sels.length; i++) {
+      const m = /::?(before|after|marker)$/.exec(sels[i]);
+      const base = m ? sels[i].slice(0, m.index) || '*' : sels[i];
+      let ok = false;
+      try { ok = el.matches(base); } catch (err) { ok = false; }
+      if (!ok) continue;
+      spec = Math.max(spec, specificity(sels[i]));
+      if (m) ph.set(m[1], [...(ph.get(m[1]) || []), i]);
+      else hit.push(i);
+    }
+    if (!hit.length && !ph.size) continue;
+    if (!conditions(id, e.groups).active) continue;
+    // Layered rules lose to unlayered ones of the same origin.
+    const key = [e.groups.some((g) => G.CSSLayerBlockRule && g.rule instanceof G.CSSLayerBlockRule) ? 0 : 1, spec, e.order];
+    if (hit.length) own.push({ m: { rule: ruleJSON(id, e), matchingSelectors: hit }, key });
+    for (const [type, idx] of ph) {
+      if (!pseudo.has(type)) pseudo.set(type, []);
+      /** @type {any[]} */ (pseudo.get(type)).push({ m: { rule: ruleJSON(id, e), matchingSelectors: idx }, key });
+    }
+  }
+  /** @param {{m: any, key: number[]}[]} l */
+  const sorted = (l) => l.sort((x, y) => x.key[0] - y.key[0] || x.key[1] - y.key[1] || x.key[2] - y.key[2]).map((x) => x.m);
+  return { own: sorted(own), pseudo: [...pseudo].map(([type, l]) => ({ pseudoType: type, matches: sorted(l) })) };
+}
+
+/** @param {any} n */
+function element(n) {
+  if (!n || n.nodeType !== 1) throw failure('invalid-argument', 'styles are an element\'s: this node is not an element');
+  return n;
+}
+
+/** Whether n is an element (other nodes have empty styles, as the frontend asks for them too). @param {any} n */
+function isElement(n) { return !!n && n.nodeType === 1; }
+
+/** An element's inline style. @param {any} el @param {number} id the page's node id */
+function inline(el, id) {
+  return styleJSON('i' + id, 0, 0, el.style ? el.style.cssText : '');
+}
+
+/** @param {string} text */
+function parts(text) {
+  if (text.length > MAX_SHEET_TEXT) text = text.slice(0, text.lastIndexOf('\n', MAX_SHEET_TEXT) + 1);
+  const out = [];
+  for (let i = 0; i < text.length; i += TEXT_PART) out.push(text.slice(i, i + TEXT_PART));
+  return out.length ? out : [''];
+}
+
+/**
+ * Runs one domCSS command of DOM session s; returns the result member.
+ * @param {any} agent the DOMAgent (node ids, the document)
+ * @param {any} s the DOM session
+ * @param {any} p the params (sourceproto.DOMParams)
+ */
+export function cssCommand(agent, s, p) {
+  const doc = agent.doc;
+  switch (p.css) {
+    case 'matched': {
+      const el = agent.node(s, p.node);
+      if (!isElement(el)) return { css: { matched: { matchedCSSRules: [], pseudoElements: [], inherited: [] } } };
+      const { all, added } = sheets(doc, s);
+      const st = state(s);
+      const budget = { n: MAX_RULES };
+      /** @type {{id: string, e: Entry}[]} */
+      const rules = [];
+      for (const sheet of all) {
+        if (sheet.disabled || unreadable(sheet)) continue;
+        if (sheet.media && sheet.media.mediaText && G.matchMedia && !G.matchMedia(sheet.media.mediaText).matches) continue;
+        const id = /** @type {string} */ (st.ids.get(sheet));
+        for (const e of flatten(sheet, budget).entries) rules.push({ id, e });
+      }
+      rules.forEach((r, i) => { r.e.order = i; });
+      const m = matches(el, rules);
+      /** @type {Record<string, any>} */
+      const out = { inlineStyle: inline(el, p.node), matchedCSSRules: m.own, pseudoElements: m.pseudo, inherited: [] };
+      let up = el.parentElement;
+      for (let i = 0; up && i < MAX_INHERITED; i++, up = up.parentElement) {
+        /** @type {Record<string, any>} */
+        const entry = { matchedCSSRules: matches(up, rules).own };
+        if (up.hasAttribute('style')) entry.inlineStyle = inline(up, agent.idOf(s, up));
+        out.inherited.push(entry);
+      }
+      const answer = { css: added.length ? { sheets: added, matched: out } : { matched: out } };
+      return withinBudget(answer, out);
+    }
+    case 'computed': {
+      const n = agent.node(s, p.node);
+      if (!isElement(n)) return { css: { computed: [] } };
+      const cs = G.getComputedStyle(n);
+      const computed = [];
+      for (let i = 0; i < cs.length; i++) computed.push({ name: cs[i], value: cs.getPropertyValue(cs[i]) });
+      return { css: { computed } };
+    }
+    case 'inline': {
+      const n = agent.node(s, p.node);
+      return isElement(n) ? { css: { inline: inline(n, p.node) } } : { css: {} };
+    }
+    case 'sheetText': {
+      if (p.sheet[0] === 'i') return { css: { text: parts(element(agent.node(s, Number(p.sheet.slice(1)))).style.cssText) } };
+      const sheet = sheetOf(s, p.sheet);
+      return { css: { text: parts(flatten(sheet, { n: MAX_RULES }).lines.join('\n')) } };
+    }
+    case 'setStyle': {
+      const text = String(p.text || '');
+      if (p.sheet[0] === 'i') {
+        const id = Number(p.sheet.slice(1));
+        const el = element(agent.node(s, id));
+        el.style.cssText = text;
+        agent.flush(); // the style attribute's change goes before the answer
+        return { css: { style: inline(el, id) } };
+      }
+      const sheet = sheetOf(s, p.sheet);
+      const line = p.line || 0;
+      const e = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.line === line);
+      if (!e) throw failure('invalid-argument', 'no style rule on line ' + line + ' of style sheet ' + p.sheet + ' (the page\'s rules changed): reselect the element');
+      e.rule.style.cssText = text;
+      const again = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.rule === e.rule);
+      if (!again) throw failure('invalid-argument', 'the rule is gone from style sheet ' + p.sheet);
+      return { css: { style: styleJSON(p.sheet, again.line, again.start, again.rule.style.cssText) } };
+    }
+    case 'newSheet': return newSheet(doc, s);
+    case 'addRule': return { css: { rule: addRule(sheetOf(s, p.sheet), p.sheet, p.line || 0, String(p.text || '')) } };
+  }
+  throw failure('unsupported', 'css query ' + p.css + ' is not in the page CSS agent');
+}
+
+/**
+ * The session's inspector sheet (CSS.createStyleSheet): a constructed sheet
+ * in document.adoptedStyleSheets, so it applies like the page's own and
+ * never shows in the Elements tree (a <style> element would).
+ * @param {any} doc @param {any} s
+ */
+function newSheet(doc, s) {
+  const st = state(s);
+  if (st.inspector) return { css: { sheet: st.inspector } };
+  if (!G.CSSStyleSheet || !Array.isArray(doc.adoptedStyleSheets)) throw failure('unsupported', 'this browser has no constructed style sheets (adoptedStyleSheets): new rules cannot be added');
+  const sheet = new G.CSSStyleSheet();
+  inspectorSheets.add(sheet);
+  doc.adoptedStyleSheets = [...doc.adoptedStyleSheets, sheet];
+  const id = 's' + st.next++;
+  st.ids.set(sheet, id);
+  st.sheets.set(id, sheet);
+  st.inspector = id;
+  const header = {
+    styleSheetId: id, frameId: '', sourceURL: '', origin: 'inspector', title: '', disabled: false, hasSourceURL: false, isInline: false,
+    isMutable: true, isConstructed: true, startLine: 0, startColumn: 0, length: 0, endLine: 0, endColumn: 0, loadingFailed: false,
+  };
+  return { css: { sheets: [header], sheet: id } };
+}
+
+/** Lines a rule takes in a sheet's text (flatten's layout). @param {any} r */
+function linesOf(r) {
+  if (r.type === 1 && r.style) return 1;
+  if (r.cssRules && groupHeader(r) !== null) {
+    let n = 2;
+    for (const c of r.cssRules) n += linesOf(c);
+    return n;
+  }
+  return 1;
+}
+
+/**
+ * Inserts a style rule at the top level of sheet before the rule that
+ * starts at or after line; answers it as CDP's CSSRule.
+ * @param {any} sheet @param {string} id @param {number} line @param {string} text
+ */
+function addRule(sheet, id, line, text) {
+  let index = 0;
+  for (let at = 0; index < sheet.cssRules.length && at < line; index++) at += linesOf(sheet.cssRules[index]);
+  try {
+    sheet.insertRule(text, index);
+  } catch (e) {
+    throw failure('invalid-argument', 'the page could not add the rule ' + JSON.stringify(text.slice(0, 200)) + ': ' + String(/** @type {any} */ (e).message || e));
+  }
+  const rule = sheet.cssRules[index];
+  const e = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.rule === rule);
+  if (!e) {
+    sheet.deleteRule(index);
+    throw failure('invalid-argument', 'CSS.addRule adds a style rule (selector { declarations }), not ' + JSON.stringify(text.slice(0, 200)));
+  }
+  return ruleJSON(id, e);
+}
+
+/**
+ * The matched answer cut to MATCHED_BUDGET (its overflow policy).
+ * @param {any} answer @param {Record<string, any>} out its matched member
+ */
+export function withinBudget(answer, out) {
+  const fits = () => {
+    const m = measureJSON(JSON.stringify(answer));
+    return m.bytes <= MATCHED_BUDGET.bytes && m.objects <= MATCHED_BUDGET.objects;
+  };
+  while (!fits()) {
+    if (out.inherited.length) out.inherited.pop();
+    else if (out.pseudoElements.length) out.pseudoElements.pop();
+    else throw failure('too-large', 'the element\'s matched rules are over the frame limits (' + MATCHED_BUDGET.bytes + ' bytes, ' + MATCHED_BUDGET.objects + ' objects): too many rules match it');
+  }
+  return answer;
+}
+
+/** A readable sheet the session was told of. @param {any} s @param {string} id */
+function sheetOf(s, id) {
+  const sheet = state(s).sheets.get(id);
+  if (!sheet) throw failure('no-such-handle', 'no style sheet ' + id + ' in this page for this window (ask CSS.getMatchedStylesForNode first)');
+  const why = unreadable(sheet);
+  if (why) throw failure('invalid-argument', why);
+  return sheet;
+}
