@@ -229,13 +229,7 @@ func (sess *Session) toThread(req request) {
 	relayID := tt.nextIDLocked()
 	tt.relays[relayID] = threadRelay{req.SessionID, id}
 	tt.mu.Unlock()
-	inner = asciiJSON(inner) // Node refuses a thread's message with raw UTF-8
-
-	wrapper, _ := json.Marshal(struct {
-		SessionID string `json:"sessionId"`
-		Message   string `json:"message"`
-	}{req.SessionID, string(inner)})
-	msg := []byte(`{"id":` + strconv.FormatInt(relayID, 10) + `,"method":"NodeWorker.sendMessageToWorker","params":` + string(wrapper) + `}`)
+	msg := toWorkerEnvelope(relayID, req.SessionID, inner)
 	sess.hostMu.Lock()
 	conn := sess.host
 	sess.hostMu.Unlock()
@@ -446,6 +440,18 @@ func (sess *Session) closeThreads(why string, reopen bool) {
 	for _, id := range ids {
 		sess.detachThread(id, gone[id], why, sess.enqueue)
 	}
+}
+
+// toWorkerEnvelope is the NodeWorker.sendMessageToWorker request (id
+// relayID) that carries inner to the thread of sessionID: every message to
+// a thread, the window's and the worker's own, is built here, so each is
+// escaped to ASCII (asciiJSON) once.
+func toWorkerEnvelope(relayID int64, sessionID string, inner []byte) []byte {
+	wrapper, _ := json.Marshal(struct {
+		SessionID string `json:"sessionId"`
+		Message   string `json:"message"`
+	}{sessionID, string(asciiJSON(inner))})
+	return []byte(`{"id":` + strconv.FormatInt(relayID, 10) + `,"method":"NodeWorker.sendMessageToWorker","params":` + string(wrapper) + `}`)
 }
 
 // asciiJSON returns the JSON text b with every character beyond ASCII

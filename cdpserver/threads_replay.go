@@ -63,13 +63,7 @@ func (tt *threadTable) internalToThreadLocked(sessionID, method string, params [
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params,omitempty"`
 	}{tt.nextIDLocked(), method, json.RawMessage(params)})
-	inner = asciiJSON(inner) // Node refuses a thread's message with raw UTF-8 (a breakpoint URL or condition may hold some)
-	wrapper, _ := json.Marshal(struct {
-		SessionID string `json:"sessionId"`
-		Message   string `json:"message"`
-	}{sessionID, string(inner)})
-	return []byte(`{"id":` + strconv.FormatInt(tt.nextInternalLocked(), 10) +
-		`,"method":"NodeWorker.sendMessageToWorker","params":` + string(wrapper) + `}`)
+	return toWorkerEnvelope(tt.nextInternalLocked(), sessionID, inner)
 }
 
 // noteAutoAttach records what the window asked of Target.setAutoAttach, for
