@@ -47,6 +47,7 @@
 
 // build.mjs inlines sideeffect.mjs here
 // build.mjs inlines listeners.mjs here
+// build.mjs inlines frameworks.mjs here
 // build.mjs inlines runtime.mjs here
 // build.mjs inlines overlay.mjs here
 // build.mjs inlines css.mjs here

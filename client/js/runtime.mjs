@@ -27,6 +27,7 @@
 import { remoteObject, measureJSON, parseStack, capString, DEFAULT_LIMITS, MAX_FRAME_OBJECTS, MAX_DEPTH, MAX_ID_BYTES } from './core.mjs';
 import { evaluatePath } from './sideeffect.mjs';
 import { ListenerLog } from './listeners.mjs';
+import { domOf } from './frameworks.mjs';
 
 /** Handles one DevTools session may hold in this page (provisional included). */
 export const MAX_HANDLES_PER_SESSION = 65536;
@@ -866,7 +867,8 @@ export class Realm {
 
   /**
    * V8's internal properties: [[Prototype]], [[Entries]] of a Map/Set,
-   * [[PromiseState]]/[[PromiseResult]], [[PrimitiveValue]].
+   * [[PromiseState]]/[[PromiseResult]], [[PrimitiveValue]]; and ours,
+   * [[DOM]] of a framework object (frameworks.mjs).
    * @param {Ctx} ctx
    * @param {any} v
    * @param {string} group
@@ -888,6 +890,10 @@ export class Realm {
     }
     const entries = this.entriesOf(v);
     if (entries) add('[[Entries]]', entries);
+    // A React Fiber or component, a Vue component: the DOM it stands for
+    // (frameworks.mjs), one node as itself, several as an array.
+    const dom = domOf(v);
+    if (dom) add('[[DOM]]', dom.length === 1 ? dom[0] : dom);
     if (isPromise(v)) {
       return this.promiseState(v).then((s) => {
         if (ctx.done) return done();
