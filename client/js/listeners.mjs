@@ -66,7 +66,7 @@ export class ListenerLog {
     this.global = o.global;
     this.fetchFn = o.fetch || null;
     this.timer = o.timer || ((/** @type {() => void} */ fn, /** @type {number} */ ms) => G.setTimeout(fn, ms));
-    /** @type {WeakMap<object, Entry[]>} listeners added since load, per target */
+    /** @type {WeakMap<object, Entry|Entry[]>} listeners added since load, per target (one as itself: most targets have one) */
     this.log = new WeakMap();
     /** @type {Map<string, string>|null} script files read, by URL (dropped SOURCE_TTL_MS after the last ask) */
     this.files = null;
@@ -94,19 +94,25 @@ export class ListenerLog {
     this.remove = remove;
     const self = this;
     const win = this.global;
+    // The natives called as callAdd(target, …): no arguments object, and
+    // immune to a page that patches Function.prototype.call later. An
+    // explicit undefined options argument is the same as none (WebIDL);
+    // fewer than two arguments go as given, for the native's own TypeError.
+    const uncurry = G.Function.prototype.bind.bind(G.Function.prototype.call);
+    const callAdd = uncurry(add), callRemove = uncurry(remove);
     /** @this {any} @param {any} type @param {any} fn @param {any} [opts] */
     const wrappedAdd = function addEventListener(type, fn, opts) {
-      const r = Reflect.apply(add, this, arguments);
+      if (arguments.length < 2) return Reflect.apply(add, this, arguments);
+      callAdd(this, type, fn, opts);
       if (fn !== null && fn !== undefined) {
         try { self.added(this === null || this === undefined ? win : this, type, fn, opts); } catch (e) { /* never the page's problem */ }
       }
-      return r;
     };
     /** @this {any} @param {any} type @param {any} fn @param {any} [opts] */
     const wrappedRemove = function removeEventListener(type, fn, opts) {
-      const r = Reflect.apply(remove, this, arguments);
+      if (arguments.length < 2) return Reflect.apply(remove, this, arguments);
+      callRemove(this, type, fn, opts);
       try { self.removed(this === null || this === undefined ? win : this, '' + type, fn, captureOf(opts)); } catch (e) { /* ignore */ }
-      return r;
     };
     try {
       proto.addEventListener = wrappedAdd;
@@ -133,10 +139,16 @@ export class ListenerLog {
       signal = opts.signal || null;
       if (signal && signal.aborted) return; // the browser added nothing
     }
-    let list = this.log.get(target);
-    if (!list) { list = []; this.log.set(target, list); }
-    for (const e of list) if (e.type === t && e.fn === fn && e.capture === capture) return; // the browser ignores a repeat
-    list.push({ type: t, fn, capture, once, passive });
+    const e = { type: t, fn, capture, once, passive };
+    const cur = this.log.get(target);
+    if (cur === undefined) this.log.set(target, e);
+    else if (Array.isArray(cur)) {
+      for (const x of cur) if (x.type === t && x.fn === fn && x.capture === capture) return; // the browser ignores a repeat
+      cur.push(e);
+    } else {
+      if (cur.type === t && cur.fn === fn && cur.capture === capture) return;
+      this.log.set(target, [cur, e]);
+    }
     if (!this.add) return;
     // A once listener goes after its first event; an aborted signal
     // removes it: a listener of our own after it (same target, type and
@@ -156,13 +168,17 @@ export class ListenerLog {
 
   /** @param {object} target @param {string} type @param {any} fn @param {boolean} capture */
   removed(target, type, fn, capture) {
-    const list = this.log.get(target);
-    if (!list) return;
-    for (let i = 0; i < list.length; i++) {
-      const e = list[i];
+    const cur = this.log.get(target);
+    if (cur === undefined) return;
+    if (!Array.isArray(cur)) {
+      if (cur.type === type && cur.fn === fn && cur.capture === capture) this.log.delete(target);
+      return;
+    }
+    for (let i = 0; i < cur.length; i++) {
+      const e = cur[i];
       if (e.type === type && e.fn === fn && e.capture === capture) {
-        list.splice(i, 1);
-        if (!list.length) this.log.delete(target);
+        cur.splice(i, 1);
+        if (cur.length === 1) this.log.set(target, cur[0]);
         return;
       }
     }
@@ -188,7 +204,8 @@ export class ListenerLog {
 
   /** @param {any} target @param {any} node @param {Found[]} out */
   listOf(target, node, out) {
-    const list = this.log.get(target);
+    const cur = this.log.get(target);
+    const list = cur === undefined ? null : Array.isArray(cur) ? cur : [cur];
     if (list) {
       for (const e of list) {
         if (out.length >= MAX_LISTENERS) return;
