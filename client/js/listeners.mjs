@@ -100,17 +100,20 @@ export class ListenerLog {
     // fewer than two arguments go as given, for the native's own TypeError.
     const uncurry = G.Function.prototype.bind.bind(G.Function.prototype.call);
     const callAdd = uncurry(add), callRemove = uncurry(remove);
-    /** @this {any} @param {any} type @param {any} fn @param {any} [opts] */
-    const wrappedAdd = function addEventListener(type, fn, opts) {
+    // Declared with two parameters: `length` 2, as the natives'.
+    /** @this {any} @param {any} type @param {any} fn */
+    const wrappedAdd = function addEventListener(type, fn) {
       if (arguments.length < 2) return Reflect.apply(add, this, arguments);
+      const opts = arguments[2];
       callAdd(this, type, fn, opts);
       if (fn !== null && fn !== undefined) {
         try { self.added(this === null || this === undefined ? win : this, type, fn, opts); } catch (e) { /* never the page's problem */ }
       }
     };
-    /** @this {any} @param {any} type @param {any} fn @param {any} [opts] */
-    const wrappedRemove = function removeEventListener(type, fn, opts) {
+    /** @this {any} @param {any} type @param {any} fn */
+    const wrappedRemove = function removeEventListener(type, fn) {
       if (arguments.length < 2) return Reflect.apply(remove, this, arguments);
+      const opts = arguments[2];
       callRemove(this, type, fn, opts);
       try { self.removed(this === null || this === undefined ? win : this, '' + type, fn, captureOf(opts)); } catch (e) { /* ignore */ }
     };

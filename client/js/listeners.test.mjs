@@ -36,6 +36,8 @@ test('the log lists what was added since install, as the target holds it', async
   const nativeAdd = EventTarget.prototype.addEventListener;
   await withLog(fw, async (log) => {
     assert.notEqual(EventTarget.prototype.addEventListener, nativeAdd, 'wrapped');
+    assert.equal(EventTarget.prototype.addEventListener.length, nativeAdd.length, 'the native length');
+    assert.equal(EventTarget.prototype.addEventListener.name, 'addEventListener');
     const t = new EventTarget();
     let calls = 0;
     const f = () => { calls++; };
