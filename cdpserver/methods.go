@@ -336,6 +336,10 @@ var methods = map[string]methodEntry{
 	"DOM.performSearch":                   local(domPerformSearch),
 	"DOM.getSearchResults":                local(domGetSearchResults),
 	"DOM.discardSearchResults":            local(domDiscardSearchResults),
+	// The Elements panel's Event Listeners pane, for a page's node or
+	// window by objectId (pagerealm/listeners.go); the pane's "Remove" is
+	// a Runtime.callFunctionOn in the page.
+	"DOMDebugger.getEventListeners": pageDOM(pagerealm.GetEventListeners),
 
 	// Node's domains, where the worker also acts or a page answers. Every
 	// other method of nodeDomains is routed by its domain's rule.

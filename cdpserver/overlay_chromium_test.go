@@ -414,3 +414,47 @@ func TestOverlayInspectModePicksElement(t *testing.T) {
 		t.Fatalf("after inspect mode the page's handlers saw %s events of a click, want 2 (mousedown, click)", got)
 	}
 }
+
+// A node a page logs, as the Console uses it: hovering it highlights it
+// in its page (Overlay.highlightNode by the console argument's objectId),
+// and "Store as global variable" (the frontend's saveToTempVariable: the
+// context's global object by `this`, then a callFunctionOn on it with the
+// node as argument) makes temp1 the page's node in the page.
+func TestConsoleNodeHoverAndStoreAsGlobal(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "Logged node page"
+	domPages(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	newDOMTree(t, a)
+	evalValue(t, a, ctx, `console.log('the heading', document.getElementById('title')), 1`)
+	m := a.ExpectAnyEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), `"the heading"`) })
+	var ev struct {
+		Args []remoteObject `json:"args"`
+	}
+	if err := json.Unmarshal(m.Params, &ev); err != nil || len(ev.Args) != 2 || ev.Args[1].Subtype != "node" || ev.Args[1].ObjectID == "" {
+		t.Fatalf("the logged node: %s", m.Raw)
+	}
+	node := ev.Args[1].ObjectID
+
+	// Hover: the frontend highlights a console node by its objectId.
+	a.MustCall("Overlay.highlightNode", map[string]any{"objectId": node, "highlightConfig": map[string]any{"showInfo": true}})
+	if got := strings.Trim(string(evalValue(t, a, ctx, overlayCount)), `"`); got != "1:none:true" {
+		t.Fatalf("hovering the logged node: the page has %q overlay hosts, want 1:none:true", got)
+	}
+	a.MustCall("Overlay.hideHighlight", nil)
+
+	// Store as global variable.
+	global := evalIn(t, a, ctx, `this`, "")
+	save := `function saveVariable(value) { const prefix = 'temp'; let index = 1; while ((prefix + index) in this) ++index;
+		const name = prefix + index; this[name] = value; return name; }`
+	r := a.MustCall("Runtime.callFunctionOn", map[string]any{"objectId": global.Result.ObjectID, "functionDeclaration": save,
+		"arguments": []map[string]any{{"objectId": node}}, "silent": true, "returnByValue": true})
+	var ans evalAnswer
+	if err := json.Unmarshal(r.Result, &ans); err != nil || string(ans.Result.Value) != `"temp1"` {
+		t.Fatalf("Store as global variable: %s", r.Raw)
+	}
+	if got := string(evalValue(t, a, ctx, `temp1 === document.getElementById('title')`)); got != "true" {
+		t.Errorf("temp1 in the page is not the logged node: %s", got)
+	}
+}

@@ -61,18 +61,19 @@ func TestMethodTableAnswers(t *testing.T) {
 	}
 	// Local answers that are errors without a client page.
 	wantLocalError := map[string]string{
-		"Page.getResourceContent":    `no frame "": the page has gone`,
-		"Network.getResponseBody":    `Network.getResponseBody: params must be {"requestId": <string>}`,
-		"Network.getRequestPostData": `Network.getRequestPostData: params must be {"requestId": <string>}`,
-		"DOM.describeNode":           "DOM.describeNode: give one of nodeId, backendNodeId, objectId",
-		"DOM.getOuterHTML":           "DOM.getOuterHTML: give one of nodeId, backendNodeId, objectId",
-		"DOM.resolveNode":            "DOM.resolveNode: give one of nodeId, backendNodeId, objectId",
-		"DOM.requestNode":            "DOM.requestNode: objectId is required",
-		"DOM.performSearch":          "DOM.performSearch: query is required",
-		"DOM.getSearchResults":       `DOM.getSearchResults: no search "" in this window (discarded, or the document was asked for again)`,
-		"DOM.getFrameOwner":          `DOM.getFrameOwner: no frame "" in this window's document (ask DOM.getDocument first, or the page has gone)`,
-		"DOM.getBoxModel":            "DOM.getBoxModel: give one of nodeId, backendNodeId, objectId",
-		"Overlay.highlightNode":      "Overlay.highlightNode: give one of nodeId, backendNodeId, objectId",
+		"Page.getResourceContent":       `no frame "": the page has gone`,
+		"Network.getResponseBody":       `Network.getResponseBody: params must be {"requestId": <string>}`,
+		"Network.getRequestPostData":    `Network.getRequestPostData: params must be {"requestId": <string>}`,
+		"DOM.describeNode":              "DOM.describeNode: give one of nodeId, backendNodeId, objectId",
+		"DOM.getOuterHTML":              "DOM.getOuterHTML: give one of nodeId, backendNodeId, objectId",
+		"DOM.resolveNode":               "DOM.resolveNode: give one of nodeId, backendNodeId, objectId",
+		"DOM.requestNode":               "DOM.requestNode: objectId is required",
+		"DOMDebugger.getEventListeners": "DOMDebugger.getEventListeners: objectId is required",
+		"DOM.performSearch":             "DOM.performSearch: query is required",
+		"DOM.getSearchResults":          `DOM.getSearchResults: no search "" in this window (discarded, or the document was asked for again)`,
+		"DOM.getFrameOwner":             `DOM.getFrameOwner: no frame "" in this window's document (ask DOM.getDocument first, or the page has gone)`,
+		"DOM.getBoxModel":               "DOM.getBoxModel: give one of nodeId, backendNodeId, objectId",
+		"Overlay.highlightNode":         "Overlay.highlightNode: give one of nodeId, backendNodeId, objectId",
 	}
 	// The CSS methods of pages (pagerealm/css.go), with no page and no params.
 	for _, m := range []string{"getMatchedStylesForNode", "getComputedStyleForNode", "getInlineStylesForNode"} {

@@ -11,7 +11,7 @@
 // empty document with one frame owner per page, node ids namespaced per
 // window and page load; dom_wire.go: the DOM methods; dom_search.go:
 // search across pages; css.go: the CSS methods, style sheet ids namespaced
-// like node ids).
+// like node ids; listeners.go: DOMDebugger.getEventListeners).
 //
 // The transport (cdpserver) drives it through the Hub's methods and the
 // method table's pages' column (Rule: the page agent's handler, a script

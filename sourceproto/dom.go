@@ -54,6 +54,9 @@ type DOMParams struct {
 	CSS   CSSQuery `json:"css,omitempty"`
 	Sheet string   `json:"sheet,omitempty"`
 	Line  int64    `json:"line,omitempty"`
+	// Pierce: domListeners goes into open shadow roots and same-origin
+	// frames' documents below the node (with Depth).
+	Pierce bool `json:"pierce,omitempty"`
 }
 
 // DOMOverlayAction names what a domOverlay command does.
@@ -141,6 +144,30 @@ type DOMResult struct {
 	Box *DOMBox `json:"box,omitempty"`
 	// CSS: domCSS's answer (css.go).
 	CSS *CSSResult `json:"css,omitempty"`
+	// Listeners: domListeners' answer (at most MaxDOMListeners).
+	Listeners []DOMListener `json:"listeners,omitempty"`
+}
+
+// DOMListener is one event listener as CDP's DOMDebugger.EventListener has
+// it, with the handler's place as the page found it: URL, Line and Column
+// (0-based) of the one place in the page's scripts whose text is the
+// handler's source (client/js/listeners.mjs); URL is "" when the page
+// could not find exactly one (the worker then sends V8's "no script").
+//
+//easyjson:json
+type DOMListener struct {
+	Type            string        `json:"type"`
+	UseCapture      bool          `json:"useCapture,omitempty"`
+	Passive         bool          `json:"passive,omitempty"`
+	Once            bool          `json:"once,omitempty"`
+	Handler         *RemoteObject `json:"handler,omitempty"`
+	OriginalHandler *RemoteObject `json:"originalHandler,omitempty"`
+	URL             string        `json:"url,omitempty"`
+	Line            int64         `json:"line,omitempty"`
+	Column          int64         `json:"column,omitempty"`
+	// Node is the page's id of the node the listener is on when it is
+	// below the object asked about (Depth > 1); 0 for that object.
+	Node uint64 `json:"node,omitempty"`
 }
 
 // DOMEdit names the edit of a domEdit command.

@@ -174,6 +174,33 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 					(*out.CSS).UnmarshalEasyJSON(in)
 				}
 			}
+		case "listeners":
+			if in.IsNull() {
+				in.Skip()
+				out.Listeners = nil
+			} else {
+				in.Delim('[')
+				if out.Listeners == nil {
+					if !in.IsDelim(']') {
+						out.Listeners = make([]DOMListener, 0, 0)
+					} else {
+						out.Listeners = []DOMListener{}
+					}
+				} else {
+					out.Listeners = (out.Listeners)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v4 DOMListener
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						(v4).UnmarshalEasyJSON(in)
+					}
+					out.Listeners = append(out.Listeners, v4)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -198,11 +225,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		out.RawString(prefix[1:])
 		{
 			out.RawByte('[')
-			for v4, v5 := range in.Children {
-				if v4 > 0 {
+			for v5, v6 := range in.Children {
+				if v5 > 0 {
 					out.RawByte(',')
 				}
-				(v5).MarshalEasyJSON(out)
+				(v6).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -227,11 +254,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		{
 			out.RawByte('[')
-			for v6, v7 := range in.Nodes {
-				if v6 > 0 {
+			for v7, v8 := range in.Nodes {
+				if v7 > 0 {
 					out.RawByte(',')
 				}
-				out.Uint64(uint64(v7))
+				out.Uint64(uint64(v8))
 			}
 			out.RawByte(']')
 		}
@@ -246,11 +273,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		{
 			out.RawByte('[')
-			for v8, v9 := range in.HTML {
-				if v8 > 0 {
+			for v9, v10 := range in.HTML {
+				if v9 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v9))
+				out.String(string(v10))
 			}
 			out.RawByte(']')
 		}
@@ -294,6 +321,25 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 			out.RawString(prefix)
 		}
 		(*in.CSS).MarshalEasyJSON(out)
+	}
+	if len(in.Listeners) != 0 {
+		const prefix string = ",\"listeners\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		{
+			out.RawByte('[')
+			for v11, v12 := range in.Listeners {
+				if v11 > 0 {
+					out.RawByte(',')
+				}
+				(v12).MarshalEasyJSON(out)
+			}
+			out.RawByte(']')
+		}
 	}
 	out.RawByte('}')
 }
@@ -355,13 +401,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v10 uint64
+					var v13 uint64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v10 = uint64(in.Uint64())
+						v13 = uint64(in.Uint64())
 					}
-					out.Nodes = append(out.Nodes, v10)
+					out.Nodes = append(out.Nodes, v13)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -444,6 +490,12 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 			} else {
 				out.Line = int64(in.Int64())
 			}
+		case "pierce":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Pierce = bool(in.Bool())
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -482,11 +534,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v11, v12 := range in.Nodes {
-				if v11 > 0 {
+			for v14, v15 := range in.Nodes {
+				if v14 > 0 {
 					out.RawByte(',')
 				}
-				out.Uint64(uint64(v12))
+				out.Uint64(uint64(v15))
 			}
 			out.RawByte(']')
 		}
@@ -555,6 +607,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"line\":"
 		out.RawString(prefix)
 		out.Int64(int64(in.Line))
+	}
+	if in.Pierce {
+		const prefix string = ",\"pierce\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Pierce))
 	}
 	out.RawByte('}')
 }
@@ -634,13 +691,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.Children = (out.Children)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 DOMNode
+					var v16 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v13).UnmarshalEasyJSON(in)
+						(v16).UnmarshalEasyJSON(in)
 					}
-					out.Children = append(out.Children, v13)
+					out.Children = append(out.Children, v16)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -661,13 +718,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.Attributes = (out.Attributes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v14 string
+					var v17 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v14 = string(in.String())
+						v17 = string(in.String())
 					}
-					out.Attributes = append(out.Attributes, v14)
+					out.Attributes = append(out.Attributes, v17)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -749,11 +806,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v15, v16 := range in.Children {
-				if v15 > 0 {
+			for v18, v19 := range in.Children {
+				if v18 > 0 {
 					out.RawByte(',')
 				}
-				(v16).MarshalEasyJSON(out)
+				(v19).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -763,11 +820,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v17, v18 := range in.Attributes {
-				if v17 > 0 {
+			for v20, v21 := range in.Attributes {
+				if v20 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v18))
+				out.String(string(v21))
 			}
 			out.RawByte(']')
 		}
@@ -804,7 +861,177 @@ func (v DOMNode) MarshalEasyJSON(w *jwriter.Writer) {
 func (v *DOMNode) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(l, v)
 }
-func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in *jlexer.Lexer, out *DOMEvents) {
+func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(in *jlexer.Lexer, out *DOMListener) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "type":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Type = string(in.String())
+			}
+		case "useCapture":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.UseCapture = bool(in.Bool())
+			}
+		case "passive":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Passive = bool(in.Bool())
+			}
+		case "once":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Once = bool(in.Bool())
+			}
+		case "handler":
+			if in.IsNull() {
+				in.Skip()
+				out.Handler = nil
+			} else {
+				if out.Handler == nil {
+					out.Handler = new(RemoteObject)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.Handler).UnmarshalEasyJSON(in)
+				}
+			}
+		case "originalHandler":
+			if in.IsNull() {
+				in.Skip()
+				out.OriginalHandler = nil
+			} else {
+				if out.OriginalHandler == nil {
+					out.OriginalHandler = new(RemoteObject)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.OriginalHandler).UnmarshalEasyJSON(in)
+				}
+			}
+		case "url":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.URL = string(in.String())
+			}
+		case "line":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Line = int64(in.Int64())
+			}
+		case "column":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Column = int64(in.Int64())
+			}
+		case "node":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Node = uint64(in.Uint64())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out *jwriter.Writer, in DOMListener) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"type\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Type))
+	}
+	if in.UseCapture {
+		const prefix string = ",\"useCapture\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.UseCapture))
+	}
+	if in.Passive {
+		const prefix string = ",\"passive\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Passive))
+	}
+	if in.Once {
+		const prefix string = ",\"once\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Once))
+	}
+	if in.Handler != nil {
+		const prefix string = ",\"handler\":"
+		out.RawString(prefix)
+		(*in.Handler).MarshalEasyJSON(out)
+	}
+	if in.OriginalHandler != nil {
+		const prefix string = ",\"originalHandler\":"
+		out.RawString(prefix)
+		(*in.OriginalHandler).MarshalEasyJSON(out)
+	}
+	if in.URL != "" {
+		const prefix string = ",\"url\":"
+		out.RawString(prefix)
+		out.String(string(in.URL))
+	}
+	if in.Line != 0 {
+		const prefix string = ",\"line\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Line))
+	}
+	if in.Column != 0 {
+		const prefix string = ",\"column\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.Column))
+	}
+	if in.Node != 0 {
+		const prefix string = ",\"node\":"
+		out.RawString(prefix)
+		out.Uint64(uint64(in.Node))
+	}
+	out.RawByte('}')
+}
+
+// MarshalEasyJSON supports easyjson.Marshaler interface
+func (v DOMListener) MarshalEasyJSON(w *jwriter.Writer) {
+	easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(w, v)
+}
+
+// UnmarshalEasyJSON supports easyjson.Unmarshaler interface
+func (v *DOMListener) UnmarshalEasyJSON(l *jlexer.Lexer) {
+	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(l, v)
+}
+func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(in *jlexer.Lexer, out *DOMEvents) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -846,13 +1073,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(i
 					out.Events = (out.Events)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v19 DOMEvent
+					var v22 DOMEvent
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v19).UnmarshalEasyJSON(in)
+						(v22).UnmarshalEasyJSON(in)
 					}
-					out.Events = append(out.Events, v19)
+					out.Events = append(out.Events, v22)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -871,7 +1098,7 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(i
 		in.Consumed()
 	}
 }
-func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(out *jwriter.Writer, in DOMEvents) {
+func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(out *jwriter.Writer, in DOMEvents) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -892,11 +1119,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v20, v21 := range in.Events {
-				if v20 > 0 {
+			for v23, v24 := range in.Events {
+				if v23 > 0 {
 					out.RawByte(',')
 				}
-				(v21).MarshalEasyJSON(out)
+				(v24).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -906,14 +1133,14 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v DOMEvents) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(w, v)
+	easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *DOMEvents) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(l, v)
+	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(l, v)
 }
-func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(in *jlexer.Lexer, out *DOMEvent) {
+func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in *jlexer.Lexer, out *DOMEvent) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -981,13 +1208,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v22 DOMNode
+					var v25 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v22).UnmarshalEasyJSON(in)
+						(v25).UnmarshalEasyJSON(in)
 					}
-					out.Nodes = append(out.Nodes, v22)
+					out.Nodes = append(out.Nodes, v25)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1024,7 +1251,7 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 		in.Consumed()
 	}
 }
-func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(out *jwriter.Writer, in DOMEvent) {
+func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out *jwriter.Writer, in DOMEvent) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1058,11 +1285,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v23, v24 := range in.Nodes {
-				if v23 > 0 {
+			for v26, v27 := range in.Nodes {
+				if v26 > 0 {
 					out.RawByte(',')
 				}
-				(v24).MarshalEasyJSON(out)
+				(v27).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1087,14 +1314,14 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v DOMEvent) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(w, v)
+	easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *DOMEvent) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(l, v)
+	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(l, v)
 }
-func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(in *jlexer.Lexer, out *DOMChildren) {
+func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(in *jlexer.Lexer, out *DOMChildren) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1130,13 +1357,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v25 DOMNode
+					var v28 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v25).UnmarshalEasyJSON(in)
+						(v28).UnmarshalEasyJSON(in)
 					}
-					out.Nodes = append(out.Nodes, v25)
+					out.Nodes = append(out.Nodes, v28)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1155,7 +1382,7 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(i
 		in.Consumed()
 	}
 }
-func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(out *jwriter.Writer, in DOMChildren) {
+func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(out *jwriter.Writer, in DOMChildren) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1171,11 +1398,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v26, v27 := range in.Nodes {
-				if v26 > 0 {
+			for v29, v30 := range in.Nodes {
+				if v29 > 0 {
 					out.RawByte(',')
 				}
-				(v27).MarshalEasyJSON(out)
+				(v30).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1185,14 +1412,14 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v DOMChildren) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(w, v)
+	easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *DOMChildren) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(l, v)
+	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(l, v)
 }
-func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(in *jlexer.Lexer, out *DOMBox) {
+func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(in *jlexer.Lexer, out *DOMBox) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1222,13 +1449,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Content = (out.Content)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v28 float64
+					var v31 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v28 = float64(in.Float64())
+						v31 = float64(in.Float64())
 					}
-					out.Content = append(out.Content, v28)
+					out.Content = append(out.Content, v31)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1249,13 +1476,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Padding = (out.Padding)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v29 float64
+					var v32 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v29 = float64(in.Float64())
+						v32 = float64(in.Float64())
 					}
-					out.Padding = append(out.Padding, v29)
+					out.Padding = append(out.Padding, v32)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1276,13 +1503,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Border = (out.Border)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v30 float64
+					var v33 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v30 = float64(in.Float64())
+						v33 = float64(in.Float64())
 					}
-					out.Border = append(out.Border, v30)
+					out.Border = append(out.Border, v33)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1303,13 +1530,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Margin = (out.Margin)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v31 float64
+					var v34 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v31 = float64(in.Float64())
+						v34 = float64(in.Float64())
 					}
-					out.Margin = append(out.Margin, v31)
+					out.Margin = append(out.Margin, v34)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1340,7 +1567,7 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 		in.Consumed()
 	}
 }
-func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(out *jwriter.Writer, in DOMBox) {
+func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(out *jwriter.Writer, in DOMBox) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1351,11 +1578,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v32, v33 := range in.Content {
-				if v32 > 0 {
+			for v35, v36 := range in.Content {
+				if v35 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v33))
+				out.Float64(float64(v36))
 			}
 			out.RawByte(']')
 		}
@@ -1367,11 +1594,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v34, v35 := range in.Padding {
-				if v34 > 0 {
+			for v37, v38 := range in.Padding {
+				if v37 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v35))
+				out.Float64(float64(v38))
 			}
 			out.RawByte(']')
 		}
@@ -1383,11 +1610,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v36, v37 := range in.Border {
-				if v36 > 0 {
+			for v39, v40 := range in.Border {
+				if v39 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v37))
+				out.Float64(float64(v40))
 			}
 			out.RawByte(']')
 		}
@@ -1399,11 +1626,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v38, v39 := range in.Margin {
-				if v38 > 0 {
+			for v41, v42 := range in.Margin {
+				if v41 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v39))
+				out.Float64(float64(v42))
 			}
 			out.RawByte(']')
 		}
@@ -1423,10 +1650,10 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 
 // MarshalEasyJSON supports easyjson.Marshaler interface
 func (v DOMBox) MarshalEasyJSON(w *jwriter.Writer) {
-	easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(w, v)
+	easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(w, v)
 }
 
 // UnmarshalEasyJSON supports easyjson.Unmarshaler interface
 func (v *DOMBox) UnmarshalEasyJSON(l *jlexer.Lexer) {
-	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(l, v)
+	easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(l, v)
 }

@@ -121,12 +121,15 @@ const (
 	MethodDOMBox       RuntimeMethod = "domBox"       // an element's box model (DOM.getBoxModel)
 	MethodDOMOverlay   RuntimeMethod = "domOverlay"   // highlight, hide, select a node (Overlay.*, DOM.setInspectedNode)
 	MethodDOMCSS       RuntimeMethod = "domCSS"       // a CSS query or edit (css.go: CSSQuery)
+	// MethodDOMListeners: the event listeners of a node or window named by
+	// handle (DOMDebugger.getEventListeners; dom.go DOMListener).
+	MethodDOMListeners RuntimeMethod = "domListeners"
 )
 
 var runtimeMethods = []RuntimeMethod{MethodEvaluate, MethodGetProperties, MethodCallFunctionOn,
 	MethodAwaitPromise, MethodReleaseObject, MethodReleaseObjectGroup, MethodGlobalLexicalScopeNames,
 	MethodDOMChildren, MethodDOMDescribe, MethodDOMPush, MethodDOMResolve, MethodDOMOuterHTML, MethodDOMEdit, MethodDOMDisable,
-	MethodDOMSearch, MethodDOMResults, MethodDOMBox, MethodDOMOverlay, MethodDOMCSS}
+	MethodDOMSearch, MethodDOMResults, MethodDOMBox, MethodDOMOverlay, MethodDOMCSS, MethodDOMListeners}
 
 // IsDOM reports whether m is one of the DOM agent's methods.
 func (m RuntimeMethod) IsDOM() bool { return len(m) > 3 && m[:3] == "dom" }

@@ -113,6 +113,11 @@ const (
 	// asks for the nodes one view shows, a few dozen).
 	MaxDOMPush = 1024
 
+	// MaxDOMListeners bounds the listeners of one domListeners answer (a
+	// subtree asked with depth -1 can hold many; the frame limits bound
+	// the bytes, this the decoder's work).
+	MaxDOMListeners = 4096
+
 	// MaxSources bounds the live sources of one Registry: every source is
 	// an execution context in every DevTools window, and every source holds
 	// per-source state in the worker.

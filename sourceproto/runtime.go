@@ -34,6 +34,7 @@ type RuntimeCommand struct {
 	DOMBox       *DOMParams `json:"domBox,omitempty"`
 	DOMOverlay   *DOMParams `json:"domOverlay,omitempty"`
 	DOMCSS       *DOMParams `json:"domCSS,omitempty"`
+	DOMListeners *DOMParams `json:"domListeners,omitempty"`
 }
 
 // EvaluateParams mirrors CDP Runtime.evaluate's client subset. Timeout
@@ -141,6 +142,7 @@ type RuntimeResult struct {
 	DOMBox                  *DOMResult                     `json:"domBox,omitempty"`
 	DOMOverlay              *DOMResult                     `json:"domOverlay,omitempty"`
 	DOMCSS                  *DOMResult                     `json:"domCSS,omitempty"`
+	DOMListeners            *DOMResult                     `json:"domListeners,omitempty"`
 	Error                   *TransportError                `json:"error,omitempty"`
 
 	// Rejected is never on the wire. Ingest sets it, with Session, ID and

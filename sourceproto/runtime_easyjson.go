@@ -315,6 +315,20 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 					(*out.DOMCSS).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domListeners":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMListeners = nil
+			} else {
+				if out.DOMListeners == nil {
+					out.DOMListeners = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMListeners).UnmarshalEasyJSON(in)
+				}
+			}
 		case "error":
 			if in.IsNull() {
 				in.Skip()
@@ -456,6 +470,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		const prefix string = ",\"domCSS\":"
 		out.RawString(prefix)
 		(*in.DOMCSS).MarshalEasyJSON(out)
+	}
+	if in.DOMListeners != nil {
+		const prefix string = ",\"domListeners\":"
+		out.RawString(prefix)
+		(*in.DOMListeners).MarshalEasyJSON(out)
 	}
 	if in.Error != nil {
 		const prefix string = ",\"error\":"
@@ -772,6 +791,20 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					(*out.DOMCSS).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domListeners":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMListeners = nil
+			} else {
+				if out.DOMListeners == nil {
+					out.DOMListeners = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMListeners).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -899,6 +932,11 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"domCSS\":"
 		out.RawString(prefix)
 		(*in.DOMCSS).MarshalEasyJSON(out)
+	}
+	if in.DOMListeners != nil {
+		const prefix string = ",\"domListeners\":"
+		out.RawString(prefix)
+		(*in.DOMListeners).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }

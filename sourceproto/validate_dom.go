@@ -14,7 +14,8 @@ func (c *RuntimeCommand) domCommand() (RuntimeMethod, *DOMParams, int) {
 	}{{MethodDOMChildren, c.DOMChildren}, {MethodDOMDescribe, c.DOMDescribe}, {MethodDOMPush, c.DOMPush},
 		{MethodDOMResolve, c.DOMResolve}, {MethodDOMOuterHTML, c.DOMOuterHTML}, {MethodDOMEdit, c.DOMEdit},
 		{MethodDOMDisable, c.DOMDisable}, {MethodDOMSearch, c.DOMSearch}, {MethodDOMResults, c.DOMResults},
-		{MethodDOMBox, c.DOMBox}, {MethodDOMOverlay, c.DOMOverlay}, {MethodDOMCSS, c.DOMCSS}}
+		{MethodDOMBox, c.DOMBox}, {MethodDOMOverlay, c.DOMOverlay}, {MethodDOMCSS, c.DOMCSS},
+		{MethodDOMListeners, c.DOMListeners}}
 	var m RuntimeMethod
 	var p *DOMParams
 	n := 0
@@ -37,7 +38,8 @@ func (r *RuntimeResult) domResult() (RuntimeMethod, *DOMResult, int) {
 	}{{MethodDOMChildren, r.DOMChildren}, {MethodDOMDescribe, r.DOMDescribe}, {MethodDOMPush, r.DOMPush},
 		{MethodDOMResolve, r.DOMResolve}, {MethodDOMOuterHTML, r.DOMOuterHTML}, {MethodDOMEdit, r.DOMEdit},
 		{MethodDOMDisable, r.DOMDisable}, {MethodDOMSearch, r.DOMSearch}, {MethodDOMResults, r.DOMResults},
-		{MethodDOMBox, r.DOMBox}, {MethodDOMOverlay, r.DOMOverlay}, {MethodDOMCSS, r.DOMCSS}}
+		{MethodDOMBox, r.DOMBox}, {MethodDOMOverlay, r.DOMOverlay}, {MethodDOMCSS, r.DOMCSS},
+		{MethodDOMListeners, r.DOMListeners}}
 	var m RuntimeMethod
 	var res *DOMResult
 	n := 0
@@ -86,6 +88,8 @@ func (c *RuntimeCommand) SetDOM(m RuntimeMethod, p *DOMParams) {
 		c.DOMOverlay = p
 	case MethodDOMCSS:
 		c.DOMCSS = p
+	case MethodDOMListeners:
+		c.DOMListeners = p
 	}
 }
 
@@ -110,6 +114,9 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 	}
 	if m == MethodDOMCSS {
 		return p.validateCSS()
+	}
+	if p.Pierce && m != MethodDOMListeners {
+		return malformed(string(m) + " takes no pierce")
 	}
 	search := p.Search != "" || p.From != 0 || p.To != 0
 	if search && m != MethodDOMSearch && m != MethodDOMResults {
@@ -166,6 +173,10 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 		case len(p.Nodes) > 0 || edit || (p.Overlay == OverlayHighlight || p.Overlay == OverlayInspect) != one:
 			return malformed("domOverlay takes doc, overlay and one of node, handle (none for hide, pick, unpick)")
 		}
+	case MethodDOMListeners:
+		if p.Handle == "" || p.Node != 0 || len(p.Nodes) > 0 || edit {
+			return malformed("domListeners takes doc, handle, depth, pierce and objectGroup")
+		}
 	case MethodDOMResults:
 		if p.Search == "" || p.To <= p.From || p.To-p.From > MaxDOMPush || p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
 			return malformed("domResults takes doc, search and from < to (at most MaxDOMPush)")
@@ -176,12 +187,16 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 
 // validateDOM checks a DOM result's shape for its method.
 func (r *DOMResult) validateDOM(m RuntimeMethod) *RejectError {
-	set := count(len(r.Children) > 0, r.Node != nil, len(r.Nodes) > 0, len(r.HTML) > 0, r.Object != nil, r.Count != 0, r.Box != nil, r.CSS != nil)
+	set := count(len(r.Children) > 0, r.Node != nil, len(r.Nodes) > 0, len(r.HTML) > 0, r.Object != nil, r.Count != 0, r.Box != nil, r.CSS != nil,
+		len(r.Listeners) > 0)
 	if (r.CSS != nil) != (m == MethodDOMCSS) || m == MethodDOMCSS && set != 1 {
 		return malformed("css is domCSS's one answer member")
 	}
 	if r.Box != nil && m != MethodDOMBox {
 		return malformed(string(m) + " answers no box")
+	}
+	if len(r.Listeners) > 0 && m != MethodDOMListeners {
+		return malformed(string(m) + " answers no listeners")
 	}
 	if err := checkNonNeg(r.Count, "count"); err != nil {
 		return err
@@ -224,6 +239,11 @@ func (r *DOMResult) validateDOM(m RuntimeMethod) *RejectError {
 		if set != 0 {
 			return malformed(string(m) + " answers nothing")
 		}
+	case MethodDOMListeners:
+		if set > 1 {
+			return malformed("domListeners answers listeners")
+		}
+		return validateListeners(r.Listeners)
 	}
 	if err := checkCount(len(r.Nodes), MaxDOMPush, "MaxDOMPush"); err != nil {
 		return err
@@ -336,6 +356,26 @@ func (b *DOMBox) validate() *RejectError {
 	}
 	if b.Width < 0 || b.Height < 0 || b.Width > MaxSafeInteger || b.Height > MaxSafeInteger {
 		return malformed("box width and height must be in 0..2^53-1")
+	}
+	return nil
+}
+
+func validateListeners(ls []DOMListener) *RejectError {
+	if err := checkCount(len(ls), MaxDOMListeners, "MaxDOMListeners"); err != nil {
+		return err
+	}
+	for i := range ls {
+		l := &ls[i]
+		if l.Type == "" {
+			return malformed("a listener needs type")
+		}
+		if err := first(checkNonNeg(l.Line, "line"), checkNonNeg(l.Column, "column"), checkSafe(l.Node, "node"),
+			optObject(l.Handler), optObject(l.OriginalHandler)); err != nil {
+			return err
+		}
+		if l.URL == "" && (l.Line != 0 || l.Column != 0) {
+			return malformed("a listener's line and column need its url")
+		}
 	}
 	return nil
 }

@@ -51,6 +51,22 @@ window.__cost = (n, kind) => {
   else for (let i = 0; i < n; i++) console.log('plain string', i);
   return performance.now() - t0;
 };
+// addEventListener/removeEventListener on fresh elements: the client
+// notes each (listeners.mjs), the plain page does not. native: the
+// methods as they were before client.js, in the same page.
+const __add = EventTarget.prototype.addEventListener, __remove = EventTarget.prototype.removeEventListener;
+window.__listen = (n, native) => {
+  const els = [];
+  for (let i = 0; i < n; i++) els.push(document.createElement('div'));
+  const f = () => {};
+  const add = native ? __add : EventTarget.prototype.addEventListener;
+  const remove = native ? __remove : EventTarget.prototype.removeEventListener;
+  const t0 = performance.now();
+  for (const el of els) add.call(el, 'click', f);
+  for (const el of els) add.call(el, 'keydown', f, { passive: true });
+  for (const el of els) remove.call(el, 'click', f);
+  return performance.now() - t0;
+};
 window.__rate = (perSec, ms) => new Promise((resolve) => {
   let sent = 0;
   const t0 = performance.now();
@@ -291,6 +307,61 @@ func BenchmarkChromiumConsoleCost(b *testing.B) {
 			bs, ns = append(bs, w1), append(ns, w2)
 		}
 		b.Logf("floor, plain page, string arg: a bare wrapper %v ms, native %v ms; ratios %v, median %.2fx", fmtMs(bs), fmtMs(ns), ratios(bs, ns), medianRatio(bs, ns))
+	}
+}
+
+// BenchmarkChromiumAddEventListener: what the listener log (listeners.mjs)
+// costs a page's addEventListener and removeEventListener: 3 calls on each
+// of 20,000 fresh elements (two adds, one remove), client page against
+// plain page, alternating, per round; and in the client page itself, the
+// wrapped methods against the native ones saved before client.js loaded
+// (one renderer: less noise). Headlines: medians of the per-round ratios,
+// and the added time per call.
+func BenchmarkChromiumAddEventListener(b *testing.B) {
+	const n = 20000
+	_, _, base, br := benchSetup(b)
+	plain, client := br.open(base+"/plain.html"), br.open(base+"/client.html")
+	plain.waitEval("typeof __listen === 'function'")
+	client.waitEval("typeof __inspectorWorkerClient === 'object'")
+	for range b.N {
+		var p, c []float64
+		var w float64
+		plain.eval("__listen(2000)", &w) // warm-up
+		client.eval("__listen(2000)", &w)
+		for r := range benchRounds() {
+			var a, d float64
+			first, second := plain, client
+			if r%2 == 1 {
+				first, second = client, plain
+			}
+			first.eval("__listen("+strconv.Itoa(n)+")", &a)
+			second.eval("__listen("+strconv.Itoa(n)+")", &d)
+			if first == client {
+				a, d = d, a
+			}
+			p, c = append(p, a), append(c, d)
+		}
+		per := (median(c) - median(p)) * 1e6 / (3 * n)
+		b.Logf("%d elements x 3 calls: plain %v ms, client %v ms; ratios %v, median %.2fx; %.0f ns more per call",
+			n, fmtMs(p), fmtMs(c), ratios(c, p), medianRatio(c, p), per)
+		b.ReportMetric(medianRatio(c, p), "client/plain")
+		var nat, wr []float64
+		for r := range benchRounds() {
+			var x, y float64
+			if r%2 == 0 {
+				client.eval("__listen("+strconv.Itoa(n)+", true)", &x)
+				client.eval("__listen("+strconv.Itoa(n)+", false)", &y)
+			} else {
+				client.eval("__listen("+strconv.Itoa(n)+", false)", &y)
+				client.eval("__listen("+strconv.Itoa(n)+", true)", &x)
+			}
+			nat, wr = append(nat, x), append(wr, y)
+		}
+		same := (median(wr) - median(nat)) * 1e6 / (3 * n)
+		b.Logf("same page: native %v ms, wrapped %v ms; ratios %v, median %.2fx; %.0f ns more per call (native %.0f ns)",
+			fmtMs(nat), fmtMs(wr), ratios(wr, nat), medianRatio(wr, nat), same, median(nat)*1e6/(3*n))
+		b.ReportMetric(medianRatio(wr, nat), "wrapped/native")
+		b.ReportMetric(same, "ns-added/call")
 	}
 }
 

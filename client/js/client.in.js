@@ -46,6 +46,8 @@
 // build.mjs inlines core.mjs here
 
 // build.mjs inlines sideeffect.mjs here
+// build.mjs inlines listeners.mjs here
+// build.mjs inlines frameworks.mjs here
 // build.mjs inlines runtime.mjs here
 // build.mjs inlines overlay.mjs here
 // build.mjs inlines css.mjs here
@@ -155,6 +157,10 @@
 
   var unwrapConsole = IWCore.wrapConsole(w.console, emit);
   var unhook = installObservers();
+  // addEventListener/removeEventListener noted from here on, for the
+  // Event Listeners pane (listeners.mjs): after our own listeners above,
+  // so none of those is noted.
+  realm.listenerLog = IWListeners.installListenerLog(w, fetchFn || undefined, function (fn, ms) { setT(fn, ms); });
   // The page's fetch and XMLHttpRequest (capture.mjs): always on in a page;
   // each body keeps at most data-capture-body-bytes bytes (default 1 MiB).
   // The capture's items wait behind held load-time console calls too
@@ -673,6 +679,7 @@
     unwrapFetch();
     unwrapXHR();
     unhook();
+    if (realm.listenerLog) realm.listenerLog.undo();
     try { delete w.__inspectorWorkerClient; } catch (e) { /* ignore */ }
   }
 

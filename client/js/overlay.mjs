@@ -12,6 +12,7 @@
 // search), as Chrome's overlay is in no page tree. While shown, the boxes
 // follow the element once per animation frame (it may move, scroll or
 // resize); nothing runs when nothing is highlighted.
+import { OWN_LISTENERS } from './listeners.mjs';
 
 /** The page's own nodes the DOM agent never shows (the overlay's host). */
 export const OWN = new WeakSet();
@@ -189,7 +190,7 @@ export class Overlay {
     /** @type {Array<[string, (e: Event) => void]>} */
     const on = PICK_SWALLOWED.map((type) => [type, swallow]);
     on.push(['click', click], ['mousemove', move]);
-    for (const [type, fn] of on) w.addEventListener(type, fn, true);
+    for (const [type, fn] of on) { OWN_LISTENERS.add(fn); w.addEventListener(type, fn, true); }
     this.unlisten = () => { for (const [type, fn] of on) w.removeEventListener(type, fn, true); };
   }
 

@@ -26,6 +26,8 @@
 // halved, then error "too-large").
 import { remoteObject, measureJSON, parseStack, capString, DEFAULT_LIMITS, MAX_FRAME_OBJECTS, MAX_DEPTH, MAX_ID_BYTES } from './core.mjs';
 import { evaluatePath } from './sideeffect.mjs';
+import { ListenerLog } from './listeners.mjs';
+import { domOf } from './frameworks.mjs';
 
 /** Handles one DevTools session may hold in this page (provisional included). */
 export const MAX_HANDLES_PER_SESSION = 65536;
@@ -42,7 +44,7 @@ export const CONSOLE_GROUP = 'console';
 
 const METHODS = new Set(['evaluate', 'getProperties', 'callFunctionOn', 'awaitPromise', 'releaseObject', 'releaseObjectGroup', 'globalLexicalScopeNames',
   'domChildren', 'domDescribe', 'domPush', 'domResolve', 'domOuterHTML', 'domEdit', 'domDisable', 'domSearch', 'domResults',
-  'domBox', 'domOverlay', 'domCSS']);
+  'domBox', 'domOverlay', 'domCSS', 'domListeners']);
 const G = /** @type {any} */ (globalThis);
 const promiseThen = G.Promise.prototype.then;
 const getProto = Object.getPrototypeOf;
@@ -101,6 +103,7 @@ class TransportFailure extends Error {
  * @property {(frame: {url: string}) => boolean} [isOwn] stack frames of the producer itself, dropped from exception stacks
  * @property {number} [maxHandles] handles per session (default MAX_HANDLES_PER_SESSION; tests lower it)
  * @property {() => any} [dom] makes the page's DOM agent (dom.mjs) on the first dom* command; none: dom* is unsupported
+ * @property {ListenerLog|null} [listeners] the listeners added since client.js loaded (listeners.mjs); none: on* handlers only
  */
 
 /**
@@ -127,6 +130,7 @@ export class Realm {
     this.isOwn = o.isOwn || (() => false);
     this.maxHandles = o.maxHandles || MAX_HANDLES_PER_SESSION;
     this.makeDOM = o.dom;
+    this.listenerLog = o.listeners || null;
     /** @type {any} the DOM agent, made on the first dom* command (nothing runs before) */
     this.domAgent = null;
     /** @type {Map<string, SessionTable>} */
@@ -281,6 +285,40 @@ export class Realm {
   }
 
   // -------------------------------------------------------------------------
+  // Event listeners (DOMDebugger.getEventListeners)
+
+  /**
+   * The listeners of the object a handle names (a node, the window …) and,
+   * to p.depth, of the nodes below it; handlers join the object's group.
+   * @param {Ctx} ctx
+   * @param {any} p DOMParams: doc, handle, depth, pierce
+   */
+  eventListeners(ctx, p) {
+    const e = this.lookup(ctx.session, p.handle);
+    const group = typeof p.objectGroup === 'string' && p.objectGroup ? p.objectGroup : e.group;
+    const agent = this.dom();
+    const s = agent.session(ctx.session, p.doc);
+    const depth = typeof p.depth === 'number' && p.depth !== 0 ? p.depth : 1;
+    const log = this.listenerLog || new ListenerLog({ global: this.global });
+    return promiseThen.call(log.collect(e.v, depth, !!p.pierce), (/** @type {any[]} */ list) => {
+      if (ctx.done) return {};
+      const out = list.map((f) => {
+        /** @type {Record<string, any>} */
+        const l = { type: capString(f.type, 1024) };
+        if (f.useCapture) l.useCapture = true;
+        if (f.passive) l.passive = true;
+        if (f.once) l.once = true;
+        l.handler = this.ro(ctx, f.handler, group, false);
+        l.originalHandler = this.ro(ctx, f.original, group, false);
+        if (f.url) { l.url = f.url; l.line = f.line; l.column = f.column; }
+        if (f.node) { try { l.node = agent.idOf(s, f.node); } catch (x) { /* over the session's node bound */ } }
+        return l;
+      });
+      return out.length ? { listeners: out } : {};
+    });
+  }
+
+  // -------------------------------------------------------------------------
   // Commands
 
   /** @param {any} b */
@@ -335,6 +373,7 @@ export class Realm {
         return { object: this.ro(ctx, this.dom().resolve(ctx.session, p), typeof p.objectGroup === 'string' ? p.objectGroup : '', false) };
     }
     if (ctx.method === 'domDisable' && !this.domAgent) return {}; // nothing to forget: never made
+    if (ctx.method === 'domListeners') return this.eventListeners(ctx, p);
     if (ctx.method.startsWith('dom')) {
       return this.dom().command(ctx.session, ctx.method, p, (/** @type {string} */ s, /** @type {string} */ h) => this.lookup(s, h).v);
     }
@@ -828,7 +867,8 @@ export class Realm {
 
   /**
    * V8's internal properties: [[Prototype]], [[Entries]] of a Map/Set,
-   * [[PromiseState]]/[[PromiseResult]], [[PrimitiveValue]].
+   * [[PromiseState]]/[[PromiseResult]], [[PrimitiveValue]]; and ours,
+   * [[DOM]] of a framework object (frameworks.mjs).
    * @param {Ctx} ctx
    * @param {any} v
    * @param {string} group
@@ -850,6 +890,10 @@ export class Realm {
     }
     const entries = this.entriesOf(v);
     if (entries) add('[[Entries]]', entries);
+    // A React Fiber or component, a Vue component: the DOM it stands for
+    // (frameworks.mjs), one node as itself, several as an array.
+    const dom = domOf(v);
+    if (dom) add('[[DOM]]', dom.length === 1 ? dom[0] : dom);
     if (isPromise(v)) {
       return this.promiseState(v).then((s) => {
         if (ctx.done) return done();
