@@ -327,7 +327,7 @@ func (h *Hub) detachFrame(f *clientFrame) {
 		return // reconnected meanwhile
 	}
 	delete(h.frames, f.sourceID)
-	h.targetsChangedLocked()
+	h.targetEndedLocked(f) // pagetarget.go
 	for i, id := range h.order {
 		if id == f.sourceID {
 			h.order = append(h.order[:i], h.order[i+1:]...)

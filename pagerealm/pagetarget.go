@@ -393,6 +393,18 @@ func (h *Hub) targetLoadedLocked(c *clientContext) {
 	}
 }
 
+// targetEndedLocked runs when page f's target ends (the page closed and
+// did not come back): navigations still waiting for its next load are
+// answered now, and the target's watchers are woken (its windows close).
+func (h *Hub) targetEndedLocked(f *clientFrame) {
+	h.targetsChangedLocked()
+	for _, n := range append([]*navigation(nil), h.navigations...) {
+		if n.w.client.target == f.sourceID {
+			h.failNavigationLocked(n, "Page.navigate: the page closed and did not come back (its target is gone)")
+		}
+	}
+}
+
 // targetWindowClosedLocked forgets what a closing window of a page target
 // waits for.
 func (h *Hub) targetWindowClosedLocked(w *Window) {
