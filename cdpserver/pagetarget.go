@@ -1,6 +1,8 @@
 package cdpserver
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/coder/websocket"
@@ -107,7 +109,7 @@ func (s *Server) handlePageTarget(w http.ResponseWriter, r *http.Request, pt pag
 		return
 	}
 	dt.SetReadLimit(maxDevToolsMessage)
-	sess, closing := s.addSession(func(id int64) *Session { return s.newPageSession(id, dt, gate.conn, pt) })
+	sess, closing := s.registerPageSession(pt, func(sess *Session) { sess.dt, sess.wire = dt, gate.conn })
 	if sess == nil {
 		dt.Close(websocket.StatusGoingAway, truncate(closing, maxCloseReason))
 		return
@@ -115,15 +117,45 @@ func (s *Server) handlePageTarget(w http.ResponseWriter, r *http.Request, pt pag
 	defer s.removeSession(sess)
 	gate.holdCloseWith(sess.awaitAnswersWritten)
 	s.logf("DevTools connection %d opened on page target %s (%s)", sess.id, pt.ID, r.RemoteAddr)
-	sess.runPage()
+	sess.run()
 	s.logf("DevTools connection %d closed", sess.id)
 }
 
-// newPageSession builds a session on page target pt, over dt (wire may be
-// nil: a transport without the close gate). It has no Node session.
-func (s *Server) newPageSession(id int64, dt *websocket.Conn, wire *gatedConn, pt pageTargetInfo) *Session {
+// openPageSession registers a session on the page target with id whose
+// client attach sets (the Session's transport fields: a window's socket,
+// or the browser endpoint's flat session), not yet running: the caller
+// runs it (Session.run) and removes it when it ends (removeSession). It
+// takes one of the MaxWindows slots. An error says why not, for the client.
+func (s *Server) openPageSession(id string, attach func(*Session)) (*Session, error) {
+	pt, ok := s.pageTarget(id)
+	if !ok {
+		return nil, fmt.Errorf("no page target with id %s (the page closed); see Target.getTargets", quoteShort(id))
+	}
+	if reason := s.reserveWindow(); reason != "" {
+		return nil, errors.New(reason)
+	}
+	sess, closing := s.registerPageSession(pt, attach)
+	if sess == nil {
+		return nil, errors.New(closing)
+	}
+	return sess, nil
+}
+
+// registerPageSession turns a reserved window slot into a page target's
+// session (addSession releases the slot either way).
+func (s *Server) registerPageSession(pt pageTargetInfo, attach func(*Session)) (*Session, string) {
+	return s.addSession(func(id int64) *Session {
+		sess := s.newPageSession(id, pt)
+		attach(sess)
+		return sess
+	})
+}
+
+// newPageSession builds a session on page target pt, without its client
+// (registerPageSession's attach sets it). It has no Node session.
+func (s *Server) newPageSession(id int64, pt pageTargetInfo) *Session {
 	sess := &Session{
-		srv: s, id: id, dt: dt, wire: wire,
+		srv: s, id: id,
 		out:      newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
 		objects:  object.NewTable(),
 		pending:  map[int64]string{},
@@ -144,8 +176,8 @@ func (s *Server) newPageSession(id int64, dt *websocket.Conn, wire *gatedConn, p
 	return sess
 }
 
-// runPage runs a page target's session: its reader and writer, and a
-// watcher that closes it when the target ends.
+// runPage runs a page target's session (Session.run): its reader and
+// writer, and a watcher that closes it when the target ends.
 func (sess *Session) runPage() {
 	done := make(chan struct{})
 	go func() {

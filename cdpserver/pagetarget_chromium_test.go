@@ -366,3 +366,16 @@ func TestPageTargetNavigateAndClose(t *testing.T) {
 	// The combined window stays.
 	comb.MustCall("Runtime.evaluate", map[string]any{"expression": "1"})
 }
+
+// TestPageTargetOpenUnknown: the browser endpoint's way in refuses a
+// target id no page has, with the reason, and takes no window slot.
+func TestPageTargetOpenUnknown(t *testing.T) {
+	w := startWorker(t, hostScript, Options{MaxWindows: 1})
+	for range 3 {
+		if _, err := w.srv.openPageSession("no-such-page", func(*Session) {}); err == nil || !strings.Contains(err.Error(), "no page target") {
+			t.Fatalf("openPageSession of an unknown id: %v", err)
+		}
+	}
+	c := w.dial("after") // the one slot is still free
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "1"})
+}

@@ -201,6 +201,10 @@ const overflowWriteGrace = 10 * time.Second
 const closeDrainWait = 2 * time.Second
 
 func (sess *Session) run() {
+	if sess.scope != nil {
+		sess.runPage() // a page target's session has no Node session (pagetarget.go)
+		return
+	}
 	var g errgroup.Group
 	g.Go(func() error { sess.guard("sendLoop", true, sess.sendLoop); return nil })
 	g.Go(func() error { sess.guard("hostLoop", false, sess.hostLoop); return nil })
