@@ -200,10 +200,12 @@ var (
 
 	GetDocument DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
 		root := h.hostDocumentLocked(w)
+		if w.client.target != "" {
+			return h.targetDocumentAnswerLocked(w, req, root, p.Depth) // pagetarget.go
+		}
 		// The pages' documents are at depth 4 (#document, html, body,
-		// iframe); as in Chrome, only pierce goes into them. A page
-		// target's document is the page's own (pagetarget.go).
-		if w.client.target != "" || !p.Pierce || (p.Depth >= 0 && p.Depth <= hostDepth) {
+		// iframe); as in Chrome, only pierce goes into them.
+		if !p.Pierce || (p.Depth >= 0 && p.Depth <= hostDepth) {
 			return cdpproject.DocumentAnswer(root), nil
 		}
 		depth := int64(-1)

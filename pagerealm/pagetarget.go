@@ -213,6 +213,47 @@ func (h *Hub) targetDocumentLocked(w *Window) *cdp.Node {
 	return h.ownerNode(f.ctx, ns).ContentDocument
 }
 
+// targetDocumentAnswerLocked answers DOM.getDocument on a page target:
+// the page's document with its children to depth (CDP's default 1; -1 the
+// whole tree), asked of the page; (nil, nil) when the page's answer will
+// answer. A page that does not answer leaves the document unexpanded, as
+// with pierce on the combined target.
+func (h *Hub) targetDocumentAnswerLocked(w *Window, req Request, root *cdp.Node, depth int64) ([]byte, error) {
+	if depth == 0 {
+		depth = 1
+	}
+	ns := uint64(root.NodeID) >> nsShift
+	c := w.client.dom.byNS[ns]
+	if ns == 0 || c == nil || !c.caps.Has(sourceproto.CapDOM) || h.reg == nil {
+		return cdpproject.DocumentAnswer(root), nil
+	}
+	id := req.ID
+	done := func(res *sourceproto.RuntimeResult, why string) {
+		var r *sourceproto.DOMResult
+		if res != nil {
+			r = res.DOMResultOf()
+		}
+		if r != nil && len(r.Children) == 1 && w.client.dom.byNS[ns] == c {
+			root.Children = cdpproject.DOMNodes(r.Children[0].Nodes, idsOf(ns))
+			root.ChildNodeCount = int64(len(root.Children))
+		} else if why != "" {
+			h.host.Logf("DOM.getDocument in the page %q: %s", c.frame.displayName(), why)
+		}
+		w.enqueue(appendResult(nil, id, cdpproject.DocumentAnswer(root)))
+	}
+	w.client.dom.markUsed(ns)
+	cmd := &sourceproto.RuntimeCommand{}
+	cmd.SetDOM(sourceproto.MethodDOMChildren, &sourceproto.DOMParams{Doc: ns, Node: pageDocument, Depth: depth})
+	call := &runtimeCall{ref: c.ref, ctx: c, page: c.frame.displayName(), realm: c.realm.ID, sess: w,
+		wire: wireSession(w), method: cmd.Method, cdp: "DOM.getDocument", ctxID: c.id, size: commandOverhead, own: done}
+	h.registerLocked(call, cmd)
+	if werr := h.admitLocked(c, call); werr != nil {
+		h.forgetCallLocked(cmd.ID)
+		return cdpproject.DocumentAnswer(root), nil
+	}
+	return nil, nil
+}
+
 // targetDocumentUpdatedLocked: a new load of a page target's page
 // replaces its document, as a main-frame navigation does in Chrome.
 func (h *Hub) targetDocumentUpdatedLocked(w *Window) {
