@@ -460,7 +460,8 @@ func (h *Hub) targetWindowClosedLocked(w *Window) {
 // source for w and answers its identifier. It runs in every later load
 // of the page, as the page's agent connects (after the page's own
 // synchronous scripts: the agent cannot run before them); runImmediately
-// also runs it in the current load.
+// also runs it in the current load. A script for a named (isolated) world
+// is acknowledged and never run: there is no such world.
 func (h *Hub) AddNewDocumentScript(w *Window, req Request) {
 	var p struct {
 		Source         string `json:"source"`
@@ -468,15 +469,19 @@ func (h *Hub) AddNewDocumentScript(w *Window, req Request) {
 		RunImmediately bool   `json:"runImmediately"`
 	}
 	_ = json.Unmarshal(req.Params, &p)
-	if p.WorldName != "" {
-		w.refuse(req, &wireError{codeServerError, "Page.addScriptToEvaluateOnNewDocument: isolated worlds (worldName " +
-			strconv.Quote(p.WorldName) + ") cannot be made by a page's JavaScript agent; only the main world is served"})
-		return
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.nextNewDoc++
 	id := strconv.FormatUint(h.nextNewDoc, 10)
+	if p.WorldName != "" {
+		// A script for a named world runs when that world is made, and a
+		// page's JavaScript agent makes none (Page.createIsolatedWorld is
+		// refused): it is acknowledged and never run. Clients register one
+		// for their utility world as they attach (Puppeteer and Playwright
+		// fail to attach when it is refused).
+		w.enqueue(appendResult(nil, req.ID, []byte(`{"identifier":`+strconv.Quote(id)+`}`)))
+		return
+	}
 	w.client.newDoc = append(w.client.newDoc, newDocScript{id: id, source: p.Source})
 	if f := h.frames[w.client.target]; p.RunImmediately && f != nil && f.ctx != nil {
 		if err := h.evalLocked(w, f.ctx, req.Method, guarded(p.Source), nil); err != nil {
