@@ -133,11 +133,18 @@ var lifecycleNames = []string{"init", "DOMContentLoaded", "load", "networkAlmost
 // (Chrome's count from boot; clients only compare them).
 var monoStart = time.Now()
 
-// mainFrameLoaded is what a page target's window with Page enabled is
-// told of a new load of its page: the main frame navigated, then the
-// lifecycle (Page.lifecycleEvent when enabled, domContentEventFired,
-// loadEventFired, frameStoppedLoading).
+// mainFrameLoaded is what a page target's window is told of a new load of
+// its page, in Chrome's order: with Page enabled the main frame navigated,
+// then (Runtime enabled) the load's context, then the lifecycle
+// (Page.lifecycleEvent when enabled, domContentEventFired, loadEventFired,
+// frameStoppedLoading).
 func (h *Hub) mainFrameLoaded(f *clientFrame, c *clientContext, ss *sessionState) [][]byte {
+	if !ss.pageEnabled {
+		if ss.runtimeEnabled {
+			return [][]byte{h.contextCreated(c)}
+		}
+		return nil
+	}
 	fr := h.mainFrameJSON(f, c)
 	ts := cdp.MonotonicTime(time.Since(monoStart).Seconds())
 	life := func(name string) []byte {
@@ -147,8 +154,11 @@ func (h *Hub) mainFrameLoaded(f *clientFrame, c *clientContext, ss *sessionState
 	if ss.lifecycle {
 		out = append(out, life(lifecycleNames[0]))
 	}
-	out = append(out, cdpproject.FrameNavigated(fr),
-		cdpproject.Event("Page.domContentEventFired", &cdppage.EventDomContentEventFired{Timestamp: ts}))
+	out = append(out, cdpproject.FrameNavigated(fr))
+	if ss.runtimeEnabled {
+		out = append(out, h.contextCreated(c))
+	}
+	out = append(out, cdpproject.Event("Page.domContentEventFired", &cdppage.EventDomContentEventFired{Timestamp: ts}))
 	if ss.lifecycle {
 		out = append(out, life(lifecycleNames[1]))
 	}
