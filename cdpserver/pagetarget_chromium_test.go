@@ -86,56 +86,6 @@ func targetPages(t *testing.T, reg *sourceproto.Registry, token sourceproto.Toke
 	return urls, func(i int) { _ = syscall.Kill(-cmds[i].Process.Pid, syscall.SIGKILL) }
 }
 
-// listTargets waits until /json/list lists n targets and returns them.
-func listTargets(t *testing.T, w *worker, n int) []targetJSON {
-	t.Helper()
-	deadline := time.Now().Add(cdptest.Timeout)
-	for {
-		resp, err := w.get("/json/list", "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var list []targetJSON
-		err = json.NewDecoder(resp.Body).Decode(&list)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(list) == n {
-			return list
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/json/list lists %d targets, want %d: %+v", len(list), n, list)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// targetByTitle finds a page target in list.
-func targetByTitle(t *testing.T, list []targetJSON, title string) targetJSON {
-	t.Helper()
-	for _, tj := range list[1:] {
-		if tj.Title == title {
-			return tj
-		}
-	}
-	t.Fatalf("no page target titled %q in %+v", title, list)
-	return targetJSON{}
-}
-
-// refused calls method and requires an error whose message contains want.
-func refused(t *testing.T, c *cdptest.Client, method string, params any, want string) string {
-	t.Helper()
-	m := c.Call(method, params)
-	if m.Error == nil {
-		t.Fatalf("%s %v was answered %s, want an error saying %q", method, params, m.Result, want)
-	}
-	if !strings.Contains(m.Error.Message, want) {
-		t.Fatalf("%s %v: error %q, want it to say %q", method, params, m.Error.Message, want)
-	}
-	return m.Error.Message
-}
-
 // pageEval evaluates expr in a page target's default context.
 func pageEval(t *testing.T, c *cdptest.Client, expr string) json.RawMessage {
 	t.Helper()
