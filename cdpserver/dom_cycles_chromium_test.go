@@ -183,3 +183,44 @@ func TestDOMPageGoneFreesNamespaces(t *testing.T) {
 		waitHubCounts(t, w, fmt.Sprintf("load %d gone", load), pagerealm.DOMCounts{Windows: 1, Pages: 1, Namespaces: 1})
 	}
 }
+
+// DOM.describeNode gives ids to the nodes it describes (their
+// backendNodeId is the window's id), though the window's tree holds none
+// of them: 10,000 nodes described (100 children of an unexpanded element,
+// 100 times, each time replaced by the page) leave the page's node map
+// bounded; the page forgets the oldest such ids past MAX_LOOSE_NODES
+// (client/js/dom.mjs).
+func TestDOMDescribedNodesFreed(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "DOM describe page"
+	domPages(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	evalValue(t, a, ctx, `document.body.appendChild(document.createElement('div')).id = 'junk'; 1`)
+	tr := newDOMTree(t, a)
+	body := expanded(t, tr, ctx)
+	junk := body.Children[len(body.Children)-1]
+	if junk.NodeName != "DIV" {
+		t.Fatalf("the last child of the body in the window's tree: %+v", junk)
+	}
+	maxNodes := 0
+	for batch := range domCycles / domCycleBatch {
+		evalValue(t, a, ctx, fmt.Sprintf(`(function () { var j = document.getElementById('junk'), s = [];
+		  for (var i = 0; i < %d; i++) { var p = document.createElement('p'); p.textContent = 'p' + i; s.push(p); }
+		  j.replaceChildren.apply(j, s); return 1; })()`, domCycleBatch))
+		m := a.MustCall("DOM.describeNode", map[string]any{"nodeId": junk.NodeID, "depth": 1})
+		if n := strings.Count(string(m.Result), `"nodeName":"P"`); n != domCycleBatch {
+			t.Fatalf("batch %d: DOM.describeNode of #junk has %d <p>: %.300s", batch, n, m.Raw)
+		}
+		if batch%10 == 9 {
+			st := pageStats(t, a, ctx)
+			maxNodes = max(maxNodes, st.Nodes)
+			if st.Nodes > 2000 {
+				t.Fatalf("after %d nodes described the page holds %d node ids for the window", (batch+1)*domCycleBatch, st.Nodes)
+			}
+		}
+		a.Forget()
+		tr.seen = 0
+	}
+	t.Logf("%d nodes described: the page held at most %d node ids", domCycles, maxNodes)
+}
