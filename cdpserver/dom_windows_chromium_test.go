@@ -1,0 +1,167 @@
+//go:build linux
+
+package cdpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+)
+
+// Two windows on one page, each showing a different part of its DOM, and
+// mutations in both parts and in a part neither shows. The fixture is
+// dom_fixture_chromium_test.go's.
+
+// findNode is the first node of n's subtree (depth first) that ok accepts.
+func findNode(n *domNode, ok func(*domNode) bool) *domNode {
+	if n == nil {
+		return nil
+	}
+	if ok(n) {
+		return n
+	}
+	for _, c := range n.Children {
+		if f := findNode(c, ok); f != nil {
+			return f
+		}
+	}
+	return findNode(n.ContentDocument, ok)
+}
+
+func named(name string) func(*domNode) bool {
+	return func(n *domNode) bool { return n.NodeName == name }
+}
+
+// domEventsSince labels the DOM events c received after message from:
+// the method and the nodes it names, by the labels given (an id without a
+// label shows as ?id).
+func domEventsSince(c *cdptest.Client, from int, labels map[int64]string) []string {
+	label := func(id int64) string {
+		if l, ok := labels[id]; ok {
+			return l
+		}
+		return fmt.Sprintf("?%d", id)
+	}
+	var out []string
+	for _, m := range c.All()[from:] {
+		if m.ID != nil || !strings.HasPrefix(m.Method, "DOM.") {
+			continue
+		}
+		var p struct {
+			ParentNodeID int64  `json:"parentNodeId"`
+			NodeID       int64  `json:"nodeId"`
+			Name         string `json:"name"`
+			Node         struct {
+				NodeName string `json:"nodeName"`
+			} `json:"node"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		switch m.Method {
+		case "DOM.childNodeInserted":
+			out = append(out, m.Method+" "+label(p.ParentNodeID)+" "+p.Node.NodeName)
+		case "DOM.childNodeRemoved":
+			out = append(out, m.Method+" "+label(p.ParentNodeID)+" "+label(p.NodeID))
+		case "DOM.attributeModified", "DOM.attributeRemoved":
+			out = append(out, m.Method+" "+label(p.NodeID)+" "+p.Name)
+		default:
+			out = append(out, m.Method+" "+label(p.NodeID))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Window A shows the page's <ul> expanded, window B its <p>; neither
+// expanded <head>. One page task changes the <ul>, the <p>'s subtree, the
+// <p> itself and <head>'s children and <title>: each window gets exactly
+// the events for what it shows (a count update for a node it holds
+// unexpanded), none for what it was never sent, and each tree equals the
+// page once both are fully expanded.
+func TestDOMTwoWindowsGetTheirUpdates(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "DOM two windows page"
+	domPages(t, reg, token, title)
+	watch, ctxs := domWindow(t, w, "watch", title)
+	ctx := ctxs[title]
+
+	type view struct {
+		c      *cdptest.Client
+		tr     *domTree
+		labels map[int64]string
+	}
+	open := func(name, expand string) view {
+		c, _ := domWindow(t, w, name, title)
+		tr := newDOMTree(t, c)
+		doc := tr.owners()[ctx.Context.AuxData.FrameID].ContentDocument
+		c.MustCall("DOM.requestChildNodes", map[string]any{"nodeId": doc.NodeID, "depth": 2})
+		tr.sync()
+		body := findNode(doc, named("BODY"))
+		c.MustCall("DOM.requestChildNodes", map[string]any{"nodeId": body.NodeID, "depth": 1})
+		tr.sync()
+		c.MustCall("DOM.requestChildNodes", map[string]any{"nodeId": findNode(body, named(expand)).NodeID, "depth": -1})
+		tr.sync()
+		labels := map[int64]string{}
+		for _, n := range []string{"HEAD", "UL", "P", "B"} {
+			if f := findNode(doc, named(n)); f != nil {
+				labels[f.NodeID] = strings.ToLower(n)
+			}
+		}
+		if li := findNode(doc, named("LI")); li != nil {
+			labels[li.NodeID] = "li1"
+			labels[li.Children[0].NodeID] = "li1-text"
+		}
+		if b := findNode(doc, named("B")); b != nil && len(b.Children) == 1 {
+			labels[b.Children[0].NodeID] = "b-text"
+		}
+		return view{c, tr, labels}
+	}
+	a, b := open("A", "UL"), open("B", "P")
+	if findNode(a.tr.root, named("B")) != nil || findNode(b.tr.root, named("LI")) != nil {
+		t.Fatalf("window A holds the <p>'s <b>, or B the <ul>'s <li>: the views overlap")
+	}
+	fromA, fromB := len(a.c.All()), len(b.c.All())
+	evalValue(t, watch, ctx, `(function () {
+	  var ul = document.getElementById('list'), li = ul.firstElementChild;
+	  ul.appendChild(document.createElement('li')).textContent = 'three';
+	  li.setAttribute('class', 'first');
+	  li.firstChild.data = 'ONE';
+	  document.querySelector('p b').textContent = 'BOLD';
+	  document.querySelector('p').setAttribute('data-p', '1');
+	  document.head.appendChild(document.createElement('meta')).setAttribute('name', 'x');
+	  document.querySelector('title').setAttribute('data-t', '1');
+	  document.querySelector('title').firstChild.data = 'renamed';
+	  return 1; })()`)
+	// Six flush windows: every event of that one task has come.
+	time.Sleep(300 * time.Millisecond)
+	wantA := []string{
+		"DOM.attributeModified li1 class", "DOM.attributeModified p data-p", "DOM.characterDataModified li1-text",
+		"DOM.childNodeCountUpdated head", "DOM.childNodeInserted ul LI",
+	}
+	wantB := []string{
+		"DOM.attributeModified p data-p", "DOM.childNodeCountUpdated head", "DOM.childNodeCountUpdated ul",
+		"DOM.childNodeInserted b #text", "DOM.childNodeRemoved b b-text",
+	}
+	for _, v := range []struct {
+		name string
+		view
+		from int
+		want []string
+	}{{"A", a, fromA, wantA}, {"B", b, fromB, wantB}} {
+		v.tr.sync() // fails on an event for a node the window was never sent
+		if got := domEventsSince(v.c, v.from, v.labels); !slices.Equal(got, v.want) {
+			t.Errorf("window %s got\n  %s\nwant\n  %s", v.name, strings.Join(got, "\n  "), strings.Join(v.want, "\n  "))
+		}
+	}
+	for name, v := range map[string]view{"A": a, "B": b} {
+		doc := v.tr.owners()[ctx.Context.AuxData.FrameID].ContentDocument
+		v.tr.expandAll(doc)
+		if got, want := windowDOM(doc), pageTreeText(t, watch, ctx); got != want {
+			t.Fatalf("window %s's tree, fully expanded:\n%s\npage:\n%s", name, got, want)
+		}
+	}
+}
