@@ -165,3 +165,81 @@ func TestDOMTwoWindowsGetTheirUpdates(t *testing.T) {
 		}
 	}
 }
+
+// The DOM methods no other test calls, against a real page: search by
+// XPath and by text (TestDOMSearchAcrossPages searches by selector),
+// DOM.removeAttribute and DOM.setOuterHTML, whose mutation events come
+// before their answers, and their refusals with a reason.
+func TestDOMSearchXPathTextAndEdits(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "DOM methods page"
+	domPages(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	tr := newDOMTree(t, a)
+	body := expanded(t, tr, ctx)
+
+	for _, tc := range []struct{ query, wantName, wantText string }{
+		{"//ul/li[2]", "LI", "two"},
+		{"bOlD", "#text", "bold"}, // text, case-insensitive: the <b>'s text node
+	} {
+		m := a.MustCall("DOM.performSearch", map[string]any{"query": tc.query})
+		var ps struct {
+			SearchID    string `json:"searchId"`
+			ResultCount int    `json:"resultCount"`
+		}
+		_ = json.Unmarshal(m.Result, &ps)
+		if ps.ResultCount != 1 {
+			t.Fatalf("DOM.performSearch %q: %s, want 1 result", tc.query, m.Raw)
+		}
+		r := a.MustCall("DOM.getSearchResults", map[string]any{"searchId": ps.SearchID, "fromIndex": 0, "toIndex": 1})
+		var ans struct {
+			NodeIDs []int64 `json:"nodeIds"`
+		}
+		_ = json.Unmarshal(r.Result, &ans)
+		tr.sync()
+		n := tr.byID[ans.NodeIDs[0]]
+		var text string
+		if n != nil && n.NodeName == "#text" {
+			text = n.NodeValue
+		} else if n != nil && len(n.Children) == 1 {
+			text = n.Children[0].NodeValue
+		}
+		if n == nil || n.NodeName != tc.wantName || text != tc.wantText {
+			t.Fatalf("search %q found %s: in the window's tree %+v, want a %s with %q", tc.query, r.Raw, n, tc.wantName, tc.wantText)
+		}
+		a.MustCall("DOM.discardSearchResults", map[string]any{"searchId": ps.SearchID})
+	}
+
+	h1, p := findNode(body, named("H1")), findNode(body, named("P"))
+	a.MustCall("DOM.removeAttribute", map[string]any{"nodeId": h1.NodeID, "name": "class"})
+	a.MustCall("DOM.setOuterHTML", map[string]any{"nodeId": p.NodeID, "outerHTML": `<section id="new"><i>it</i> here</section>`})
+	tr.sync() // the edits' events came before their answers
+	if slices.Contains(h1.Attributes, "class") || tr.byID[p.NodeID] != nil || findNode(body, named("SECTION")) == nil {
+		t.Fatalf("after removeAttribute and setOuterHTML the window has <h1> %v, the <p> %v, a <section> %v",
+			h1.Attributes, tr.byID[p.NodeID] != nil, findNode(body, named("SECTION")) != nil)
+	}
+	if got := string(evalValue(t, a, ctx, `[document.querySelector('h1').hasAttribute('class'), !!document.querySelector('p'), document.getElementById('new').outerHTML]`)); got != `[false,false,"<section id=\"new\"><i>it</i> here</section>"]` {
+		t.Fatalf("the page after the edits: %s", got)
+	}
+	doc := tr.owners()[ctx.Context.AuxData.FrameID].ContentDocument
+	tr.expandAll(doc)
+	if got, want := windowDOM(doc), pageTreeText(t, a, ctx); got != want {
+		t.Fatalf("after the edits the window's tree:\n%s\npage:\n%s", got, want)
+	}
+	html := findNode(doc, named("HTML"))
+	text := findNode(h1, named("#text"))
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+		want   string
+	}{
+		{"DOM.setOuterHTML", map[string]any{"nodeId": html.NodeID, "outerHTML": "<html></html>"}, "below <html>"},
+		{"DOM.removeAttribute", map[string]any{"nodeId": text.NodeID, "name": "x"}, "is not an element"},
+		{"DOM.setOuterHTML", map[string]any{"nodeId": 4, "outerHTML": "<b></b>"}, "placeholders"},
+	} {
+		if got := domError(t, a, tc.method, tc.params); !strings.Contains(got, tc.want) {
+			t.Errorf("%s %v: %q, want it to say %q", tc.method, tc.params, got, tc.want)
+		}
+	}
+}
