@@ -243,3 +243,64 @@ func TestDOMSearchXPathTextAndEdits(t *testing.T) {
 		}
 	}
 }
+
+// Every method that takes a node id refuses a forged one, one of the
+// window's earlier document and another window's, each with its reason,
+// before anything reaches a page (TestDOMNodeIDsRefused covers the kinds
+// of id on a few methods; this covers the methods).
+func TestDOMForgedIDsRefusedByEveryMethod(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute, Logf: func(string, ...any) {}})
+	title := "DOM forged page"
+	domPages(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	old := findNode(expanded(t, newDOMTree(t, a), ctx), named("H1")).NodeID
+	tr := newDOMTree(t, a) // a new document: old is stale
+	h1 := findNode(expanded(t, tr, ctx), named("H1")).NodeID
+	b, _ := domWindow(t, w, "B", title)
+	other := findNode(expanded(t, newDOMTree(t, b), ctx), named("H1")).NodeID
+	if h1 == other || h1 == old {
+		t.Fatalf("window A's <h1> %d, B's %d, A's earlier %d: ids are per window and document", h1, other, old)
+	}
+	ids := []struct {
+		name string
+		id   int64
+		want string
+	}{
+		{"forged", 1<<52 | 3, "no node with id"},
+		{"earlier document", old, "no longer holds"},
+		{"another window's", other, "no longer holds"},
+	}
+	methods := []struct {
+		method string
+		params map[string]any
+	}{
+		{"DOM.requestChildNodes", nil}, {"DOM.describeNode", nil}, {"DOM.resolveNode", nil}, {"DOM.getOuterHTML", nil},
+		{"DOM.setAttributeValue", map[string]any{"name": "a", "value": "b"}}, {"DOM.setAttributesAsText", map[string]any{"text": "a=b"}},
+		{"DOM.removeAttribute", map[string]any{"name": "id"}}, {"DOM.setNodeValue", map[string]any{"value": "x"}},
+		{"DOM.removeNode", nil}, {"DOM.setOuterHTML", map[string]any{"outerHTML": "<i></i>"}}, {"DOM.getBoxModel", nil},
+		{"DOM.setInspectedNode", nil}, {"Overlay.highlightNode", map[string]any{"highlightConfig": map[string]any{}}},
+		{"CSS.getMatchedStylesForNode", nil}, {"CSS.getComputedStyleForNode", nil}, {"CSS.getInlineStylesForNode", nil},
+	}
+	for _, m := range methods {
+		for _, id := range ids {
+			params := map[string]any{"nodeId": id.id}
+			for k, v := range m.params {
+				params[k] = v
+			}
+			if got := domError(t, a, m.method, params); !strings.Contains(got, id.want) {
+				t.Errorf("%s with %s id %d: %q, want it to say %q", m.method, id.name, id.id, got, id.want)
+			}
+		}
+	}
+	// Backend ids that are not the window's are unknown: 0, as Chrome
+	// answers a node that is gone.
+	r := a.MustCall("DOM.pushNodesByBackendIdsToFrontend", map[string]any{"backendNodeIds": []int64{ids[0].id, old, other, h1}})
+	if want := fmt.Sprintf(`{"nodeIds":[0,0,0,%d]}`, h1); compact(t, r.Result) != want {
+		t.Errorf("pushNodesByBackendIdsToFrontend of forged, stale, another window's and A's own ids: %s, want %s", r.Result, want)
+	}
+	// The page's own <h1>, by the same methods, is unchanged.
+	if got := string(evalValue(t, a, ctx, `document.querySelector('h1').outerHTML`)); got != `"<h1 id=\"title\" class=\"big\">DOM forged page</h1>"` {
+		t.Errorf("the page's <h1> after the refused edits: %s", got)
+	}
+}
