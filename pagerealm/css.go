@@ -65,10 +65,21 @@ func (h *Hub) cssNodeLocked(w *Window, p *cdpDOMParams) (n pageNode, host bool, 
 }
 
 // cssIDs rewrites the page's style sheet ids in place into the window's,
-// refusing an answer that names something else.
+// refusing an answer that names something else. The generated decoders
+// take null for any pointer, so a null where an object belongs refuses
+// the answer too (it panicked here, under Hub.mu, leaving the window's
+// request unanswered: TestPageCSSAnswerNullsRefused).
 type cssIDs struct {
 	ns  uint64
 	err error
+}
+
+// present refuses an answer with a null where an object belongs.
+func (x *cssIDs) present(ok bool, what string) bool {
+	if !ok {
+		x.err = fmt.Errorf("the page answered a null %s", what)
+	}
+	return ok
 }
 
 func (x *cssIDs) id(p *cdp.StyleSheetID) {
@@ -98,16 +109,24 @@ func (x *cssIDs) matches(ms []*css.RuleMatch) {
 		x.id(&r.StyleSheetID)
 		x.style(r.Style)
 		for _, v := range r.Media {
-			x.id(&v.StyleSheetID)
+			if x.present(v != nil, "media query") {
+				x.id(&v.StyleSheetID)
+			}
 		}
 		for _, v := range r.Supports {
-			x.id(&v.StyleSheetID)
+			if x.present(v != nil, "@supports") {
+				x.id(&v.StyleSheetID)
+			}
 		}
 		for _, v := range r.Layers {
-			x.id(&v.StyleSheetID)
+			if x.present(v != nil, "@layer") {
+				x.id(&v.StyleSheetID)
+			}
 		}
 		for _, v := range r.ContainerQueries {
-			x.id(&v.StyleSheetID)
+			if x.present(v != nil, "@container") {
+				x.id(&v.StyleSheetID)
+			}
 		}
 	}
 }
@@ -117,11 +136,15 @@ func (x *cssIDs) matched(m *css.GetMatchedStylesForNodeResult) {
 	x.style(m.AttributesStyle)
 	x.matches(m.MatchedCSSRules)
 	for _, p := range m.PseudoElements {
-		x.matches(p.Matches)
+		if x.present(p != nil, "pseudo-element entry") {
+			x.matches(p.Matches)
+		}
 	}
 	for _, e := range m.Inherited {
-		x.style(e.InlineStyle)
-		x.matches(e.MatchedCSSRules)
+		if x.present(e != nil, "inherited entry") {
+			x.style(e.InlineStyle)
+			x.matches(e.MatchedCSSRules)
+		}
 	}
 }
 
@@ -130,6 +153,9 @@ func (x *cssIDs) matched(m *css.GetMatchedStylesForNodeResult) {
 func sheetEvents(call *runtimeCall, r *sourceproto.CSSResult, x *cssIDs) [][]byte {
 	out := make([][]byte, 0, len(r.Sheets))
 	for _, s := range r.Sheets {
+		if !x.present(s != nil, "style sheet header") {
+			continue
+		}
 		x.id(&s.StyleSheetID)
 		s.FrameID = cdp.FrameID(call.ctx.frame.id)
 		out = append(out, cdpproject.Event("CSS.styleSheetAdded", &css.EventStyleSheetAdded{Header: s}))

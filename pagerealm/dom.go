@@ -243,6 +243,9 @@ func (h *Hub) pageClosedDOMLocked(c *clientContext) {
 		}
 		delete(d.pages, c)
 		delete(d.byNS, ns)
+		// Its mark too: a window kept one per load of a page it expanded
+		// until its next DOM.getDocument (TestDOMPageGoneFreesNamespaces).
+		delete(d.used, ns)
 		if w.client.target == "" { // a page target's document goes with its load (pageOpenedDOMLocked)
 			h.domPushLocked(w, cdpproject.ChildNodeRemoved(hostBodyID, nodeID(ns, pageOwner)))
 		}

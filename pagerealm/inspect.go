@@ -58,3 +58,27 @@ func (h *Hub) ReplayOf(w *Window) (r *Replay, held int) {
 	}
 	return r, held
 }
+
+// DOMCounts is what the hub holds for the windows' Elements trees, summed
+// over the open windows: the page generations in their documents, their
+// namespaces, the namespaces a page was sent commands in, the searches
+// kept, and the runtime commands in flight (DOM ones included).
+type DOMCounts struct {
+	Windows, Pages, Namespaces, Used, Searches, Calls int
+}
+
+// DOMCounts counts what the hub holds for the windows' DOM.
+func (h *Hub) DOMCounts() DOMCounts {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := DOMCounts{Calls: len(h.calls)}
+	for _, w := range h.sessionsLocked() {
+		d := &w.client.dom
+		n.Windows++
+		n.Pages += len(d.pages)
+		n.Namespaces += len(d.byNS)
+		n.Used += len(d.used)
+		n.Searches += len(d.searches)
+	}
+	return n
+}

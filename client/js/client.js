@@ -4684,6 +4684,15 @@ const MAX_SEARCH_RESULTS = 10000;
  * still ask for an earlier one's results; older ones are forgotten.
  */
 const MAX_SEARCHES_PER_SESSION = 4;
+/**
+ * Ids a session may hold for nodes only DOM.describeNode named (no list the
+ * window holds has them, so no removal frees them): past it the oldest are
+ * forgotten before the next describeNode. Without it 10,000 nodes described
+ * and removed held 10,000 ids and their detached nodes
+ * (TestDOMDescribedNodesFreed). A forgotten id's node is gone for the
+ * window (pushNodesByBackendIdsToFrontend answers 0).
+ */
+const MAX_LOOSE_NODES = 1000;
 /** The page document's id in every session. */
 const DOCUMENT_ID = 1;
 
@@ -4706,6 +4715,7 @@ class DOMFailure extends Error {
  * @property {Map<number, number>} counts the child count a node was sent with, while its children were not
  * @property {number} next
  * @property {Map<string, Node[]>} searches the last searches' nodes, oldest first
+ * @property {Set<number>} loose ids only describeNode answers named, oldest first (MAX_LOOSE_NODES)
  */
 
 /**
@@ -4808,6 +4818,7 @@ class DOMAgent {
         return { children: [{ parent: p.node, nodes: this.childList(s, n, depthOf(p.depth, 1)) }] };
       }
       case 'domDescribe':
+        this.trimLoose(s);
         return { node: this.describe(s, this.target(s, p, session, lookup), depthOf(p.depth, 0), false) };
       case 'domPush': return this.push(s, p, session, lookup);
       case 'domOuterHTML': return { html: parts(outerHTML(this.target(s, p, session, lookup))) };
@@ -4865,7 +4876,7 @@ class DOMAgent {
   session(name, doc) {
     let s = this.sessions.get(name);
     if (!s || s.doc !== doc) {
-      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map(), counts: new Map() };
+      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map(), counts: new Map(), loose: new Set() };
       s.ids.set(this.doc, DOCUMENT_ID);
       s.nodes.set(DOCUMENT_ID, this.doc);
       this.sessions.set(name, s);
@@ -4884,6 +4895,16 @@ class DOMAgent {
     s.ids.set(n, id);
     s.nodes.set(id, n);
     return id;
+  }
+
+  /** Forgets the oldest loose ids past MAX_LOOSE_NODES. @param {Session} s */
+  trimLoose(s) {
+    for (const id of s.loose) {
+      if (s.loose.size <= MAX_LOOSE_NODES) break;
+      s.loose.delete(id);
+      const n = s.nodes.get(id);
+      if (n) this.unbind(s, n);
+    }
   }
 
   /** @param {Session} s @param {unknown} id */
@@ -4911,6 +4932,7 @@ class DOMAgent {
     if (!id) return;
     s.ids.delete(n);
     s.nodes.delete(id);
+    s.loose.delete(id);
     s.counts.delete(id);
     const kids = s.kids.get(id);
     s.kids.delete(id);
@@ -4947,7 +4969,12 @@ class DOMAgent {
   describe(s, n, depth, record) {
     const a = /** @type {any} */ (n);
     /** @type {Record<string, any>} */
+    const known = s.ids.has(n);
     const d = { nodeId: this.idOf(s, n), nodeType: a.nodeType, nodeName: a.nodeName };
+    // A node sent in a list is freed when it leaves it; one only described
+    // is loose until then (trimLoose).
+    if (record) s.loose.delete(d.nodeId);
+    else if (!known) s.loose.add(d.nodeId);
     if (a.localName) d.localName = a.localName;
     if (a.nodeType === 3 || a.nodeType === 4 || a.nodeType === 7 || a.nodeType === 8) d.nodeValue = capString(String(a.nodeValue), MAX_TEXT);
     if (a.nodeType === 1) {
@@ -5332,7 +5359,7 @@ function parseAttributes(doc, text) {
   return out;
 }
 
-return { FLUSH_MS: FLUSH_MS, MAX_EVENTS_PER_FLUSH: MAX_EVENTS_PER_FLUSH, MAX_EVENTS_PER_FRAME: MAX_EVENTS_PER_FRAME, MAX_NODES_PER_SESSION: MAX_NODES_PER_SESSION, MAX_DESCRIBE_DEPTH: MAX_DESCRIBE_DEPTH, MAX_TEXT: MAX_TEXT, HTML_PART: HTML_PART, MAX_SEARCH_RESULTS: MAX_SEARCH_RESULTS, MAX_SEARCHES_PER_SESSION: MAX_SEARCHES_PER_SESSION, DOCUMENT_ID: DOCUMENT_ID, DOMFailure: DOMFailure, DOMAgent: DOMAgent, inOrder: inOrder, search: search, shown: shown };
+return { FLUSH_MS: FLUSH_MS, MAX_EVENTS_PER_FLUSH: MAX_EVENTS_PER_FLUSH, MAX_EVENTS_PER_FRAME: MAX_EVENTS_PER_FRAME, MAX_NODES_PER_SESSION: MAX_NODES_PER_SESSION, MAX_DESCRIBE_DEPTH: MAX_DESCRIBE_DEPTH, MAX_TEXT: MAX_TEXT, HTML_PART: HTML_PART, MAX_SEARCH_RESULTS: MAX_SEARCH_RESULTS, MAX_SEARCHES_PER_SESSION: MAX_SEARCHES_PER_SESSION, MAX_LOOSE_NODES: MAX_LOOSE_NODES, DOCUMENT_ID: DOCUMENT_ID, DOMFailure: DOMFailure, DOMAgent: DOMAgent, inOrder: inOrder, search: search, shown: shown };
 })();
 // ---- END dom.mjs ----
 
