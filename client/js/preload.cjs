@@ -2648,7 +2648,8 @@ function captureId() {
  * @typedef {object} RequestHead
  * @property {string} url
  * @property {string} method
- * @property {Array<{name:string, value:string}>} headers
+ * @property {Array<{name:string, value:string}>|(() => Array<{name:string, value:string}>)} headers
+ *   a function: listed when the item is sent (headers nobody can change)
  * @property {boolean} [hasBody]
  * @property {string} [kind] "xhr" | "http" (absent: "fetch")
  * @property {boolean} [bodiesNotRead]
@@ -2704,26 +2705,30 @@ class FetchRecord {
    * @param {any} [holder]
    */
   request(r, ts, holder) {
+    const list = typeof r.headers === 'function' ? r.headers : null;
     /** @type {Record<string, any>} */
-    const body = { url: capString(r.url, URL_BYTES), method: capString(r.method, NAME_BYTES) || 'GET', headers: r.headers };
+    const body = { url: capString(r.url, URL_BYTES), method: capString(r.method, NAME_BYTES) || 'GET', headers: list ? [] : r.headers };
     if (r.hasBody) body.hasBody = true;
     if (r.kind) body.kind = r.kind;
     if (r.bodiesNotRead) body.bodiesNotRead = true;
     const head = this.head('request', ts);
     const sink = this.sink;
     const build = () => {
+      if (list) body.headers = list();
       if (holder) {
         const st = stackOfHolder(holder, sink.isOwn);
         if (st) body.stackTrace = st;
       }
       return head + JSON.stringify(body) + '}}';
     };
-    this.emit(() => sink.producer.enqueueLater('fetch', build, headBytes(r.url, r.headers) + 4096));
+    const bytes = headBytes(r.url, list ? [] : /** @type {any} */ (r.headers)) + (list ? LAZY_HEADERS_BYTES : 0) + 4096;
+    this.emit(() => sink.producer.enqueueLater('fetch', build, bytes));
   }
 
   /**
    * The response phase (headers received at ts).
-   * @param {{url:string, status:number, statusText:string, headers:Array<{name:string,value:string}>, redirected?:boolean, type?:string}} r
+   * @param {{url:string, status:number, statusText:string, headers:Array<{name:string,value:string}>|(() => Array<{name:string,value:string}>), redirected?:boolean, type?:string}} r
+   *   headers as a function: listed when the item is sent (immutable ones)
    * @param {number} ts
    */
   response(r, ts) {
@@ -2736,8 +2741,20 @@ class FetchRecord {
     };
     if (r.redirected) body.redirected = true;
     if (r.type) body.type = capString(r.type, 64);
-    const json = this.head('response', ts) + JSON.stringify(body) + '}}';
-    this.emit(() => this.sink.producer.enqueueJSON('fetch', json));
+    const head = this.head('response', ts);
+    if (typeof r.headers !== 'function') {
+      const json = head + JSON.stringify(body) + '}}';
+      this.emit(() => this.sink.producer.enqueueJSON('fetch', json));
+      return;
+    }
+    // Headers that cannot change (a fetch Response's are immutable) are
+    // listed when the item is sent, off the application's call.
+    const list = r.headers;
+    const build = () => {
+      body.headers = list();
+      return head + JSON.stringify(body) + '}}';
+    };
+    this.emit(() => this.sink.producer.enqueueLater('fetch', build, headBytes(r.url, []) + LAZY_HEADERS_BYTES));
   }
 
   /**
@@ -2790,6 +2807,10 @@ class FetchRecord {
 function safe(fn) {
   try { fn(); } catch (e) { /* capture never throws into the application */ }
 }
+
+// The queue's estimate of headers listed only when sent (the item is
+// measured then): 16 typical headers.
+const LAZY_HEADERS_BYTES = 2048;
 
 /**
  * An estimate of a head item's size, for the queue's byte bound before the
@@ -2875,7 +2896,7 @@ function wrapFetch(global, sink) {
   const wrapper = function fetch(/** @type {any} */ input, /** @type {any} */ init) {
     /** @type {FetchRecord|null} */
     let rec = null;
-    /** @type {{url: string, method: string, headers: any, signal: any, request: any}|null} */
+    /** @type {{url: string, method: string, headers: any, signal: any, request: any, own: boolean}|null} */
     let h = null;
     let holder;
     if (enabled()) {
@@ -2896,7 +2917,11 @@ function wrapFetch(global, sink) {
       reqClone = head.request && head.request.body ? head.request.clone() : null;
     } catch (e) { reqClone = null; }
     try {
-      r.request({ url: head.url, method: head.method, headers: headersOf(head.headers), hasBody: !!reqClone }, nowMs(), holder);
+      const hs = head.headers;
+      // Headers only the wrapper holds (its own Request, its copy of
+      // init.headers) are listed when sent; the caller's Request's now.
+      const headers = head.own ? () => headersOf(hs) : headersOf(hs);
+      r.request({ url: head.url, method: head.method, headers, hasBody: !!reqClone }, nowMs(), holder);
       if (reqClone) {
         r.hold();
         readBody(r, 'request', reqClone.body).then(() => r.release(), () => r.release());
@@ -2954,7 +2979,7 @@ function bodyless(global, input, init, argc) {
     init = undefined;
   }
   const R = global.Request;
-  let url, method = 'GET', headers = null, signal = null;
+  let url, method = 'GET', headers = null, signal = null, own = true;
   if (typeof input === 'string' || (global.URL && input instanceof global.URL)) {
     // A page resolves relative URLs against its base URL (<base href>).
     const base = (global.document && global.document.baseURI) || (global.location && global.location.href);
@@ -2964,6 +2989,7 @@ function bodyless(global, input, init, argc) {
     url = String(input.url);
     method = String(input.method);
     headers = input.headers;
+    own = false; // the caller's Request: its headers may change after the call
     signal = input.signal;
   } else {
     return null;
@@ -2973,15 +2999,18 @@ function bodyless(global, input, init, argc) {
       const m = String(init.method);
       method = NORMALIZED_METHODS.test(m) ? m.toUpperCase() : m;
     }
-    if (init.headers !== undefined) headers = new global.Headers(init.headers);
+    if (init.headers !== undefined) {
+      headers = new global.Headers(init.headers);
+      own = true;
+    }
     if (init.signal !== undefined) signal = init.signal;
   }
-  return { url, method, headers: headers || [], signal, request: null };
+  return { url, method, headers: headers || [], signal, request: null, own };
 }
 
 /** @param {any} req a Request the wrapper made */
 function normalized(req) {
-  return { url: String(req.url), method: String(req.method), headers: req.headers, signal: req.signal, request: req };
+  return { url: String(req.url), method: String(req.method), headers: req.headers, signal: req.signal, request: req, own: true };
 }
 
 /**
@@ -2996,27 +3025,35 @@ function normalized(req) {
  */
 function onResponse(rec, req, res, shape) {
   const ts = nowMs();
+  let body = null;
+  try { body = res.body; } catch (e) { body = null; }
+  let out = null;
+  if (body) {
+    /** @type {import('./bodytap.mjs').TapReport} */
+    const report = {
+      error: (e) => rec.fail(errorMessage(e), signalAborted(req.signal) || isAbort(e)),
+      reason: errorMessage,
+    };
+    // The tap reads nothing before its first await: the response item
+    // below still goes before any body chunk.
+    try { out = shape ? shape.wrap(rec, res, report) : null; } catch (e) { out = null; }
+  }
+  // Node's own fetch Response, its body swapped in place (bodytap.mjs
+  // swapBody), has immutable headers (guard "immutable"): listed when the
+  // item is sent. Any other Response's may be changed later: listed now.
+  const hs = res.headers;
   rec.response({
     url: String(res.url || req.url),
     status: Number(res.status) || 0,
     statusText: String(res.statusText || ''),
-    headers: headersOf(res.headers),
+    headers: out !== null && out === res ? () => headersOf(hs) : headersOf(hs),
     redirected: !!res.redirected,
     type: typeof res.type === 'string' ? res.type : '',
   }, ts);
-  let body = null;
-  try { body = res.body; } catch (e) { body = null; }
   if (!body) {
     rec.finish();
     return res;
   }
-  let out = null;
-  /** @type {import('./bodytap.mjs').TapReport} */
-  const report = {
-    error: (e) => rec.fail(errorMessage(e), signalAborted(req.signal) || isAbort(e)),
-    reason: errorMessage,
-  };
-  try { out = shape ? shape.wrap(rec, res, report) : null; } catch (e) { out = null; }
   if (out) return out;
   // A Response this realm's constructor refuses (a status outside
   // 200–599) or of another realm: read a clone, as a tee (the
@@ -3355,7 +3392,10 @@ function captureHTTP(dc, events, sink) {
     try {
       const req = msg && msg.request;
       if (!req || live.has(req) || !enabled()) return;
-      const holder = stacks.get(req) || stackHolder(HTTP_OWN_FRAMES);
+      // Only the created event's: where Node does not publish it, this
+      // runs on a later tick with Node's frames only (all dropped as own),
+      // so a stack taken here would cost every request and show nothing.
+      const holder = stacks.get(req);
       const rec = new FetchRecord(httpSink);
       const st = { rec, responded: false };
       live.set(req, st);
@@ -3378,7 +3418,7 @@ function captureHTTP(dc, events, sink) {
         url: requestURL(req),
         status: Number(res.statusCode) || 0,
         statusText: String(res.statusMessage || ''),
-        headers: rawHeaders(res.rawHeaders),
+        headers: lazyRawHeaders(res.rawHeaders),
       }, nowMs());
       res.once('end', () => { try { rec.finish(); } catch (x) { /* ignore */ } });
       if (monitor) res.on(monitor, (/** @type {any} */ e) => { try { rec.fail(errorMessage(e), isAbortError(e)); } catch (x) { /* ignore */ } });
@@ -3454,6 +3494,15 @@ function requestHeaders(req) {
     }
   } catch (e) { /* what we have */ }
   return headerList(pairs);
+}
+
+/**
+ * The response's headers, listed when its item is sent: Node fills
+ * rawHeaders once, from the parsed head, and never changes it.
+ * @param {any} raw
+ */
+function lazyRawHeaders(raw) {
+  return Array.isArray(raw) ? () => rawHeaders(raw) : [];
 }
 
 /** @param {any} raw IncomingMessage.rawHeaders: [name, value, name, value, …] */
