@@ -277,7 +277,11 @@ export function responseShape(global) {
       const reg = swapped ? dropped : registry;
       if (reg) {
         try {
-          if (swapped) reg.register(res, { tap, stream }, tap); else reg.register(stream, tap, tap);
+          // Not the stream, whose wrapper Chromium may drop and remake
+          // while it lives (see attach): its controller, made "modified"
+          // there, which lives exactly as long as the stream.
+          const c = tap.controller && tap.controller.deref();
+          if (swapped) reg.register(res, { tap, stream }, tap); else reg.register(c || stream, tap, tap);
           tap.registry = reg;
         } catch (e) { /* not collected early */ }
       }
@@ -337,6 +341,9 @@ function closeStream(c) {
   } catch (e) { /* closed already */ }
 }
 
+/** The property that keeps a tap's controller wrapper (attach). */
+const TAP_HELD = Symbol('inspector-worker tap');
+
 // A BodyTap's phases: reading ahead and recording; passing reads through
 // (past the budget; the record is finished); ended.
 const TAP_AHEAD = 0, TAP_PASS = 1, TAP_ENDED = 2;
@@ -378,6 +385,14 @@ class BodyTap {
 
   /** @param {any} c the application stream's controller */
   attach(c) {
+    // An own property makes the controller's wrapper "modified": Chromium
+    // (V8's scavenger with Blink's wrappers) drops an unmodified wrapper
+    // of a live C++ object and makes a new one when asked again, which
+    // cleared this WeakRef while the stream lived: the read-ahead then
+    // took the body for abandoned, cancelled it, and the application's
+    // read never ended (a page's 1 MiB fetch hung, after a minor GC). The
+    // controller is the capture's own: the page never sees the property.
+    try { Object.defineProperty(c, TAP_HELD, { value: true }); } catch (e) { /* a frozen controller */ }
     this.controller = typeof WeakRef === 'function' ? new WeakRef(c) : { deref: () => c };
   }
 
