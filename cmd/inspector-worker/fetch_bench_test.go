@@ -175,7 +175,7 @@ func startFetchBenchHost(b *testing.B, name, bin string, nodeArgs []string, flag
 	args = append(append(args, nodeArgs...), script)
 	saved := workerBin
 	workerBin = bin
-	startCmdEnv(b, dir, []string{"CTRL_PORT=" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)}, args...)
+	w := startCmdEnv(b, dir, []string{"CTRL_PORT=" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)}, args...)
 	workerBin = saved
 	ln.(*net.TCPListener).SetDeadline(time.Now().Add(time.Minute))
 	c, err := ln.Accept()
@@ -183,8 +183,14 @@ func startFetchBenchHost(b *testing.B, name, bin string, nodeArgs []string, flag
 		b.Fatalf("%s: the host never dialled the control socket: %v", name, err)
 	}
 	b.Cleanup(func() {
+		// The host exits on its own (a --cpu-prof profile is written
+		// then), and `run` with it; past the wait the worker is killed.
 		fmt.Fprintf(c, "{\"mode\":\"exit\"}\n")
 		c.Close()
+		select {
+		case <-w.done:
+		case <-time.After(30 * time.Second):
+		}
 	})
 	h := &fetchBenchHostConn{name: name, c: c, r: bufio.NewReader(c)}
 	if _, err := h.r.ReadBytes('\n'); err != nil {
@@ -267,15 +273,6 @@ func BenchmarkHostFetchCapture(b *testing.B) {
 		}
 		b.StartTimer()
 	}
-}
-
-// medianRatio is the median of the per-round ratios a[i]/b[i].
-func medianRatio(a, b []float64) float64 {
-	r := make([]float64, len(a))
-	for i := range a {
-		r[i] = a[i] / b[i]
-	}
-	return median(r)
 }
 
 // ratioLine is "1.23× [1.10–1.40]": the median per-round ratio a/b and
