@@ -314,6 +314,11 @@ function nowMs() {
   return Date.now();
 }
 
+// Uint8Array.prototype.toBase64 as the realm had it when the client
+// loaded (a page's later patch of it is not called).
+const nativeToBase64 = typeof Uint8Array === 'function' && typeof (/** @type {any} */ (Uint8Array.prototype)).toBase64 === 'function'
+  ? /** @type {any} */ (Uint8Array.prototype).toBase64 : null;
+
 /**
  * Base64 of bytes (Buffer in Node, btoa in a browser).
  * @param {Uint8Array} u8
@@ -321,6 +326,9 @@ function nowMs() {
 function bytesToBase64(u8) {
   const B = /** @type {any} */ (globalThis).Buffer;
   if (B && typeof B.from === 'function') return B.from(u8.buffer, u8.byteOffset, u8.byteLength).toString('base64');
+  // Native where the browser has it (Chromium 140+, Firefox 133+, Safari
+  // 18.2+): a page's 1 MiB fetch body was ~30 ms of fromCharCode and btoa.
+  if (nativeToBase64) return nativeToBase64.call(u8);
   let bin = '';
   for (let i = 0; i < u8.length; i += 0x2000) {
     bin += String.fromCharCode.apply(null, /** @type {any} */ (u8.subarray(i, i + 0x2000)));
