@@ -162,11 +162,14 @@ export async function readBody(rec, part, stream) {
 /**
  * How a tap reports what only the capture can word: a read error of the
  * original (the record's failed phase), and a cancel reason as text.
- * @typedef {{error: (e: any) => void, reason: (r: any) => string}} TapReport
+ * @typedef {{error: (e: any) => void, reason: (r: any) => string, aborted?: () => boolean}} TapReport
+ *   aborted: whether the request's signal has aborted (Node's fetch then
+ *   cancels a swapped body that nobody reads yet: not the app's cancel)
  */
 
 /**
- * @typedef {{wrap: (rec: FetchRecord, res: any, report: TapReport) => any}} ResponseShape
+ * @typedef {{wrap: (rec: FetchRecord, res: any, report: TapReport, swap?: boolean) => any}} ResponseShape
+ *   swap: the body may be swapped into the Response itself (swapBody)
  */
 
 /**
@@ -246,7 +249,7 @@ export function responseShape(global) {
     })
     : null;
   return {
-    wrap(rec, res, report) {
+    wrap(rec, res, report, swap) {
       if (!(res instanceof R)) return null;
       const src = res.body;
       if (!src || src.locked || typeof src.getReader !== 'function') return null;
@@ -266,7 +269,7 @@ export function responseShape(global) {
       };
       if (bytes) source.type = 'bytes';
       const stream = new RS(source, { highWaterMark: 0 });
-      const swapped = swapBody(res, src, stream);
+      const swapped = !!swap && swapBody(res, src, stream);
       let out = swapped ? res : null;
       if (!out) {
         out = Reflect.construct(R, [stream, { status: res.status, statusText: res.statusText, headers: res.headers }], Shaped);
@@ -487,7 +490,10 @@ class BodyTap {
       this.body.end();
       let why = '';
       try { why = reason === undefined ? '' : ': ' + this.report.reason(reason); } catch (e) { /* a throwing reason */ }
-      safe(() => this.rec.fail('the application cancelled the response body after ' + this.body.total + ' bytes' + why, true));
+      let signal = false;
+      try { signal = !!(this.report.aborted && this.report.aborted()); } catch (e) { /* no signal */ }
+      const what = signal ? 'the request was aborted after ' : 'the application cancelled the response body after ';
+      safe(() => this.rec.fail(what + this.body.total + ' bytes' + why, true));
     }
     if (was === TAP_ENDED) return undefined;
     return this.reader.cancel(reason);

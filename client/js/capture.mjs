@@ -317,14 +317,15 @@ export function wrapFetch(global, sink) {
   const wrapper = function fetch(/** @type {any} */ input, /** @type {any} */ init) {
     /** @type {FetchRecord|null} */
     let rec = null;
-    /** @type {{url: string, method: string, headers: any, signal: any, request: any, own: boolean}|null} */
+    /** @type {{url: string, method: string, headers: any, signal: any, request: any, own: boolean, abortable: boolean}|null} */
     let h = null;
     let holder;
     if (enabled()) {
       try {
         holder = stackHolder();
         h = bodyless(global, input, init, arguments.length) ||
-          normalized(arguments.length > 1 ? new Req(input, init) : new Req(input));
+          normalized(arguments.length > 1 ? new Req(input, init) : new Req(input),
+            input instanceof Req || (arguments.length > 1 && !!init && typeof init === 'object' && init.signal != null));
         rec = new FetchRecord(sink);
       } catch (e) {
         rec = null; // the original call makes (and reports) the same error
@@ -426,12 +427,15 @@ function bodyless(global, input, init, argc) {
     }
     if (init.signal !== undefined) signal = init.signal;
   }
-  return { url, method, headers: headers || [], signal, request: null, own };
+  return { url, method, headers: headers || [], signal, request: null, own, abortable: signal !== null };
 }
 
-/** @param {any} req a Request the wrapper made */
-function normalized(req) {
-  return { url: String(req.url), method: String(req.method), headers: req.headers, signal: req.signal, request: req, own: true };
+/**
+ * @param {any} req a Request the wrapper made
+ * @param {boolean} abortable the caller gave a signal (or a Request, which may carry one)
+ */
+function normalized(req, abortable) {
+  return { url: String(req.url), method: String(req.method), headers: req.headers, signal: req.signal, request: req, own: true, abortable };
 }
 
 /**
@@ -439,7 +443,7 @@ function normalized(req) {
  * through a BodyTap (the Response the application gets is the returned
  * one), or, where no tap can be made, from a clone.
  * @param {FetchRecord} rec
- * @param {{url: string, signal: any}} req
+ * @param {{url: string, signal: any, abortable?: boolean}} req
  * @param {any} res
  * @param {import('./bodytap.mjs').ResponseShape|null} shape
  * @returns {any} the Response for the application
@@ -454,10 +458,16 @@ function onResponse(rec, req, res, shape) {
     const report = {
       error: (e) => rec.fail(errorMessage(e), signalAborted(req.signal) || isAbort(e)),
       reason: errorMessage,
+      aborted: () => signalAborted(req.signal),
     };
     // The tap reads nothing before its first await: the response item
     // below still goes before any body chunk.
-    try { out = shape ? shape.wrap(rec, res, report) : null; } catch (e) { out = null; }
+    // A call that can be aborted keeps the constructed Response: Node's
+    // abort cancels the body in the Response's state when nobody reads it
+    // yet, which would disturb the swapped stream (the app's text() then
+    // threw "Body is unusable" instead of the AbortError it gets without
+    // capture).
+    try { out = shape ? shape.wrap(rec, res, report, !req.abortable) : null; } catch (e) { out = null; }
   }
   // Node's own fetch Response, its body swapped in place (bodytap.mjs
   // swapBody), has immutable headers (guard "immutable"): listed when the

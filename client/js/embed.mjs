@@ -2222,11 +2222,14 @@ async function readBody(rec, part, stream) {
 /**
  * How a tap reports what only the capture can word: a read error of the
  * original (the record's failed phase), and a cancel reason as text.
- * @typedef {{error: (e: any) => void, reason: (r: any) => string}} TapReport
+ * @typedef {{error: (e: any) => void, reason: (r: any) => string, aborted?: () => boolean}} TapReport
+ *   aborted: whether the request's signal has aborted (Node's fetch then
+ *   cancels a swapped body that nobody reads yet: not the app's cancel)
  */
 
 /**
- * @typedef {{wrap: (rec: FetchRecord, res: any, report: TapReport) => any}} ResponseShape
+ * @typedef {{wrap: (rec: FetchRecord, res: any, report: TapReport, swap?: boolean) => any}} ResponseShape
+ *   swap: the body may be swapped into the Response itself (swapBody)
  */
 
 /**
@@ -2306,7 +2309,7 @@ function responseShape(global) {
     })
     : null;
   return {
-    wrap(rec, res, report) {
+    wrap(rec, res, report, swap) {
       if (!(res instanceof R)) return null;
       const src = res.body;
       if (!src || src.locked || typeof src.getReader !== 'function') return null;
@@ -2326,7 +2329,7 @@ function responseShape(global) {
       };
       if (bytes) source.type = 'bytes';
       const stream = new RS(source, { highWaterMark: 0 });
-      const swapped = swapBody(res, src, stream);
+      const swapped = !!swap && swapBody(res, src, stream);
       let out = swapped ? res : null;
       if (!out) {
         out = Reflect.construct(R, [stream, { status: res.status, statusText: res.statusText, headers: res.headers }], Shaped);
@@ -2547,7 +2550,10 @@ class BodyTap {
       this.body.end();
       let why = '';
       try { why = reason === undefined ? '' : ': ' + this.report.reason(reason); } catch (e) { /* a throwing reason */ }
-      safe(() => this.rec.fail('the application cancelled the response body after ' + this.body.total + ' bytes' + why, true));
+      let signal = false;
+      try { signal = !!(this.report.aborted && this.report.aborted()); } catch (e) { /* no signal */ }
+      const what = signal ? 'the request was aborted after ' : 'the application cancelled the response body after ';
+      safe(() => this.rec.fail(what + this.body.total + ' bytes' + why, true));
     }
     if (was === TAP_ENDED) return undefined;
     return this.reader.cancel(reason);
@@ -2915,14 +2921,15 @@ function wrapFetch(global, sink) {
   const wrapper = function fetch(/** @type {any} */ input, /** @type {any} */ init) {
     /** @type {FetchRecord|null} */
     let rec = null;
-    /** @type {{url: string, method: string, headers: any, signal: any, request: any, own: boolean}|null} */
+    /** @type {{url: string, method: string, headers: any, signal: any, request: any, own: boolean, abortable: boolean}|null} */
     let h = null;
     let holder;
     if (enabled()) {
       try {
         holder = stackHolder();
         h = bodyless(global, input, init, arguments.length) ||
-          normalized(arguments.length > 1 ? new Req(input, init) : new Req(input));
+          normalized(arguments.length > 1 ? new Req(input, init) : new Req(input),
+            input instanceof Req || (arguments.length > 1 && !!init && typeof init === 'object' && init.signal != null));
         rec = new FetchRecord(sink);
       } catch (e) {
         rec = null; // the original call makes (and reports) the same error
@@ -3024,12 +3031,15 @@ function bodyless(global, input, init, argc) {
     }
     if (init.signal !== undefined) signal = init.signal;
   }
-  return { url, method, headers: headers || [], signal, request: null, own };
+  return { url, method, headers: headers || [], signal, request: null, own, abortable: signal !== null };
 }
 
-/** @param {any} req a Request the wrapper made */
-function normalized(req) {
-  return { url: String(req.url), method: String(req.method), headers: req.headers, signal: req.signal, request: req, own: true };
+/**
+ * @param {any} req a Request the wrapper made
+ * @param {boolean} abortable the caller gave a signal (or a Request, which may carry one)
+ */
+function normalized(req, abortable) {
+  return { url: String(req.url), method: String(req.method), headers: req.headers, signal: req.signal, request: req, own: true, abortable };
 }
 
 /**
@@ -3037,7 +3047,7 @@ function normalized(req) {
  * through a BodyTap (the Response the application gets is the returned
  * one), or, where no tap can be made, from a clone.
  * @param {FetchRecord} rec
- * @param {{url: string, signal: any}} req
+ * @param {{url: string, signal: any, abortable?: boolean}} req
  * @param {any} res
  * @param {import('./bodytap.mjs').ResponseShape|null} shape
  * @returns {any} the Response for the application
@@ -3052,10 +3062,16 @@ function onResponse(rec, req, res, shape) {
     const report = {
       error: (e) => rec.fail(errorMessage(e), signalAborted(req.signal) || isAbort(e)),
       reason: errorMessage,
+      aborted: () => signalAborted(req.signal),
     };
     // The tap reads nothing before its first await: the response item
     // below still goes before any body chunk.
-    try { out = shape ? shape.wrap(rec, res, report) : null; } catch (e) { out = null; }
+    // A call that can be aborted keeps the constructed Response: Node's
+    // abort cancels the body in the Response's state when nobody reads it
+    // yet, which would disturb the swapped stream (the app's text() then
+    // threw "Body is unusable" instead of the AbortError it gets without
+    // capture).
+    try { out = shape ? shape.wrap(rec, res, report, !req.abortable) : null; } catch (e) { out = null; }
   }
   // Node's own fetch Response, its body swapped in place (bodytap.mjs
   // swapBody), has immutable headers (guard "immutable"): listed when the
