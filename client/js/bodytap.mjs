@@ -42,8 +42,8 @@ export class BodyChunks {
     this.kept = 0;
     this.offset = 0;
     // Copies of what is not sent yet: a chunk item carries up to `size`
-    // bytes, so small reads are gathered first (the chunks are the
-    // application's: copied, never held as views).
+    // bytes, so small reads (under a quarter of that) are gathered first
+    // (the chunks are the application's: copied, never held as views).
     /** @type {Uint8Array[]} */
     this.pending = [];
     this.pendingLen = 0;
@@ -60,15 +60,15 @@ export class BodyChunks {
     this.total += u8.length;
     const n = Math.min(u8.length, this.budget - this.kept);
     if (n > 0) {
-      let at = 0;
-      // Whole items straight from the chunk (encoded now, not kept).
-      while (this.pendingLen === 0 && n - at >= this.size) {
-        this.send(u8.subarray(at, at + this.size));
-        at += this.size;
-      }
-      if (at < n) {
-        this.pending.push(u8.slice(at, n));
-        this.pendingLen += n - at;
+      if (n >= this.size >> 2) {
+        // A large read goes out straight from the chunk, in items of at
+        // most `size` (encoded now, not kept): gathering it copied each
+        // byte twice (a slice, then the gathered item) before encoding.
+        if (this.pendingLen) this.flush(true);
+        for (let at = 0; at < n; at += this.size) this.send(u8.subarray(at, Math.min(n, at + this.size)));
+      } else {
+        this.pending.push(u8.slice(0, n));
+        this.pendingLen += n;
       }
       this.kept += n;
       this.flush(false);
@@ -162,11 +162,14 @@ export async function readBody(rec, part, stream) {
 /**
  * How a tap reports what only the capture can word: a read error of the
  * original (the record's failed phase), and a cancel reason as text.
- * @typedef {{error: (e: any) => void, reason: (r: any) => string}} TapReport
+ * @typedef {{error: (e: any) => void, reason: (r: any) => string, aborted?: () => boolean}} TapReport
+ *   aborted: whether the request's signal has aborted (Node's fetch then
+ *   cancels a swapped body that nobody reads yet: not the app's cancel)
  */
 
 /**
- * @typedef {{wrap: (rec: FetchRecord, res: any, report: TapReport) => any}} ResponseShape
+ * @typedef {{wrap: (rec: FetchRecord, res: any, report: TapReport, swap?: boolean) => any}} ResponseShape
+ *   swap: the body may be swapped into the Response itself (swapBody)
  */
 
 /**
@@ -234,8 +237,19 @@ export function responseShape(global) {
   const registry = typeof FinalizationRegistry === 'function'
     ? new FinalizationRegistry((/** @type {BodyTap} */ tap) => tap.abandoned())
     : null;
+  // A swapped body (swapBody) is also held by Node's fetch itself, through
+  // the Response's state, while the connection lives: the stream is then
+  // never collected, so the Response is watched instead, as undici itself
+  // does: collected with its body never read nor locked, the original is
+  // cancelled (a body the application took and dropped half read stays
+  // open, as without capture).
+  const dropped = typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry((/** @type {{tap: BodyTap, stream: any}} */ w) => {
+      try { if (!w.stream.locked && !w.tap.pulled) w.tap.abandoned(); } catch (e) { /* ignore */ }
+    })
+    : null;
   return {
-    wrap(rec, res, report) {
+    wrap(rec, res, report, swap) {
       if (!(res instanceof R)) return null;
       const src = res.body;
       if (!src || src.locked || typeof src.getReader !== 'function') return null;
@@ -255,17 +269,67 @@ export function responseShape(global) {
       };
       if (bytes) source.type = 'bytes';
       const stream = new RS(source, { highWaterMark: 0 });
-      const out = Reflect.construct(R, [stream, { status: res.status, statusText: res.statusText, headers: res.headers }], Shaped);
-      metas.set(out, { url: String(res.url), redirected: !!res.redirected, type: String(res.type), headers: res.headers });
+      const swapped = !!swap && swapBody(res, src, stream);
+      let out = swapped ? res : null;
+      if (!out) {
+        out = Reflect.construct(R, [stream, { status: res.status, statusText: res.statusText, headers: res.headers }], Shaped);
+        metas.set(out, { url: String(res.url), redirected: !!res.redirected, type: String(res.type), headers: res.headers });
+      }
       // Nothing below throws: the original body is the tap's from here.
       tap.start(src.getReader());
-      if (registry) {
-        try { registry.register(stream, tap, tap); tap.registry = registry; } catch (e) { /* not collected early */ }
+      const reg = swapped ? dropped : registry;
+      if (reg) {
+        try {
+          // Not the stream, whose wrapper Chromium may drop and remake
+          // while it lives (see attach): its controller, made "modified"
+          // there, which lives exactly as long as the stream.
+          const c = tap.controller && tap.controller.deref();
+          if (swapped) reg.register(res, { tap, stream }, tap); else reg.register(c || stream, tap, tap);
+          tap.registry = reg;
+        } catch (e) { /* not collected early */ }
       }
       return out;
     },
   };
 }
+
+/**
+ * Node's fetch (undici) keeps a Response's body in an internal state
+ * object (the own symbol "state": `{…, body: {stream, source, length}}`),
+ * which `body`, `bodyUsed`, `clone()` and every body method read. Where
+ * that holds, the tap's stream replaces the original stream there and the
+ * application keeps the original Response: constructing a second Response
+ * was half of what a 1 KiB fetch's capture cost (agent-note.md "Fetch
+ * capture"), and the application's object is then the platform's own
+ * (prototype, url, type, immutable headers, Cache API). Proven per
+ * Response: the slot must hold the very stream `res.body` returned, and
+ * after the swap `res.body` must return the tap's; anything else (a
+ * browser, another undici) is left untouched and gets the constructed
+ * Response.
+ * @param {any} res
+ * @param {any} src the original body stream (res.body)
+ * @param {any} stream the tap's stream
+ * @returns {boolean} whether res now answers with the tap's stream
+ */
+function swapBody(res, src, stream) {
+  try {
+    if (stateKey === null) {
+      stateKey = undefined; // looked for once, on the first tapped Response
+      for (const k of Object.getOwnPropertySymbols(res)) if (k.description === 'state') stateKey = k;
+    }
+    if (!stateKey) return false;
+    const st = res[stateKey];
+    const b = st && typeof st === 'object' ? st.body : null;
+    if (!b || typeof b !== 'object' || b.stream !== src) return false;
+    b.stream = stream;
+    if (res.body === stream) return true;
+    b.stream = src;
+  } catch (e) { /* not undici's shape */ }
+  return false;
+}
+
+/** @type {symbol|null|undefined} undici's Response state key: null not looked for yet, undefined absent */
+let stateKey = null;
 
 /**
  * Closes the application's stream; a BYOB read pending on a byte stream
@@ -279,6 +343,9 @@ function closeStream(c) {
     if (b) b.respond(0);
   } catch (e) { /* closed already */ }
 }
+
+/** The property that keeps a tap's controller wrapper (attach). */
+const TAP_HELD = Symbol('inspector-worker tap');
 
 // A BodyTap's phases: reading ahead and recording; passing reads through
 // (past the budget; the record is finished); ended.
@@ -315,10 +382,20 @@ class BodyTap {
     this.wake = null;
     /** @type {any} */
     this.registry = null;
+    /** whether the application has read (pulled) from its stream */
+    this.pulled = false;
   }
 
   /** @param {any} c the application stream's controller */
   attach(c) {
+    // An own property makes the controller's wrapper "modified": Chromium
+    // (V8's scavenger with Blink's wrappers) drops an unmodified wrapper
+    // of a live C++ object and makes a new one when asked again, which
+    // cleared this WeakRef while the stream lived: the read-ahead then
+    // took the body for abandoned, cancelled it, and the application's
+    // read never ended (a page's 1 MiB fetch hung, after a minor GC). The
+    // controller is the capture's own: the page never sees the property.
+    try { Object.defineProperty(c, TAP_HELD, { value: true }); } catch (e) { /* a frozen controller */ }
     this.controller = typeof WeakRef === 'function' ? new WeakRef(c) : { deref: () => c };
   }
 
@@ -383,6 +460,7 @@ class BodyTap {
    * @param {any} c
    */
   pull(c) {
+    this.pulled = true;
     if (this.phase === TAP_AHEAD) return new Promise((resolve) => { this.wake = () => resolve(undefined); });
     if (this.phase !== TAP_PASS) return undefined;
     return this.reader.read().then((/** @type {{done: boolean, value?: any}} */ r) => {
@@ -412,7 +490,10 @@ class BodyTap {
       this.body.end();
       let why = '';
       try { why = reason === undefined ? '' : ': ' + this.report.reason(reason); } catch (e) { /* a throwing reason */ }
-      safe(() => this.rec.fail('the application cancelled the response body after ' + this.body.total + ' bytes' + why, true));
+      let signal = false;
+      try { signal = !!(this.report.aborted && this.report.aborted()); } catch (e) { /* no signal */ }
+      const what = signal ? 'the request was aborted after ' : 'the application cancelled the response body after ';
+      safe(() => this.rec.fail(what + this.body.total + ' bytes' + why, true));
     }
     if (was === TAP_ENDED) return undefined;
     return this.reader.cancel(reason);

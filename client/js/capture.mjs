@@ -69,7 +69,8 @@ export function captureId() {
  * @typedef {object} RequestHead
  * @property {string} url
  * @property {string} method
- * @property {Array<{name:string, value:string}>} headers
+ * @property {Array<{name:string, value:string}>|(() => Array<{name:string, value:string}>)} headers
+ *   a function: listed when the item is sent (headers nobody can change)
  * @property {boolean} [hasBody]
  * @property {string} [kind] "xhr" | "http" (absent: "fetch")
  * @property {boolean} [bodiesNotRead]
@@ -125,26 +126,30 @@ export class FetchRecord {
    * @param {any} [holder]
    */
   request(r, ts, holder) {
+    const list = typeof r.headers === 'function' ? r.headers : null;
     /** @type {Record<string, any>} */
-    const body = { url: capString(r.url, URL_BYTES), method: capString(r.method, NAME_BYTES) || 'GET', headers: r.headers };
+    const body = { url: capString(r.url, URL_BYTES), method: capString(r.method, NAME_BYTES) || 'GET', headers: list ? [] : r.headers };
     if (r.hasBody) body.hasBody = true;
     if (r.kind) body.kind = r.kind;
     if (r.bodiesNotRead) body.bodiesNotRead = true;
     const head = this.head('request', ts);
     const sink = this.sink;
     const build = () => {
+      if (list) body.headers = list();
       if (holder) {
         const st = stackOfHolder(holder, sink.isOwn);
         if (st) body.stackTrace = st;
       }
       return head + JSON.stringify(body) + '}}';
     };
-    this.emit(() => sink.producer.enqueueLater('fetch', build, headBytes(r.url, r.headers) + 4096));
+    const bytes = headBytes(r.url, list ? [] : /** @type {any} */ (r.headers)) + (list ? LAZY_HEADERS_BYTES : 0) + 4096;
+    this.emit(() => sink.producer.enqueueLater('fetch', build, bytes));
   }
 
   /**
    * The response phase (headers received at ts).
-   * @param {{url:string, status:number, statusText:string, headers:Array<{name:string,value:string}>, redirected?:boolean, type?:string}} r
+   * @param {{url:string, status:number, statusText:string, headers:Array<{name:string,value:string}>|(() => Array<{name:string,value:string}>), redirected?:boolean, type?:string}} r
+   *   headers as a function: listed when the item is sent (immutable ones)
    * @param {number} ts
    */
   response(r, ts) {
@@ -157,8 +162,20 @@ export class FetchRecord {
     };
     if (r.redirected) body.redirected = true;
     if (r.type) body.type = capString(r.type, 64);
-    const json = this.head('response', ts) + JSON.stringify(body) + '}}';
-    this.emit(() => this.sink.producer.enqueueJSON('fetch', json));
+    const head = this.head('response', ts);
+    if (typeof r.headers !== 'function') {
+      const json = head + JSON.stringify(body) + '}}';
+      this.emit(() => this.sink.producer.enqueueJSON('fetch', json));
+      return;
+    }
+    // Headers that cannot change (a fetch Response's are immutable) are
+    // listed when the item is sent, off the application's call.
+    const list = r.headers;
+    const build = () => {
+      body.headers = list();
+      return head + JSON.stringify(body) + '}}';
+    };
+    this.emit(() => this.sink.producer.enqueueLater('fetch', build, headBytes(r.url, []) + LAZY_HEADERS_BYTES));
   }
 
   /**
@@ -211,6 +228,10 @@ export class FetchRecord {
 function safe(fn) {
   try { fn(); } catch (e) { /* capture never throws into the application */ }
 }
+
+// The queue's estimate of headers listed only when sent (the item is
+// measured then): 16 typical headers.
+const LAZY_HEADERS_BYTES = 2048;
 
 /**
  * An estimate of a head item's size, for the queue's byte bound before the
@@ -296,14 +317,15 @@ export function wrapFetch(global, sink) {
   const wrapper = function fetch(/** @type {any} */ input, /** @type {any} */ init) {
     /** @type {FetchRecord|null} */
     let rec = null;
-    /** @type {{url: string, method: string, headers: any, signal: any, request: any}|null} */
+    /** @type {{url: string, method: string, headers: any, signal: any, request: any, own: boolean, abortable: boolean}|null} */
     let h = null;
     let holder;
     if (enabled()) {
       try {
         holder = stackHolder();
         h = bodyless(global, input, init, arguments.length) ||
-          normalized(arguments.length > 1 ? new Req(input, init) : new Req(input));
+          normalized(arguments.length > 1 ? new Req(input, init) : new Req(input),
+            input instanceof Req || (arguments.length > 1 && !!init && typeof init === 'object' && init.signal != null));
         rec = new FetchRecord(sink);
       } catch (e) {
         rec = null; // the original call makes (and reports) the same error
@@ -317,7 +339,11 @@ export function wrapFetch(global, sink) {
       reqClone = head.request && head.request.body ? head.request.clone() : null;
     } catch (e) { reqClone = null; }
     try {
-      r.request({ url: head.url, method: head.method, headers: headersOf(head.headers), hasBody: !!reqClone }, nowMs(), holder);
+      const hs = head.headers;
+      // Headers only the wrapper holds (its own Request, its copy of
+      // init.headers) are listed when sent; the caller's Request's now.
+      const headers = head.own ? () => headersOf(hs) : headersOf(hs);
+      r.request({ url: head.url, method: head.method, headers, hasBody: !!reqClone }, nowMs(), holder);
       if (reqClone) {
         r.hold();
         readBody(r, 'request', reqClone.body).then(() => r.release(), () => r.release());
@@ -375,7 +401,7 @@ function bodyless(global, input, init, argc) {
     init = undefined;
   }
   const R = global.Request;
-  let url, method = 'GET', headers = null, signal = null;
+  let url, method = 'GET', headers = null, signal = null, own = true;
   if (typeof input === 'string' || (global.URL && input instanceof global.URL)) {
     // A page resolves relative URLs against its base URL (<base href>).
     const base = (global.document && global.document.baseURI) || (global.location && global.location.href);
@@ -385,6 +411,7 @@ function bodyless(global, input, init, argc) {
     url = String(input.url);
     method = String(input.method);
     headers = input.headers;
+    own = false; // the caller's Request: its headers may change after the call
     signal = input.signal;
   } else {
     return null;
@@ -394,15 +421,21 @@ function bodyless(global, input, init, argc) {
       const m = String(init.method);
       method = NORMALIZED_METHODS.test(m) ? m.toUpperCase() : m;
     }
-    if (init.headers !== undefined) headers = new global.Headers(init.headers);
+    if (init.headers !== undefined) {
+      headers = new global.Headers(init.headers);
+      own = true;
+    }
     if (init.signal !== undefined) signal = init.signal;
   }
-  return { url, method, headers: headers || [], signal, request: null };
+  return { url, method, headers: headers || [], signal, request: null, own, abortable: signal !== null };
 }
 
-/** @param {any} req a Request the wrapper made */
-function normalized(req) {
-  return { url: String(req.url), method: String(req.method), headers: req.headers, signal: req.signal, request: req };
+/**
+ * @param {any} req a Request the wrapper made
+ * @param {boolean} abortable the caller gave a signal (or a Request, which may carry one)
+ */
+function normalized(req, abortable) {
+  return { url: String(req.url), method: String(req.method), headers: req.headers, signal: req.signal, request: req, own: true, abortable };
 }
 
 /**
@@ -410,34 +443,48 @@ function normalized(req) {
  * through a BodyTap (the Response the application gets is the returned
  * one), or, where no tap can be made, from a clone.
  * @param {FetchRecord} rec
- * @param {{url: string, signal: any}} req
+ * @param {{url: string, signal: any, abortable?: boolean}} req
  * @param {any} res
  * @param {import('./bodytap.mjs').ResponseShape|null} shape
  * @returns {any} the Response for the application
  */
 function onResponse(rec, req, res, shape) {
   const ts = nowMs();
+  let body = null;
+  try { body = res.body; } catch (e) { body = null; }
+  let out = null;
+  if (body) {
+    /** @type {import('./bodytap.mjs').TapReport} */
+    const report = {
+      error: (e) => rec.fail(errorMessage(e), signalAborted(req.signal) || isAbort(e)),
+      reason: errorMessage,
+      aborted: () => signalAborted(req.signal),
+    };
+    // The tap reads nothing before its first await: the response item
+    // below still goes before any body chunk.
+    // A call that can be aborted keeps the constructed Response: Node's
+    // abort cancels the body in the Response's state when nobody reads it
+    // yet, which would disturb the swapped stream (the app's text() then
+    // threw "Body is unusable" instead of the AbortError it gets without
+    // capture).
+    try { out = shape ? shape.wrap(rec, res, report, !req.abortable) : null; } catch (e) { out = null; }
+  }
+  // Node's own fetch Response, its body swapped in place (bodytap.mjs
+  // swapBody), has immutable headers (guard "immutable"): listed when the
+  // item is sent. Any other Response's may be changed later: listed now.
+  const hs = res.headers;
   rec.response({
     url: String(res.url || req.url),
     status: Number(res.status) || 0,
     statusText: String(res.statusText || ''),
-    headers: headersOf(res.headers),
+    headers: out !== null && out === res ? () => headersOf(hs) : headersOf(hs),
     redirected: !!res.redirected,
     type: typeof res.type === 'string' ? res.type : '',
   }, ts);
-  let body = null;
-  try { body = res.body; } catch (e) { body = null; }
   if (!body) {
     rec.finish();
     return res;
   }
-  let out = null;
-  /** @type {import('./bodytap.mjs').TapReport} */
-  const report = {
-    error: (e) => rec.fail(errorMessage(e), signalAborted(req.signal) || isAbort(e)),
-    reason: errorMessage,
-  };
-  try { out = shape ? shape.wrap(rec, res, report) : null; } catch (e) { out = null; }
   if (out) return out;
   // A Response this realm's constructor refuses (a status outside
   // 200–599) or of another realm: read a clone, as a tee (the

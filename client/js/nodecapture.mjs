@@ -69,7 +69,10 @@ export function captureHTTP(dc, events, sink) {
     try {
       const req = msg && msg.request;
       if (!req || live.has(req) || !enabled()) return;
-      const holder = stacks.get(req) || stackHolder(HTTP_OWN_FRAMES);
+      // Only the created event's: where Node does not publish it, this
+      // runs on a later tick with Node's frames only (all dropped as own),
+      // so a stack taken here would cost every request and show nothing.
+      const holder = stacks.get(req);
       const rec = new FetchRecord(httpSink);
       const st = { rec, responded: false };
       live.set(req, st);
@@ -92,7 +95,7 @@ export function captureHTTP(dc, events, sink) {
         url: requestURL(req),
         status: Number(res.statusCode) || 0,
         statusText: String(res.statusMessage || ''),
-        headers: rawHeaders(res.rawHeaders),
+        headers: lazyRawHeaders(res.rawHeaders),
       }, nowMs());
       res.once('end', () => { try { rec.finish(); } catch (x) { /* ignore */ } });
       if (monitor) res.on(monitor, (/** @type {any} */ e) => { try { rec.fail(errorMessage(e), isAbortError(e)); } catch (x) { /* ignore */ } });
@@ -168,6 +171,15 @@ function requestHeaders(req) {
     }
   } catch (e) { /* what we have */ }
   return headerList(pairs);
+}
+
+/**
+ * The response's headers, listed when its item is sent: Node fills
+ * rawHeaders once, from the parsed head, and never changes it.
+ * @param {any} raw
+ */
+function lazyRawHeaders(raw) {
+  return Array.isArray(raw) ? () => rawHeaders(raw) : [];
 }
 
 /** @param {any} raw IncomingMessage.rawHeaders: [name, value, name, value, …] */

@@ -12,6 +12,8 @@
 //          unhandled? (no catch: the rejection must stay unhandled),
 //          http? (node:http.get instead of fetch),
 //          byob? (the body read with a BYOB reader), clone? (res.clone() read first),
+//          text? (the body read with res.text(), the body mixin's own reader),
+//          textAfterMs? (text, but only after this long: the body unread meanwhile),
 //          cancel? ("reader" | "body" | "break" | "pipe": how the app stops
 //            a streamed body, see cancelBody), untilBytes? (read this much
 //            before cancelling), drop? (the app drops the response unread
@@ -206,7 +208,9 @@ async function run(c) {
         const k = res.clone();
         out.clone = { url: k.url, type: k.type, redirected: k.redirected, status: k.status, bodyUsed: k.bodyUsed, length: (await k.arrayBuffer()).byteLength };
       }
-      Object.assign(out, c.byob ? await readBYOB(res.body) : await readSlowly(res.body, c.readDelayMs || 0));
+      if (c.textAfterMs) await new Promise((r) => setTimeout(r, c.textAfterMs));
+      if (c.text || c.textAfterMs) out.textLength = (await res.text()).length;
+      else Object.assign(out, c.byob ? await readBYOB(res.body) : await readSlowly(res.body, c.readDelayMs || 0));
     } catch (e) {
       out.bodyError = errInfo(e, reason);
     }
