@@ -114,6 +114,7 @@ type Server struct {
 	debug       bool                 // Static after construction: Options.Logf was set.
 	opts        Options              // Static after construction, defaults filled in.
 	children    ChildRealms          // Set before serving (SetChildRealms); nil: no child targets.
+	browser     *browserEndpoint     // Static after construction: /devtools/browser (browser.go).
 
 	mux     *http.ServeMux // Static after construction; Handle adds routes.
 	ln      net.Listener   // Static after construction.
@@ -178,6 +179,7 @@ func New(host Host, ln net.Listener, opts Options) *Server {
 	s.clients = pagerealm.New(pageServer{s}, pagerealm.Config{TargetID: s.targetID, Registry: s.registry,
 		RuntimeTimeout: opts.ClientRuntimeTimeout, Served: pageAgentMethods()})
 	s.network = s.newNetwork()
+	s.browser = newBrowserEndpoint(s)
 	s.httpSrv.Handler = s.routes()
 	return s
 }
@@ -292,6 +294,7 @@ func (s *Server) hostWatch() {
 	for _, sess := range s.stopAccepting("the Node host is gone") {
 		go sess.closeHostAfterAnswers()
 	}
+	s.browser.closeAll("the Node host is gone")
 }
 
 // stopAccepting refuses new sessions from now on and returns the open ones.
@@ -314,6 +317,7 @@ func (s *Server) closeSessions(reason string) {
 		sess.endHost(reason, false)
 		sess.closeHost()
 	}
+	s.browser.closeAll(reason)
 }
 
 // Shutdown closes every DevTools connection with reason (shown by the
