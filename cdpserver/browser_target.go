@@ -194,15 +194,17 @@ func (c *browserConn) params(req request, v any) bool {
 	return true
 }
 
-func browserGetVersion(c *browserConn, req request) {
-	s := c.b.srv
-	c.reply(req, mustJSON(struct {
+func browserGetVersion(c *browserConn, req request) { c.reply(req, c.b.srv.versionAnswer()) }
+
+// versionAnswer is Browser.getVersion's result.
+func (s *Server) versionAnswer() []byte {
+	return mustJSON(struct {
 		ProtocolVersion string `json:"protocolVersion"`
 		Product         string `json:"product"`
 		Revision        string `json:"revision"`
 		UserAgent       string `json:"userAgent"`
 		JSVersion       string `json:"jsVersion"`
-	}{protocolVersion, "inspector-worker/" + Version, "", s.userAgent(), ""}))
+	}{protocolVersion, "inspector-worker/" + Version, "", s.userAgent(), ""})
 }
 
 func targetGetBrowserContexts(c *browserConn, req request) {

@@ -402,6 +402,18 @@ var methods = map[string]methodEntry{
 	"Page.setFontFamilies":           noop(`{}`),
 	"Page.setFontSizes":              noop(`{}`),
 	"Page.getNavigationHistory":      noop(`{"currentIndex":0,"entries":[]}`),
+	// Browser clients (Puppeteer, Playwright) register a utility script on
+	// every page they attach to, and give up on a page that refuses it.
+	// On the combined target the script would run in the host's next
+	// document, and the host never loads one: accepting it is the whole
+	// of what there is to do.
+	"Page.addScriptToEvaluateOnNewDocument":    noop(`{"identifier":"1"}`),
+	"Page.removeScriptToEvaluateOnNewDocument": noop(`{}`),
+
+	// Performance: Puppeteer enables it on every page; its metrics are
+	// not collected (getMetrics is not served).
+	"Performance.enable":  noop(`{}`),
+	"Performance.disable": noop(`{}`),
 
 	// Overlay: highlightNode and hideHighlight draw in the pages (above);
 	// the rest has nothing to draw yet.
@@ -488,35 +500,36 @@ var methods = map[string]methodEntry{
 	"DOM.getNodesForSubtreeByStyle": refusal("no DOM: this target is a Node.js host"),
 	// The Elements panel's sidebar and $0 for a page's node: not served
 	// yet; -32000 keeps the frontend's own console quiet.
-	"CSS.getComputedStyleForNode":           pageDOM(pagerealm.GetComputedStyleForNode),
-	"CSS.getMatchedStylesForNode":           pageDOM(pagerealm.GetMatchedStylesForNode),
-	"CSS.getInlineStylesForNode":            pageDOM(pagerealm.GetInlineStylesForNode),
-	"CSS.getStyleSheetText":                 pageDOM(pagerealm.GetStyleSheetText),
-	"CSS.getEnvironmentVariables":           noop(`{"environmentVariables":{}}`),
-	"CSS.getBackgroundColors":               noop(`{}`),
-	"CSS.setStyleTexts":                     pageDOM(pagerealm.SetStyleTexts),
-	"CSS.createStyleSheet":                  pageDOM(pagerealm.CreateStyleSheet),
-	"CSS.addRule":                           pageDOM(pagerealm.AddRule),
-	"CSS.getPlatformFontsForNode":           refusal(notYetInPages("fonts")),
-	"CSS.takeComputedStyleUpdates":          refusal("no CSS: this target is a Node.js host"),
-	"CSS.trackComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),
-	"CSS.trackComputedStyleUpdatesForNode":  refusal("no CSS: this target is a Node.js host"),
-	"Page.addScriptToEvaluateOnNewDocument": refusal("the host is not a browser page: there is no new document to evaluate in"),
-	"Page.reload":                           refusal("the host cannot be reloaded from DevTools: restart inspector-worker run"),
-	"Page.navigate":                         refusal("the host cannot navigate"),
-	"Page.captureScreenshot":                refusal("there is no page to capture"),
-	"Page.startScreencast":                  refusal("there is no page to capture"),
-	"Page.stopScreencast":                   refusal("there is no page to capture"),
-	"Page.getLayoutMetrics":                 refusal("there is no page layout"),
-	"Storage.getStorageKey":                 refusal("no storage partitions on a Node.js host"),
-	"Storage.getStorageKeyForFrame":         refusal("no storage partitions on a Node.js host"),
-	"Network.loadNetworkResource":           refusal("the worker does not load resources for the frontend; it fetches source maps itself"),
-	"Network.getCookies":                    refusal("no cookies on a Node.js host"),
-	"Tracing.start":                         refusal("tracing is not supported; use the Performance panel's Node profile (Profiler)"),
-	"Input.dispatchKeyEvent":                refusal("there is no page to send input to"),
-	"Input.dispatchMouseEvent":              refusal("there is no page to send input to"),
-	"Emulation.setDeviceMetricsOverride":    refusal("there is no page to emulate"),
-	"Emulation.clearDeviceMetricsOverride":  refusal("there is no page to emulate"),
-	"Browser.getVersion":                    refusal("no browser target: inspector-worker serves one page target"),
-	"SystemInfo.getInfo":                    refusal("no system information on a page target"),
+	"CSS.getComputedStyleForNode":          pageDOM(pagerealm.GetComputedStyleForNode),
+	"CSS.getMatchedStylesForNode":          pageDOM(pagerealm.GetMatchedStylesForNode),
+	"CSS.getInlineStylesForNode":           pageDOM(pagerealm.GetInlineStylesForNode),
+	"CSS.getStyleSheetText":                pageDOM(pagerealm.GetStyleSheetText),
+	"CSS.getEnvironmentVariables":          noop(`{"environmentVariables":{}}`),
+	"CSS.getBackgroundColors":              noop(`{}`),
+	"CSS.setStyleTexts":                    pageDOM(pagerealm.SetStyleTexts),
+	"CSS.createStyleSheet":                 pageDOM(pagerealm.CreateStyleSheet),
+	"CSS.addRule":                          pageDOM(pagerealm.AddRule),
+	"CSS.getPlatformFontsForNode":          refusal(notYetInPages("fonts")),
+	"CSS.takeComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),
+	"CSS.trackComputedStyleUpdates":        refusal("no CSS: this target is a Node.js host"),
+	"CSS.trackComputedStyleUpdatesForNode": refusal("no CSS: this target is a Node.js host"),
+	"Page.reload":                          refusal("the host cannot be reloaded from DevTools: restart inspector-worker run"),
+	"Page.navigate":                        refusal("the host cannot navigate"),
+	"Page.captureScreenshot":               refusal("there is no page to capture"),
+	"Page.startScreencast":                 refusal("there is no page to capture"),
+	"Page.stopScreencast":                  refusal("there is no page to capture"),
+	"Page.getLayoutMetrics":                refusal("there is no page layout"),
+	"Storage.getStorageKey":                refusal("no storage partitions on a Node.js host"),
+	"Storage.getStorageKeyForFrame":        refusal("no storage partitions on a Node.js host"),
+	"Network.loadNetworkResource":          refusal("the worker does not load resources for the frontend; it fetches source maps itself"),
+	"Network.getCookies":                   refusal("no cookies on a Node.js host"),
+	"Tracing.start":                        refusal("tracing is not supported; use the Performance panel's Node profile (Profiler)"),
+	"Input.dispatchKeyEvent":               refusal("there is no page to send input to"),
+	"Input.dispatchMouseEvent":             refusal("there is no page to send input to"),
+	"Emulation.setDeviceMetricsOverride":   refusal("there is no page to emulate"),
+	"Emulation.clearDeviceMetricsOverride": refusal("there is no page to emulate"),
+	// As the browser target answers it (browser_target.go): Chrome
+	// answers it in every session.
+	"Browser.getVersion": local(func(s *Session, req request) { s.enqueue(appendResult(nil, req.ID, s.srv.versionAnswer())) }),
+	"SystemInfo.getInfo": refusal("no system information on a page target"),
 }
