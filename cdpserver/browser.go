@@ -64,16 +64,17 @@ type browserEndpoint struct {
 	id        string  // Static after construction: the browser target's id (/devtools/browser/<id>).
 	contextID string  // Static after construction: the one browser context's id.
 
-	mu        sync.Mutex                // Leaf lock (docs/locks.md): never held while sending or dialling.
-	conns     map[*browserConn]struct{} // Guarded by mu.
-	providers []targetProvider          // Guarded by mu: the combined target's first.
-	closing   string                    // Guarded by mu: set once the server shuts down.
-	nextConn  int64                     // Guarded by mu.
+	providers []targetProvider // Static after construction: the combined target's first.
+
+	mu       sync.Mutex                // A leaf. Lock order: see docs/locks.md.
+	conns    map[*browserConn]struct{} // Guarded by mu.
+	closing  string                    // Guarded by mu: set once the server shuts down.
+	nextConn int64                     // Guarded by mu.
 }
 
 func newBrowserEndpoint(s *Server) *browserEndpoint {
 	b := &browserEndpoint{srv: s, id: newTargetID(), contextID: newTargetID(), conns: map[*browserConn]struct{}{}}
-	b.providers = []targetProvider{combinedTarget{s}}
+	b.providers = []targetProvider{combinedTarget{s}, pageTargets{s}}
 	return b
 }
 
@@ -82,37 +83,10 @@ func (b *browserEndpoint) webSocketURL(hostport string) string {
 	return "ws://" + hostport + "/devtools/browser/" + b.id
 }
 
-// addProvider registers a source of targets (e.g. each page as its own
-// target); its targets are listed, discovered and attachable from then on.
-func (b *browserEndpoint) addProvider(p targetProvider) {
-	b.mu.Lock()
-	b.providers = append(b.providers, p)
-	b.mu.Unlock()
-	b.targetsChanged()
-}
-
-// targetsChanged tells every browser connection that some provider's list
-// changed. It never blocks: each connection's targetLoop diffs and reports.
-// Providers call it after their own locks are released or while holding
-// them: it only takes b.mu (a leaf) and pokes channels.
-func (b *browserEndpoint) targetsChanged() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for c := range b.conns {
-		select {
-		case c.changed <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // allTargets lists every provider's targets, the combined target first.
 func (b *browserEndpoint) allTargets() []targetInfo {
-	b.mu.Lock()
-	ps := append([]targetProvider(nil), b.providers...)
-	b.mu.Unlock()
 	var out []targetInfo
-	for _, p := range ps {
+	for _, p := range b.providers {
 		out = append(out, p.targets()...)
 	}
 	return out
@@ -120,10 +94,7 @@ func (b *browserEndpoint) allTargets() []targetInfo {
 
 // providerOf returns the provider listing targetID and its info.
 func (b *browserEndpoint) providerOf(targetID string) (targetProvider, targetInfo, bool) {
-	b.mu.Lock()
-	ps := append([]targetProvider(nil), b.providers...)
-	b.mu.Unlock()
-	for _, p := range ps {
+	for _, p := range b.providers {
 		for _, t := range p.targets() {
 			if string(t.TargetID) == targetID {
 				return p, t, true
@@ -193,7 +164,6 @@ func (s *Server) handleBrowser(w http.ResponseWriter, r *http.Request) {
 	c := &browserConn{
 		b: b, ws: ws,
 		out:      newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
-		changed:  make(chan struct{}, 1),
 		done:     make(chan struct{}),
 		sessions: map[string]*flatSession{},
 		told:     map[string]targetInfo{},
@@ -210,17 +180,24 @@ func (s *Server) handleBrowser(w http.ResponseWriter, r *http.Request) {
 
 // browserConn is one client of the browser endpoint.
 type browserConn struct {
-	b       *browserEndpoint // Static after construction.
-	id      int64            // Static after registration.
-	ws      *websocket.Conn  // Static after construction. Written by sendLoop only.
-	out     *sendQueue       // Static after construction: everything the client is sent.
-	changed chan struct{}    // cap 1: a provider's targets changed (targetLoop)
-	done    chan struct{}    // closed when readLoop ends: the client is gone
+	b    *browserEndpoint // Static after construction.
+	id   int64            // Static after registration.
+	ws   *websocket.Conn  // Static after construction. Written by sendLoop only.
+	out  *sendQueue       // Static after construction: everything the client is sent.
+	done chan struct{}    // closed when readLoop ends: the client is gone
 
 	watchdog *time.Timer // Set by send's first overflow (in overflow.Do); read by serve once every sender has stopped.
 	overflow sync.Once
 
-	mu         sync.Mutex              // Lock order: see docs/locks.md (a leaf but for flatSession.mu).
+	// targetMu serialises the target reports and auto-attaches of readLoop
+	// (setDiscoverTargets, setAutoAttach) and targetLoop, so the events a
+	// request owes are queued before its answer, whoever computed them. It
+	// is held across an auto-attach's Node dial (bounded by
+	// attachDialTimeout) and taken only by this connection's two loops;
+	// taken before mu. Lock order: see docs/locks.md.
+	targetMu sync.Mutex
+
+	mu         sync.Mutex              // Lock order: see docs/locks.md.
 	sessions   map[string]*flatSession // Guarded by mu: by sessionId; "" is the session-less one.
 	ended      bool                    // Guarded by mu: readLoop ended, no new sessions.
 	discover   bool                    // Guarded by mu: Target.setDiscoverTargets is on.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -16,26 +17,29 @@ import (
 type targetInfo = cdptarget.Info
 
 // targetProvider is a source of targets on the browser endpoint
-// (browser.go). The combined target (the host and every page, as a window
-// sees them) is one; each connected page on its own is another. Register
-// one with Server.browser.addProvider before or while serving, and call
-// Server.browser.targetsChanged whenever its list or an entry changes (a
-// page connects, navigates or goes): discovering clients are told, and
-// auto-attaching ones attached.
+// (browser.go): the combined target (the host and every page, as a window
+// sees them), and each connected page on its own (pagetarget.go). The
+// endpoint's list of providers is fixed at construction
+// (newBrowserEndpoint); a new kind of target is one more provider there.
 //
 //   - targets lists the provider's targets now, Attached left false (each
 //     connection says whether it has a session on one). It must not block
-//     nor call back into the browser endpoint: connection goroutines call
-//     it, holding no lock.
+//     nor call into the browser endpoint: connection goroutines call it,
+//     holding no lock.
+//   - changed returns a channel closed at the provider's next change (a
+//     target appears, is renamed, navigates, ends), taken before targets
+//     is read so no change is missed; nil if the list never changes.
+//     Discovering clients are told, auto-attaching ones attached.
 //   - attach opens a Session on targetID whose client is t (transport.go;
 //     on the browser endpoint a flatSession, which stamps its sessionId on
 //     what the Session sends and feeds it the requests sent with it). The
 //     Session must be registered with the server the way a window is
-//     (dialWindow and registerWindow: MaxWindows and Shutdown apply) and
-//     not yet running: the connection runs it and removes it when it ends.
-//     An error's text is sent to the client as the reason.
+//     (MaxWindows and Shutdown apply) and not yet running: the connection
+//     runs it and removes it when it ends. An error's text is sent to the
+//     client as the reason.
 type targetProvider interface {
 	targets() []targetInfo
+	changed() <-chan struct{}
 	attach(targetID string, t transport) (*Session, error)
 }
 
@@ -43,6 +47,26 @@ type targetProvider interface {
 // loopback connect to Node's inspector thread takes milliseconds, even with
 // the host paused; the bound only matters for a host that hangs.
 const attachDialTimeout = 10 * time.Second
+
+// pageTargets provides each connected page as its own target
+// (pagetarget.go): its sessions see that page alone.
+type pageTargets struct{ s *Server }
+
+func (p pageTargets) targets() []targetInfo {
+	pts := p.s.pageTargets()
+	out := make([]targetInfo, 0, len(pts))
+	for _, pt := range pts {
+		out = append(out, targetInfo{TargetID: cdptarget.ID(pt.ID), Type: "page", Title: pt.Title, URL: pt.URL,
+			BrowserContextID: cdp.BrowserContextID(p.s.browser.contextID)})
+	}
+	return out
+}
+
+func (p pageTargets) changed() <-chan struct{} { return p.s.pageTargetsChanged() }
+
+func (p pageTargets) attach(targetID string, t transport) (*Session, error) {
+	return p.s.openPageSession(targetID, func(sess *Session) { sess.tr = t })
+}
 
 // combinedTarget provides the combined target: the page target a window
 // opens at /devtools/page/<id>, with the same id.
@@ -52,6 +76,8 @@ func (p combinedTarget) targets() []targetInfo {
 	return []targetInfo{{TargetID: cdptarget.ID(p.s.targetID), Type: "page", Title: p.s.hostInfo.Title,
 		URL: p.s.hostInfo.URL, BrowserContextID: cdp.BrowserContextID(p.s.browser.contextID)}}
 }
+
+func (p combinedTarget) changed() <-chan struct{} { return nil } // the host's title and URL stay
 
 func (p combinedTarget) attach(targetID string, t transport) (*Session, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), attachDialTimeout)
@@ -292,6 +318,8 @@ func targetSetDiscover(c *browserConn, req request) {
 	if !c.params(req, &p) {
 		return
 	}
+	c.targetMu.Lock()
+	defer c.targetMu.Unlock()
 	c.mu.Lock()
 	c.discover, c.discoverF = p.Discover, p.Filter
 	if !p.Discover {
@@ -419,6 +447,8 @@ func targetBrowserAutoAttach(c *browserConn, req request) {
 		c.refuse(req, &wireError{codeServerError, "Only flatten protocol is supported with browser level auto-attach"})
 		return
 	}
+	c.targetMu.Lock()
+	defer c.targetMu.Unlock()
 	c.mu.Lock()
 	c.autoAttach, c.autoF = p.AutoAttach, p.Filter
 	c.mu.Unlock()
@@ -428,7 +458,7 @@ func targetBrowserAutoAttach(c *browserConn, req request) {
 	c.reply(req, []byte(`{}`))
 }
 
-// autoAttachNew attaches each target the auto-attach filter takes that was
+// autoAttachNew (under targetMu) attaches each target the auto-attach filter takes that was
 // not auto-attached yet (a target the client detached stays detached).
 func (c *browserConn) autoAttachNew() {
 	targets := c.b.allTargets()
@@ -457,7 +487,7 @@ func (c *browserConn) autoAttachNew() {
 	}
 }
 
-// reportTargets tells a discovering client what changed since it was last
+// reportTargets (under targetMu) tells a discovering client what changed since it was last
 // told: targetCreated, targetInfoChanged, targetDestroyed.
 func (c *browserConn) reportTargets() {
 	c.mu.Lock()
@@ -496,15 +526,24 @@ func (c *browserConn) reportTargets() {
 	}
 }
 
-// targetLoop follows the providers' changes for this connection.
+// targetLoop follows the providers' changes for this connection: each
+// round takes the providers' change channels first, then reports and
+// auto-attaches, then waits for one of them.
 func (c *browserConn) targetLoop() {
+	cases := []reflect.SelectCase{{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c.done)}}
 	for {
-		select {
-		case <-c.done:
+		cases = cases[:1]
+		for _, p := range c.b.providers {
+			if ch := p.changed(); ch != nil {
+				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ch)})
+			}
+		}
+		c.targetMu.Lock()
+		c.reportTargets()
+		c.autoAttachNew()
+		c.targetMu.Unlock()
+		if chosen, _, _ := reflect.Select(cases); chosen == 0 {
 			return
-		case <-c.changed:
-			c.reportTargets()
-			c.autoAttachNew()
 		}
 	}
 }

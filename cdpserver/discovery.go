@@ -153,7 +153,13 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		URL:                  s.hostInfo.URL,
 		WebSocketDebuggerURL: s.pageWebSocketURL(hostport),
 	}
-	writeJSON(w, []targetJSON{t})
+	// The combined target first, as ever; then each page on its own
+	// (pagetarget.go), as Chrome lists its tabs.
+	list := []targetJSON{t}
+	for _, p := range s.pageTargets() {
+		list = append(list, s.pageTargetJSON(hostport, p))
+	}
+	writeJSON(w, list)
 }
 
 // handleVersion answers /json/version. webSocketDebuggerUrl is the browser

@@ -36,6 +36,10 @@ func (sess *Session) handle(msg []byte) {
 		sess.refuse(req, werr)
 		return
 	}
+	if sess.scope != nil {
+		sess.handleInPage(req) // pagetarget_dispatch.go
+		return
+	}
 	if req.SessionID != "" {
 		// The sessionId is the realm key (methods.go, keySessionID): a
 		// thread or child answers every method itself, so the table is

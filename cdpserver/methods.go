@@ -160,7 +160,66 @@ type methodEntry struct {
 	// after runs on the host's successful answer once that answer is
 	// queued: for work the answer must not wait behind (a replay).
 	after func(*Session)
+
+	// target is the page-target column: what a session on one page's own
+	// target gets (pagetarget_dispatch.go). Its zero value takes the
+	// combined target's answer where that is right for one page too
+	// (targetEntryOf).
+	target targetRule
 }
+
+// targetRule is a method's answer on a page target when it differs from
+// the combined target's: kind answerLocal (local), answerNoop (result) or
+// answerRefusal (reason).
+type targetRule struct {
+	kind   answerKind
+	result string
+	reason string
+	local  func(*Session, request)
+}
+
+// onTarget sets e's page-target column.
+func (e methodEntry) onTarget(t targetRule) methodEntry { e.target = t; return e }
+
+func tLocal(f func(*Session, request)) targetRule { return targetRule{kind: answerLocal, local: f} }
+func tNoop(result string) targetRule              { return targetRule{kind: answerNoop, result: result} }
+func tRefusal(reason string) targetRule           { return targetRule{kind: answerRefusal, reason: reason} }
+
+// targetEntryOf returns how a page target's session answers method (ok
+// false: -32601). The table's page-target column decides where it is set;
+// otherwise:
+//   - a named no-op, a refusal and a local answer are the combined
+//     target's (the local answers are the page backend's and the Network
+//     domain's, which show a page target's window its page alone);
+//   - a Runtime method goes to the page by the pages' column: a page
+//     target has no host;
+//   - any other Node domain (Debugger, Profiler, HeapProfiler …) is
+//     refused: the page cannot pause or profile itself for the worker.
+func targetEntryOf(method string) (methodEntry, bool) {
+	e, ok := lookupMethod(method)
+	if !ok {
+		return e, false
+	}
+	if t := e.target; t.kind != 0 {
+		return methodEntry{kind: t.kind, result: t.result, reason: t.reason, local: t.local, page: e.page}, true
+	}
+	if e.kind != answerRouted {
+		return e, true
+	}
+	domain, _, _ := strings.Cut(method, ".")
+	if domain == "Runtime" {
+		return e, true
+	}
+	return methodEntry{kind: answerRefusal, reason: notOnPageTarget(domain)}, true
+}
+
+// The page target's refusals of what only a browser's own debugger does.
+var (
+	noPixels       = jsAgentCannot("capture the page's pixels")
+	noTrustedInput = jsAgentCannot("send trusted input events (events a script dispatches have isTrusted false)")
+	noMetrics      = jsAgentCannot("change the browser's device metrics (viewport size, scale factor)")
+	noWorlds       = jsAgentCannot("make an isolated world (a second JavaScript world beside the page's own)")
+)
 
 // notYetInPages is the refusal of an Elements feature the page agent does
 // not serve yet.
@@ -304,11 +363,11 @@ var methods = map[string]methodEntry{
 	// the host and whose child frames are the client pages.
 	"Page.enable":          local(pageEnable),
 	"Page.disable":         local(pageDisable),
-	"Page.getResourceTree": local(pageResourceTree),
-	"Page.getFrameTree":    local(pageFrameTree),
+	"Page.getResourceTree": local(pageResourceTree).onTarget(tLocal(targetResourceTree)),
+	"Page.getFrameTree":    local(pageFrameTree).onTarget(tLocal(targetFrameTree)),
 	// A page's document, read from the page (pagerealm/document.go).
 	"Page.getResourceContent": local(pageGetResourceContent),
-	"Target.getTargetInfo":    local(targetGetInfo),
+	"Target.getTargetInfo":    local(targetGetInfo).onTarget(tLocal(targetInfoAnswer)),
 
 	// The pages' DOM in one tree (pagerealm/dom.go): the host document
 	// holds one frame owner per page, with the page's document.
@@ -340,15 +399,15 @@ var methods = map[string]methodEntry{
 	// Node's domains, where the worker also acts or a page answers. Every
 	// other method of nodeDomains is routed by its domain's rule.
 	"Runtime.enable": routed(methodEntry{after: runtimeEnabled, watch: watchEnable,
-		note: "then the pages' contexts and console replay follow the answer"}),
+		note: "then the pages' contexts and console replay follow the answer"}).onTarget(tLocal(targetRuntimeEnable)),
 	"Runtime.disable": routed(methodEntry{hook: clientFlagOff, watch: watchEnable,
-		note: "the pages' console stops for the window"}),
+		note: "the pages' console stops for the window"}).onTarget(tLocal(targetRuntimeDisable)),
 	"Runtime.discardConsoleEntries": routed(methodEntry{before: discardClientConsole, // the host discards its own
-		note: "the pages' console replay is forgotten first"}),
+		note: "the pages' console replay is forgotten first"}).onTarget(tLocal(targetDiscardConsole)),
 	// Names no object, so it goes to the host; the window's page objects
 	// of that group are released in their pages first.
 	"Runtime.releaseObjectGroup": routed(methodEntry{before: releaseClientGroup,
-		note: "the window's page objects of the group are released in their pages first"}),
+		note: "the window's page objects of the group are released in their pages first"}).onTarget(tLocal(targetReleaseGroup)),
 	"Runtime.setAsyncCallStackDepth": routed(methodEntry{watch: watchSetting, watchOrder: 6}),
 	// The page agent's Runtime (pagerealm/runtime_wire.go).
 	"Runtime.evaluate":                routed(methodEntry{page: inPage(pagerealm.Evaluate)}),
@@ -392,7 +451,7 @@ var methods = map[string]methodEntry{
 	// Named no-ops. Page (the scaffold proper is local, above).
 	"Page.setAdBlockingEnabled":      noop(`{}`),
 	"Page.bringToFront":              noop(`{}`),
-	"Page.setLifecycleEventsEnabled": noop(`{}`),
+	"Page.setLifecycleEventsEnabled": noop(`{}`).onTarget(tLocal(targetLifecycle)),
 	"Page.getManifestIcons":          noop(`{}`),
 	"Page.getAppId":                  noop(`{}`),
 	"Page.getInstallabilityErrors":   noop(`{"installabilityErrors":[]}`),
@@ -402,18 +461,6 @@ var methods = map[string]methodEntry{
 	"Page.setFontFamilies":           noop(`{}`),
 	"Page.setFontSizes":              noop(`{}`),
 	"Page.getNavigationHistory":      noop(`{"currentIndex":0,"entries":[]}`),
-	// Browser clients (Puppeteer, Playwright) register a utility script on
-	// every page they attach to, and give up on a page that refuses it.
-	// On the combined target the script would run in the host's next
-	// document, and the host never loads one: accepting it is the whole
-	// of what there is to do.
-	"Page.addScriptToEvaluateOnNewDocument":    noop(`{"identifier":"1"}`),
-	"Page.removeScriptToEvaluateOnNewDocument": noop(`{}`),
-
-	// Performance: Puppeteer enables it on every page; its metrics are
-	// not collected (getMetrics is not served).
-	"Performance.enable":  noop(`{}`),
-	"Performance.disable": noop(`{}`),
 
 	// Overlay: highlightNode and hideHighlight draw in the pages (above);
 	// the rest has nothing to draw yet.
@@ -462,7 +509,7 @@ var methods = map[string]methodEntry{
 
 	// Target: the worker is one page target; with flatten, the host's
 	// worker threads are its children (threads.go).
-	"Target.setAutoAttach":      local(targetSetAutoAttach),
+	"Target.setAutoAttach":      local(targetSetAutoAttach).onTarget(tNoop(`{}`)), // a page target attaches nothing
 	"Target.setDiscoverTargets": noop(`{}`),
 	"Target.setRemoteLocations": noop(`{}`),
 
@@ -513,23 +560,43 @@ var methods = map[string]methodEntry{
 	"CSS.takeComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdates":        refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdatesForNode": refusal("no CSS: this target is a Node.js host"),
-	"Page.reload":                          refusal("the host cannot be reloaded from DevTools: restart inspector-worker run"),
-	"Page.navigate":                        refusal("the host cannot navigate"),
-	"Page.captureScreenshot":               refusal("there is no page to capture"),
-	"Page.startScreencast":                 refusal("there is no page to capture"),
-	"Page.stopScreencast":                  refusal("there is no page to capture"),
-	"Page.getLayoutMetrics":                refusal("there is no page layout"),
-	"Storage.getStorageKey":                refusal("no storage partitions on a Node.js host"),
-	"Storage.getStorageKeyForFrame":        refusal("no storage partitions on a Node.js host"),
-	"Network.loadNetworkResource":          refusal("the worker does not load resources for the frontend; it fetches source maps itself"),
-	"Network.getCookies":                   refusal("no cookies on a Node.js host"),
-	"Tracing.start":                        refusal("tracing is not supported; use the Performance panel's Node profile (Profiler)"),
-	"Input.dispatchKeyEvent":               refusal("there is no page to send input to"),
-	"Input.dispatchMouseEvent":             refusal("there is no page to send input to"),
-	"Emulation.setDeviceMetricsOverride":   refusal("there is no page to emulate"),
-	"Emulation.clearDeviceMetricsOverride": refusal("there is no page to emulate"),
+	// Browser clients (Puppeteer, Playwright) register a utility script on
+	// every page they attach to, and give up on a page that refuses it.
+	// On the combined target the script would run in the host's next
+	// document, and the host never loads one: accepting it is the whole
+	// of what there is to do there.
+	"Page.addScriptToEvaluateOnNewDocument": noop(`{"identifier":"1"}`).onTarget(tLocal(targetAddNewDocScript)),
+	"Page.reload":                           refusal("the host cannot be reloaded from DevTools: restart inspector-worker run").onTarget(tLocal(targetReload)),
+	"Page.navigate":                         refusal("the host cannot navigate").onTarget(tLocal(targetNavigate)),
+	"Page.captureScreenshot":                refusal("there is no page to capture").onTarget(tRefusal(noPixels)),
+	"Page.startScreencast":                  refusal("there is no page to capture").onTarget(tRefusal(noPixels)),
+	"Page.stopScreencast":                   refusal("there is no page to capture").onTarget(tRefusal(noPixels)),
+	"Page.getLayoutMetrics":                 refusal("there is no page layout").onTarget(tRefusal(jsAgentCannot("read the browser's viewport metrics"))),
+	"Storage.getStorageKey":                 refusal("no storage partitions on a Node.js host"),
+	"Storage.getStorageKeyForFrame":         refusal("no storage partitions on a Node.js host"),
+	"Network.loadNetworkResource":           refusal("the worker does not load resources for the frontend; it fetches source maps itself"),
+	"Network.getCookies":                    refusal("no cookies on a Node.js host").onTarget(tRefusal(jsAgentCannot("read the browser's cookie store"))),
+	"Tracing.start":                         refusal("tracing is not supported; use the Performance panel's Node profile (Profiler)"),
+	"Input.dispatchKeyEvent":                refusal("there is no page to send input to").onTarget(tRefusal(noTrustedInput)),
+	"Input.dispatchMouseEvent":              refusal("there is no page to send input to").onTarget(tRefusal(noTrustedInput)),
+	"Emulation.setDeviceMetricsOverride":    refusal("there is no page to emulate").onTarget(tRefusal(noMetrics)),
+	"Emulation.clearDeviceMetricsOverride":  refusal("there is no page to emulate").onTarget(tRefusal(noMetrics)),
 	// As the browser target answers it (browser_target.go): Chrome
 	// answers it in every session.
 	"Browser.getVersion": local(func(s *Session, req request) { s.enqueue(appendResult(nil, req.ID, s.srv.versionAnswer())) }),
 	"SystemInfo.getInfo": refusal("no system information on a page target"),
+
+	// Page targets (pagetarget.go): methods browser-style clients send a
+	// page, new to the table; on the combined target the host has none.
+	"Page.removeScriptToEvaluateOnNewDocument": noop(`{}`).onTarget(tLocal(targetRemoveNewDocScript)),
+	"Page.createIsolatedWorld":                 refusal("the host is not a browser page: it has no isolated worlds").onTarget(tRefusal(noWorlds)),
+	"Page.printToPDF":                          refusal("there is no page to print").onTarget(tRefusal(jsAgentCannot("print the page"))),
+	"Input.dispatchTouchEvent":                 refusal("there is no page to send input to").onTarget(tRefusal(noTrustedInput)),
+	"Input.insertText":                         refusal("there is no page to send input to").onTarget(tRefusal(noTrustedInput)),
+	// Acknowledged: clients enable it on attach; there are no metrics to
+	// report (Performance.getMetrics is not served).
+	"Performance.enable":  noop(`{}`),
+	"Performance.disable": noop(`{}`),
+	// Clients send it on every attach; a page never waits for a debugger.
+	"Runtime.runIfWaitingForDebugger": routed(methodEntry{}).onTarget(tNoop(`{}`)),
 }

@@ -56,6 +56,35 @@ func (e methodEntry) pageColumn() string {
 	return "the host answers: a page is never named (pages never pause)"
 }
 
+// targetColumn says what a session on one page's own target (a page
+// target, pagetarget.go) gets.
+func targetColumn(method string) string {
+	e, ok := targetEntryOf(method)
+	if !ok {
+		return "not found (-32601)"
+	}
+	switch e.kind {
+	case answerLocal:
+		return "answered by inspector-worker for the page alone"
+	case answerNoop:
+		return "accepted, no effect: answers `" + e.result + "`"
+	case answerRefusal:
+		return "refused: " + e.reason
+	}
+	switch e.page.Answer {
+	case pageAgent:
+		if e.page.Runtime == nil {
+			return "refused: not offered in client pages"
+		}
+		return "answered by the page's agent; ids of other realms refused"
+	case pageLiteral:
+		return "answers `" + e.page.Result + "`"
+	case pageRefusal:
+		return "refused: " + e.page.Reason
+	}
+	return "refused: not served on a page target"
+}
+
 // keyNames are the realm keys in words, in bit order.
 var keyNames = []string{"context id", "unique context id", "object id", "script id or url", "call frame id (host)", "session id"}
 
@@ -105,7 +134,8 @@ func MethodsMarkdown() []byte {
 	b.WriteString("A routed method goes to the realm its params name (the realm key); naming none, to\n")
 	b.WriteString("the host. `--watch` replays the marked methods into the next host after a restart.\n")
 	b.WriteString("A method not listed here is `-32601 '<method>' wasn't found`, unless its domain is\n")
-	b.WriteString("one Node serves (the `*` rows).\n\n")
+	b.WriteString("one Node serves (the `*` rows). The Page target column is what a session on one\n")
+	b.WriteString("page's own target (`/devtools/page/<page target id>`) gets: that page alone.\n\n")
 	byDomain := map[string][]string{}
 	for _, m := range sortedMethods() {
 		d, _, _ := strings.Cut(m, ".")
@@ -123,20 +153,21 @@ func MethodsMarkdown() []byte {
 	sort.Strings(domains)
 	for _, d := range domains {
 		fmt.Fprintf(&b, "## %s\n\n", d)
-		b.WriteString("| Method | Host | Pages | Realm key | `--watch` |\n|---|---|---|---|---|\n")
+		b.WriteString("| Method | Host | Pages | Page target | Realm key | `--watch` |\n|---|---|---|---|---|---|\n")
 		for _, m := range byDomain[d] {
 			e, _ := lookupMethod(m)
-			row(&b, "`"+m+"`", e)
+			row(&b, "`"+m+"`", e, targetColumn(m))
 		}
 		if dr, ok := nodeDomains[d]; ok {
-			row(&b, "`"+d+".*` (others)", methodEntry{kind: answerRouted, keys: dr.keys, page: dr.page})
+			// A method the table does not list: its domain's rule.
+			row(&b, "`"+d+".*` (others)", methodEntry{kind: answerRouted, keys: dr.keys, page: dr.page}, targetColumn(d+".\x00"))
 		}
 		b.WriteString("\n")
 	}
 	return b.Bytes()
 }
 
-func row(b *bytes.Buffer, name string, e methodEntry) {
+func row(b *bytes.Buffer, name string, e methodEntry, target string) {
 	cell := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
-	fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", name, cell(e.hostColumn()), cell(e.pageColumn()), e.keyColumn(), e.watchColumn())
+	fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n", name, cell(e.hostColumn()), cell(e.pageColumn()), cell(target), e.keyColumn(), e.watchColumn())
 }

@@ -98,6 +98,10 @@ type Session struct {
 
 	threads  *threadTable // Static after construction: the window's worker threads (threads.go).
 	children *childTable  // Static after construction: the window's child processes (children.go).
+
+	// scope: the page target the session is on (pagetarget.go); nil for
+	// the combined target. Static after construction.
+	scope *pageScope
 }
 
 // closeState is queued as the queue's close reason: sendLoop sends it as the
@@ -110,13 +114,19 @@ type closeState struct {
 func (c *closeState) Error() string { return c.reason }
 
 func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
-	if id := r.PathValue("id"); id != s.targetID {
+	id := r.PathValue("id")
+	pt, isPage := s.pageTarget(id)
+	if id != s.targetID && !isPage {
 		http.Error(w, "no target with id "+quoteShort(id)+"; see /json/list", http.StatusNotFound)
 		return
 	}
 	if reason := originProblem(r.Header.Get("Origin")); reason != "" {
 		s.logf("refused DevTools connection: %s", reason)
 		http.Error(w, reason, http.StatusForbidden)
+		return
+	}
+	if isPage {
+		s.handlePageTarget(w, r, pt) // pagetarget.go
 		return
 	}
 	host, batch, gen, status, reason := s.dialWindow(r.Context())
@@ -176,6 +186,10 @@ const overflowWriteGrace = 10 * time.Second
 const closeDrainWait = 2 * time.Second
 
 func (sess *Session) run() {
+	if sess.scope != nil {
+		sess.runPage() // a page target's session has no Node session (pagetarget.go)
+		return
+	}
 	var g errgroup.Group
 	g.Go(func() error { sess.guard("sendLoop", true, sess.sendLoop); return nil })
 	g.Go(func() error { sess.guard("hostLoop", false, sess.hostLoop); return nil })

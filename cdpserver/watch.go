@@ -128,7 +128,9 @@ func (s *Server) openSessions() []*Session {
 	defer s.mu.Unlock()
 	out := make([]*Session, 0, len(s.sessions))
 	for sess := range s.sessions {
-		out = append(out, sess)
+		if sess.scope == nil { // a page target's session has no Node session to swap
+			out = append(out, sess)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out

@@ -73,6 +73,9 @@ func (w *Window) ResponseBody(params []byte) (answer []byte, notice []byte, err 
 		return nil, nil, &Error{method + ": nothing is captured (inspector-worker runs with --no-capture)"}
 	}
 	b, err := w.d.j.Body(id, true)
+	if err := w.foreign(method, id, b.Request); err != nil {
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, nil, bodyError(method, id, err)
 	}
@@ -98,11 +101,23 @@ func (w *Window) RequestPostData(params []byte) ([]byte, error) {
 		return nil, &Error{method + ": nothing is captured (inspector-worker runs with --no-capture)"}
 	}
 	b, err := w.d.j.Body(id, false)
+	if err := w.foreign(method, id, b.Request); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, bodyError(method, id, err)
 	}
 	s, b64 := text(b.Data, b.Truncated)
 	return cdpproject.Marshal(postDataAnswer{s, b64})
+}
+
+// foreign refuses a request the window is not shown (a page target's
+// window names another page's or the host's request id).
+func (w *Window) foreign(method, id string, r *fetchcapture.Request) error {
+	if w.keep == nil || r == nil || w.keep(r) {
+		return nil
+	}
+	return &Error{fmt.Sprintf("%s: request %q is not this target's: a page target sees only its own page's requests", method, id)}
 }
 
 func (w *Window) firstWarning(id string) bool {

@@ -59,6 +59,9 @@ const maxWarned = 65536
 type Window struct {
 	d   *Domain // Static after construction.
 	out Output  // Static after construction.
+	// keep says which requests the window is shown; nil: all of them.
+	// Static after construction (NewWindowOf).
+	keep func(*fetchcapture.Request) bool
 
 	mu      sync.Mutex                 // Lock order: see docs/locks.md.
 	enabled bool                       // Guarded by mu.
@@ -72,6 +75,15 @@ type Window struct {
 // NewWindow returns a window with Network disabled.
 func (d *Domain) NewWindow(out Output) *Window {
 	return &Window{d: d, out: out, warned: map[string]struct{}{}}
+}
+
+// NewWindowOf returns a window shown only the requests keep accepts (a
+// page target's window: its page's). The journal's notices, which are
+// about other sources, are not shown to it.
+func (d *Domain) NewWindowOf(out Output, keep func(*fetchcapture.Request) bool) *Window {
+	w := d.NewWindow(out)
+	w.keep = keep
+	return w
 }
 
 // Enable replays the journal to the window and starts its live stream.
@@ -142,6 +154,9 @@ type drain struct {
 }
 
 func (d *drain) step(s *fetchcapture.Step) {
+	if k := d.w.keep; k != nil && (s.Request == nil || !k(s.Request)) {
+		return
+	}
 	if s.Kind == fetchcapture.StepNotice {
 		// The journal dropped a source's requests for another's: said
 		// once per source, in the window's Console.

@@ -38,7 +38,7 @@ func (h *Hub) appLocked(ev *sourceproto.AppEvent) {
 	msg := appEntry(ev)
 	h.app.keep(msg)
 	for _, s := range h.sessionsLocked() {
-		if s.client.runtimeEnabled {
+		if s.client.runtimeEnabled && s.client.target == "" { // a page target does not see the host
 			h.observeLocked(s, msg)
 		}
 	}

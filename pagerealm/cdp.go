@@ -22,11 +22,28 @@ type sessionState struct {
 	owed            owedState       // page state, scripts and loss reports not queued yet (owed.go)
 	fullTold        map[string]bool // page loads (context unique ids) told their console objects are refused
 	dom             domState        // the window's DOM of the pages (dom.go)
+	// target is the source id of the page whose own target the window is
+	// on (pagetarget.go); "" for the combined target, which sees every
+	// page and the host. Static after construction.
+	target string
+	// lifecycle: Page.setLifecycleEventsEnabled (a page target's window).
+	lifecycle bool
+	// newDoc: Page.addScriptToEvaluateOnNewDocument sources kept for the
+	// page's next loads (a page target's window).
+	newDoc []newDocScript
 }
 
-// broadcastLocked enqueues what build returns for each session.
-func (h *Hub) broadcastLocked(build func(*sessionState) [][]byte) {
+// sees reports whether the window is shown page f: every window of the
+// combined target is; a page target's window only its own page.
+func (ss *sessionState) sees(f *clientFrame) bool { return ss.target == "" || ss.target == f.sourceID }
+
+// broadcastLocked enqueues what build returns for each session that sees
+// frame f (pagetarget.go).
+func (h *Hub) broadcastLocked(f *clientFrame, build func(*sessionState) [][]byte) {
 	for _, s := range h.sessionsLocked() {
+		if !s.client.sees(f) {
+			continue
+		}
 		for _, m := range build(&s.client) {
 			h.queueLocked(s, m)
 		}
@@ -120,7 +137,7 @@ func (h *Hub) consoleLocked(c *clientContext, ev *sourceproto.ConsoleEvent) {
 		return
 	}
 	for _, s := range h.sessionsLocked() {
-		if s.client.runtimeEnabled {
+		if s.client.runtimeEnabled && s.client.sees(c.frame) {
 			h.observeLocked(s, msg)
 		}
 	}

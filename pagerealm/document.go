@@ -47,7 +47,7 @@ func (h *Hub) documentReadLocked(s *Window, req request, frameID, url string) (*
 		}
 	}
 	switch {
-	case f == nil:
+	case f == nil || !s.client.sees(f):
 		return nil, fmt.Sprintf("no frame %q: the page has gone", frameID)
 	case url != f.url:
 		return nil, fmt.Sprintf("%s is not the document of %s; page resources other than its document and scripts are not read", url, f.displayName())

@@ -140,6 +140,9 @@ func (h *Hub) domOwnCallLocked(w *Window, c *clientContext, ns uint64) {
 func (h *Hub) hostDocumentLocked(w *Window) *cdp.Node {
 	h.dropDocumentLocked(w)
 	w.client.dom.doc = true
+	if w.client.target != "" {
+		return h.targetDocumentLocked(w) // pagetarget.go
+	}
 	body := &cdp.Node{NodeID: hostBodyID, BackendNodeID: cdp.BackendNodeID(hostBodyID), NodeType: 1, NodeName: "BODY", LocalName: "body",
 		Children: []*cdp.Node{{NodeID: hostNoteID, BackendNodeID: cdp.BackendNodeID(hostNoteID), NodeType: 8, NodeName: "#comment", NodeValue: hostNote}}}
 	for _, id := range h.order {
@@ -204,7 +207,11 @@ func (h *Hub) hostChildrenLocked(w *Window, id cdp.NodeID) []*cdp.Node {
 func (h *Hub) pageOpenedDOMLocked(c *clientContext) {
 	for _, w := range h.sessionsLocked() {
 		d := &w.client.dom
-		if !d.doc {
+		if !d.doc || !w.client.sees(c.frame) {
+			continue
+		}
+		if w.client.target != "" {
+			h.targetDocumentUpdatedLocked(w) // pagetarget.go
 			continue
 		}
 		ns, ok := h.newNamespaceLocked(w, c)
@@ -236,7 +243,9 @@ func (h *Hub) pageClosedDOMLocked(c *clientContext) {
 		}
 		delete(d.pages, c)
 		delete(d.byNS, ns)
-		h.domPushLocked(w, cdpproject.ChildNodeRemoved(hostBodyID, nodeID(ns, pageOwner)))
+		if w.client.target == "" { // a page target's document goes with its load (pageOpenedDOMLocked)
+			h.domPushLocked(w, cdpproject.ChildNodeRemoved(hostBodyID, nodeID(ns, pageOwner)))
+		}
 	}
 }
 
@@ -306,7 +315,7 @@ func (h *Hub) resolveNodeLocked(w *Window, id int64) (n pageNode, host bool, err
 	}
 	ns, local := uint64(id)>>nsShift, uint64(id)&(1<<nsShift-1)
 	if ns == 0 {
-		if cdp.NodeID(id) < hostDocumentID || cdp.NodeID(id) > hostNoteID {
+		if w.client.target != "" || cdp.NodeID(id) < hostDocumentID || cdp.NodeID(id) > hostNoteID {
 			return n, false, fmt.Errorf("no node with id %d in this window", id)
 		}
 		return n, true, nil

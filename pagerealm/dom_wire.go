@@ -200,6 +200,9 @@ var (
 
 	GetDocument DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
 		root := h.hostDocumentLocked(w)
+		if w.client.target != "" {
+			return h.targetDocumentAnswerLocked(w, req, root, p.Depth) // pagetarget.go
+		}
 		// The pages' documents are at depth 4 (#document, html, body,
 		// iframe); as in Chrome, only pierce goes into them.
 		if !p.Pierce || (p.Depth >= 0 && p.Depth <= hostDepth) {

@@ -92,6 +92,10 @@ type Hub struct {
 	app        replayBuffer                             // Guarded by mu: the host's observations (app.go).
 	nextNS     uint64                                   // Guarded by mu: last DOM namespace handed out (dom.go).
 	nextSearch uint64                                   // Guarded by mu: last DOM search id (dom_search.go).
+	// Page targets (pagetarget.go).
+	targets     chan struct{} // Guarded by mu: closed at the next change of the page targets; nil until asked.
+	navigations []*navigation // Guarded by mu: Page.navigate requests waiting for their page's next load.
+	nextNewDoc  uint64        // Guarded by mu: last new-document script identifier.
 }
 
 type clientFrame struct {
@@ -199,9 +203,11 @@ func (h *Hub) SourceOpened(info sourceproto.SourceInfo) {
 		_ = reg.BindContext(c.realm, c.id, c.uniqueID)
 	}
 	c.navigated = known
-	h.broadcastLocked(func(ss *sessionState) [][]byte {
+	h.broadcastLocked(f, func(ss *sessionState) [][]byte {
 		var out [][]byte
-		if ss.pageEnabled {
+		if ss.pageEnabled && ss.target != "" {
+			out = append(out, h.mainFrameLoaded(f, c, ss)...) // pagetarget.go
+		} else if ss.pageEnabled {
 			if !known {
 				out = append(out, h.frameAttached(f))
 			}
@@ -213,6 +219,7 @@ func (h *Hub) SourceOpened(info sourceproto.SourceInfo) {
 		return out
 	})
 	h.pageOpenedDOMLocked(c)
+	h.targetLoadedLocked(c) // pagetarget.go
 	// console.enable for the windows that have Runtime enabled waits for the
 	// page's initial replace (Replaced): sent from here it raced the welcome
 	// that Open's caller sends after this callback, and a page drops frames
@@ -250,8 +257,10 @@ func (h *Hub) navigatedLocked(c *clientContext, items []sourceproto.Item) {
 	}
 	c.navigated = false
 	msg := logEntryAt("info", "Navigated to "+c.frame.url, at)
-	h.broadcastLocked(func(ss *sessionState) [][]byte {
-		if !ss.runtimeEnabled {
+	h.broadcastLocked(c.frame, func(ss *sessionState) [][]byte {
+		// A page target's page is its main frame: its new load is told by
+		// Page.frameNavigated and the lifecycle events, not a divider.
+		if !ss.runtimeEnabled || ss.target != "" {
 			return nil
 		}
 		return [][]byte{msg}
@@ -268,6 +277,7 @@ func (h *Hub) SourceClosed(ref sourceproto.SourceRef, code sourceproto.CloseCode
 		return
 	}
 	h.destroyLocked(c, closedBeforeSending(code))
+	h.targetsChangedLocked()
 	f := c.frame
 	f.detach = time.AfterFunc(frameDetachGrace, func() { h.detachFrame(f) })
 }
@@ -302,7 +312,7 @@ func (h *Hub) destroyLocked(c *clientContext, why string) {
 	}
 	h.registry.UnbindContext(c.id, c.uniqueID)
 	h.registry.Remove(c.realm.ID)
-	h.broadcastLocked(func(ss *sessionState) [][]byte {
+	h.broadcastLocked(c.frame, func(ss *sessionState) [][]byte {
 		if !ss.runtimeEnabled {
 			return nil
 		}
@@ -317,14 +327,17 @@ func (h *Hub) detachFrame(f *clientFrame) {
 		return // reconnected meanwhile
 	}
 	delete(h.frames, f.sourceID)
+	h.targetEndedLocked(f) // pagetarget.go
 	for i, id := range h.order {
 		if id == f.sourceID {
 			h.order = append(h.order[:i], h.order[i+1:]...)
 			break
 		}
 	}
-	h.broadcastLocked(func(ss *sessionState) [][]byte {
-		if !ss.pageEnabled {
+	h.broadcastLocked(f, func(ss *sessionState) [][]byte {
+		// A page target's main frame does not detach: the target ends
+		// (its window is closed, pagetarget.go).
+		if !ss.pageEnabled || ss.target != "" {
 			return nil
 		}
 		return [][]byte{cdpproject.FrameDetached(f.id)}
@@ -401,8 +414,12 @@ func (h *Hub) items(ref sourceproto.SourceRef, items []sourceproto.Item) {
 // pageChangedLocked owes every window with Page enabled the frame's new
 // state.
 func (h *Hub) pageChangedLocked(f *clientFrame) {
+	h.targetsChangedLocked() // pagetarget.go
 	for _, s := range h.sessionsLocked() {
-		if s.client.pageEnabled {
+		// A page target's main frame keeps its loader: a new title or a
+		// history URL is target info (Target.targetInfoChanged), not a
+		// navigation.
+		if s.client.pageEnabled && s.client.target == "" {
 			h.owePageLocked(s, f)
 		}
 	}
@@ -423,7 +440,9 @@ func (h *Hub) Gap(ref sourceproto.SourceRef, g sourceproto.Gap) {
 	// Owed, not queued at once: a page can report a loss with every
 	// batch, and a window behind it must not be closed for that.
 	for _, s := range h.sessionsLocked() {
-		h.oweGapLocked(s, source, g.Count, g.Explained)
+		if s.client.target == "" || s.client.target == source {
+			h.oweGapLocked(s, source, g.Count, g.Explained)
+		}
 	}
 }
 

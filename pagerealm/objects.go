@@ -31,7 +31,7 @@ func (h *Hub) consoleEnableLocked(c *clientContext) {
 		return
 	}
 	for _, s := range h.sessionsLocked() {
-		if w := wireSession(s); s.client.runtimeEnabled && !slices.Contains(c.consoleSessions, w) {
+		if w := wireSession(s); s.client.runtimeEnabled && s.client.sees(c.frame) && !slices.Contains(c.consoleSessions, w) {
 			c.consoleSessions = append(c.consoleSessions, w)
 		}
 	}
@@ -84,8 +84,9 @@ func (h *Hub) SessionClosed(s *Window) {
 		}
 	}
 	h.consoleOffLocked(wireSession(s))
-	h.dropDocumentLocked(s) // the pages forget the window's nodes
-	s.client.replay = nil   // stops its pump
+	h.targetWindowClosedLocked(s) // pagetarget.go
+	h.dropDocumentLocked(s)       // the pages forget the window's nodes
+	s.client.replay = nil         // stops its pump
 	h.releaseEntriesLocked(s, s.objects.Drain())
 }
 

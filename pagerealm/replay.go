@@ -136,34 +136,37 @@ func (h *Hub) RuntimeEnabled(s *Window) {
 	}
 	s.client.runtimeEnabled = true
 	for _, id := range h.order {
-		if c := h.frames[id].ctx; c != nil {
+		if c := h.frames[id].ctx; c != nil && s.client.sees(c.frame) {
 			h.addConsoleSessionLocked(c, wireSession(s))
 		}
 	}
-	r := h.snapshotLocked()
+	r := h.snapshotLocked(&s.client)
 	s.client.replay = r
 	h.mu.Unlock()
 	go h.pump(s, r)
 }
 
-// snapshotLocked is the replay of the hub's current state.
-func (h *Hub) snapshotLocked() *windowReplay {
+// snapshotLocked is the replay of the hub's current state, as the window
+// ss sees it (a page target's window: its page alone, no host).
+func (h *Hub) snapshotLocked(ss *sessionState) *windowReplay {
 	r := &windowReplay{}
 	var created [][]byte
 	for _, id := range h.order {
-		if c := h.frames[id].ctx; c != nil {
+		if c := h.frames[id].ctx; c != nil && ss.sees(c.frame) {
 			created = append(created, h.contextCreated(c))
 		}
 	}
 	r.add(created)
-	if h.app.dropped > 0 {
+	if ss.target == "" && h.app.dropped > 0 {
 		r.add([][]byte{logEntry("warning", fmt.Sprintf("[inspector-worker] %d older host observations are not replayed (the replay keeps the last %d, at most %d KiB)",
 			h.app.dropped, maxReplayPerContext, maxReplayBytes>>10), time.Now())})
 	}
-	r.add(h.app.msgs)
+	if ss.target == "" {
+		r.add(h.app.msgs)
+	}
 	for _, id := range h.order {
 		c := h.frames[id].ctx
-		if c == nil {
+		if c == nil || !ss.sees(c.frame) {
 			continue
 		}
 		if c.console.dropped > 0 {

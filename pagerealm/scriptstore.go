@@ -81,7 +81,7 @@ func (h *Hub) scriptLocked(c *clientContext, si *sourceproto.ScriptInfo) {
 		if ps.dropped == 1 {
 			msg := logEntry("warning", fmt.Sprintf("[inspector-worker] the page %s announced more than %d scripts (or %d KiB of script URLs); "+
 				"the worker keeps no more of its scripts, so later ones are not listed in Sources", c.frame.displayName(), maxPageScripts, maxPageScriptURLBytes>>10), time.Now())
-			h.broadcastLocked(func(*sessionState) [][]byte { return [][]byte{msg} })
+			h.broadcastLocked(c.frame, func(*sessionState) [][]byte { return [][]byte{msg} })
 		}
 		return
 	}
@@ -95,7 +95,7 @@ func (h *Hub) scriptLocked(c *clientContext, si *sourceproto.ScriptInfo) {
 	ps.bytes += len(sc.url)
 	h.scripts[sc.id] = sc
 	for _, s := range h.sessionsLocked() {
-		if s.client.debuggerEnabled {
+		if s.client.debuggerEnabled && s.client.sees(c.frame) {
 			h.oweScriptLocked(s, sc)
 		}
 	}

@@ -91,6 +91,15 @@ func NewWindow(id int64, objects *object.Table, sink Sink, done <-chan struct{})
 	return &Window{id: id, objects: objects, sink: sink, done: done}
 }
 
+// NewPageWindow describes a window on one page's own target
+// (pagetarget.go): it sees the page whose source id is sourceID and
+// nothing else.
+func NewPageWindow(id int64, objects *object.Table, sink Sink, done <-chan struct{}, sourceID string) *Window {
+	w := NewWindow(id, objects, sink, done)
+	w.client.target = sourceID
+	return w
+}
+
 func (w *Window) enqueue(msg []byte) { w.sink.Enqueue(msg) }
 
 func (w *Window) refuse(req Request, e *wireError) { w.sink.Refuse(req, e.Code, e.Message) }
