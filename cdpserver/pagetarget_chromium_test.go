@@ -307,6 +307,9 @@ func TestPageTargetNavigateAndClose(t *testing.T) {
 	a.MustCall("Page.setLifecycleEventsEnabled", map[string]any{"enabled": true})
 	a.MustCall("Runtime.enable", nil)
 	a.MustCall("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": "window.__newDoc = (window.__newDoc || 0) + 1"})
+	// A script for an isolated world is acknowledged (clients register one
+	// as they attach) and never run: there is no such world.
+	a.MustCall("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": "window.__isolated = 1", "worldName": "utility"})
 
 	// Navigate to another URL of the same app: the answer carries the new
 	// load's loaderId, the main frame navigates, load fires, and the
@@ -340,6 +343,9 @@ func TestPageTargetNavigateAndClose(t *testing.T) {
 			t.Fatalf("the new-document script did not run in the new load: window.__newDoc = %s", pageEval(t, a, "window.__newDoc"))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if got := string(pageEval(t, a, "typeof window.__isolated")); got != `"undefined"` {
+		t.Fatalf("a script for an isolated world ran in the main world: typeof window.__isolated = %s", got)
 	}
 	if list := listTargets(t, w, 3); targetByTitle(t, list, titles[0]).ID != ta.ID {
 		t.Fatalf("the page target's id changed across the navigation: %+v", list)

@@ -204,10 +204,11 @@ func (h *Hub) SourceOpened(info sourceproto.SourceInfo) {
 	}
 	c.navigated = known
 	h.broadcastLocked(f, func(ss *sessionState) [][]byte {
+		if ss.target != "" {
+			return h.mainFrameLoaded(f, c, ss) // pagetarget.go: with the context, in Chrome's order
+		}
 		var out [][]byte
-		if ss.pageEnabled && ss.target != "" {
-			out = append(out, h.mainFrameLoaded(f, c, ss)...) // pagetarget.go
-		} else if ss.pageEnabled {
+		if ss.pageEnabled {
 			if !known {
 				out = append(out, h.frameAttached(f))
 			}

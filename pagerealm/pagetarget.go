@@ -133,11 +133,18 @@ var lifecycleNames = []string{"init", "DOMContentLoaded", "load", "networkAlmost
 // (Chrome's count from boot; clients only compare them).
 var monoStart = time.Now()
 
-// mainFrameLoaded is what a page target's window with Page enabled is
-// told of a new load of its page: the main frame navigated, then the
-// lifecycle (Page.lifecycleEvent when enabled, domContentEventFired,
-// loadEventFired, frameStoppedLoading).
+// mainFrameLoaded is what a page target's window is told of a new load of
+// its page, in Chrome's order: with Page enabled the main frame navigated,
+// then (Runtime enabled) the load's context, then the lifecycle
+// (Page.lifecycleEvent when enabled, domContentEventFired, loadEventFired,
+// frameStoppedLoading).
 func (h *Hub) mainFrameLoaded(f *clientFrame, c *clientContext, ss *sessionState) [][]byte {
+	if !ss.pageEnabled {
+		if ss.runtimeEnabled {
+			return [][]byte{h.contextCreated(c)}
+		}
+		return nil
+	}
 	fr := h.mainFrameJSON(f, c)
 	ts := cdp.MonotonicTime(time.Since(monoStart).Seconds())
 	life := func(name string) []byte {
@@ -147,8 +154,11 @@ func (h *Hub) mainFrameLoaded(f *clientFrame, c *clientContext, ss *sessionState
 	if ss.lifecycle {
 		out = append(out, life(lifecycleNames[0]))
 	}
-	out = append(out, cdpproject.FrameNavigated(fr),
-		cdpproject.Event("Page.domContentEventFired", &cdppage.EventDomContentEventFired{Timestamp: ts}))
+	out = append(out, cdpproject.FrameNavigated(fr))
+	if ss.runtimeEnabled {
+		out = append(out, h.contextCreated(c))
+	}
+	out = append(out, cdpproject.Event("Page.domContentEventFired", &cdppage.EventDomContentEventFired{Timestamp: ts}))
 	if ss.lifecycle {
 		out = append(out, life(lifecycleNames[1]))
 	}
@@ -460,7 +470,8 @@ func (h *Hub) targetWindowClosedLocked(w *Window) {
 // source for w and answers its identifier. It runs in every later load
 // of the page, as the page's agent connects (after the page's own
 // synchronous scripts: the agent cannot run before them); runImmediately
-// also runs it in the current load.
+// also runs it in the current load. A script for a named (isolated) world
+// is acknowledged and never run: there is no such world.
 func (h *Hub) AddNewDocumentScript(w *Window, req Request) {
 	var p struct {
 		Source         string `json:"source"`
@@ -468,15 +479,19 @@ func (h *Hub) AddNewDocumentScript(w *Window, req Request) {
 		RunImmediately bool   `json:"runImmediately"`
 	}
 	_ = json.Unmarshal(req.Params, &p)
-	if p.WorldName != "" {
-		w.refuse(req, &wireError{codeServerError, "Page.addScriptToEvaluateOnNewDocument: isolated worlds (worldName " +
-			strconv.Quote(p.WorldName) + ") cannot be made by a page's JavaScript agent; only the main world is served"})
-		return
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.nextNewDoc++
 	id := strconv.FormatUint(h.nextNewDoc, 10)
+	if p.WorldName != "" {
+		// A script for a named world runs when that world is made, and a
+		// page's JavaScript agent makes none (Page.createIsolatedWorld is
+		// refused): it is acknowledged and never run. Clients register one
+		// for their utility world as they attach (Puppeteer and Playwright
+		// fail to attach when it is refused).
+		w.enqueue(appendResult(nil, req.ID, []byte(`{"identifier":`+strconv.Quote(id)+`}`)))
+		return
+	}
 	w.client.newDoc = append(w.client.newDoc, newDocScript{id: id, source: p.Source})
 	if f := h.frames[w.client.target]; p.RunImmediately && f != nil && f.ctx != nil {
 		if err := h.evalLocked(w, f.ctx, req.Method, guarded(p.Source), nil); err != nil {
