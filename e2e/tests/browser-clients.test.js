@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { chromium } from 'playwright-core';
 import puppeteer from 'puppeteer-core';
 import { STEP_MS } from '../lib/devtools.js';
 import { alive, step, waitFor } from '../lib/procs.js';
@@ -87,4 +88,18 @@ test('puppeteer-core: every connected page is listed; on a page evaluate, consol
     await step(browser.disconnect(), 'browser.disconnect()');
     assert.ok(alive(h.w.hostPid), 'the host runs on after disconnect()');
   });
+});
+
+test('playwright-core: connectOverCDP lists the pages and evaluates in one', { timeout: TEST_MS }, async (t) => {
+  const { h, pageURL } = await startShop(t, 'playwright');
+  await h.run(async () => {
+    const browser = await step(chromium.connectOverCDP(`http://127.0.0.1:${h.w.port}`, { timeout: STEP_MS }), 'chromium.connectOverCDP');
+    t.after(() => browser.close().catch(() => {}));
+    const pages = browser.contexts().flatMap((c) => c.pages());
+    const urls = pages.map((p) => p.url());
+    const page = pages.find((p) => p.url() === pageURL);
+    assert.ok(page, `the page is listed: ${urls}`);
+    assert.equal(await step(page.evaluate(() => document.title), 'page.evaluate document.title'), 'Shop page');
+  });
+  assert.ok(alive(h.w.hostPid), 'the host runs on after the client closed its connection');
 });
