@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -255,6 +256,14 @@ func (c *browserConn) readLoop() {
 // handle routes one request; each path answers it exactly once (here, or
 // the session it was handed to).
 func (c *browserConn) handle(msg []byte) {
+	var req request
+	defer func() {
+		if p := recover(); p != nil {
+			c.b.srv.logf("browser connection %d: panic while handling %q: %v\n%s", c.id, req.Method, p, debug.Stack())
+			c.send(appendError(nil, req.ID, req.SessionID,
+				&wireError{codeInternal, fmt.Sprintf("inspector-worker failed on '%s': %v", req.Method, p)}))
+		}
+	}()
 	req, werr := parseRequest(msg)
 	if werr != nil {
 		c.send(appendError(nil, req.ID, req.SessionID, werr))
