@@ -98,8 +98,10 @@ const (
 // Server is the worker's CDP endpoint for one host.
 //
 // Goroutines: the http.Server's; per DevTools connection a Session's three
-// (readLoop, hostLoop, sendLoop); one hostWatch that closes every session
-// when the host is gone.
+// (readLoop, hostLoop, sendLoop); per browser connection its readLoop,
+// sendLoop and targetLoop, and per flat session on it a Session's
+// (browser.go); one hostWatch that closes every session when the host is
+// gone.
 type Server struct {
 	targetID string            // Static after construction.
 	hostInfo hostnode.HostInfo // Static after construction: the first host's (a restart runs the same script).
