@@ -222,3 +222,28 @@ func TestBrowserSocketClosedMidRequest(t *testing.T) {
 	}
 	t.Logf("both sessions ended %v after the client went; the next client was served", gone)
 }
+
+// TestBrowserMethodTable: every named no-op and refusal of the browser
+// target's table is answered as the table says (the local ones have their
+// own tests above).
+func TestBrowserMethodTable(t *testing.T) {
+	w := startWorker(t, hostScript, Options{})
+	cl := w.dialBrowser(t, "table")
+	for _, m := range sortedKeys(browserMethods) {
+		e := browserMethods[m]
+		switch e.kind {
+		case answerNoop:
+			if got := cl.MustCall(m, nil); string(got.Result) != e.result {
+				t.Errorf("%s answered %s, want %s", m, got.Result, e.result)
+			}
+		case answerRefusal:
+			got := cl.Call(m, nil)
+			if got.Error == nil || got.Error.Code != codeServerError || got.Error.Message != e.reason {
+				t.Errorf("%s answered %s, want -32000 %q", m, got.Raw, e.reason)
+			}
+		case answerLocal:
+		default:
+			t.Errorf("%s has no kind", m)
+		}
+	}
+}
