@@ -74,7 +74,14 @@ func TestBrowserPageTargets(t *testing.T) {
 		t.Fatalf("combined session: process.pid = %d", got)
 	}
 
+	// A request page B never answers is answered when B goes.
+	waiting := cl.SendTo(sb, "Runtime.evaluate", map[string]any{"expression": "new Promise(() => {})", "awaitPromise": true})
 	kill(1) // page B's browser goes
+	if m := cl.ExpectResponse(waiting); m.Error == nil {
+		t.Fatalf("the evaluation page B left waiting: %s", m.Raw)
+	} else {
+		t.Logf("page B gone: its waiting request answered %q", m.Error.Message)
+	}
 	cl.ExpectAnyEvent("Target.targetDestroyed", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), tb.ID) })
 	cl.ExpectAnyEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), sb) })
 	r := cl.CallIn(sa, "Runtime.evaluate", map[string]any{"expression": "document.title", "returnByValue": true})
