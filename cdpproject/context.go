@@ -22,12 +22,18 @@ type Context struct {
 	Origin   string
 	Name     string
 	FrameID  string
+	// Isolated: a named world (Page.createIsolatedWorld), not the frame's
+	// default context.
+	Isolated bool
 }
 
 // ExecutionContextCreated is Runtime.executionContextCreated of a frame's
-// default context.
+// default context, or of a named world.
 func ExecutionContextCreated(c Context) []byte {
 	aux := mustMarshal(&contextAuxData{IsDefault: true, Type: "default", FrameID: cdp.FrameID(c.FrameID)})
+	if c.Isolated {
+		aux = mustMarshal(&contextAuxData{Type: "isolated", FrameID: cdp.FrameID(c.FrameID)})
+	}
 	return Event("Runtime.executionContextCreated", &cdpruntime.EventExecutionContextCreated{Context: &cdpruntime.ExecutionContextDescription{
 		ID: cdpruntime.ExecutionContextID(c.ID), Origin: c.Origin, Name: c.Name, UniqueID: c.UniqueID, AuxData: aux,
 	}})

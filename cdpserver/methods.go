@@ -218,7 +218,6 @@ var (
 	noPixels       = jsAgentCannot("capture the page's pixels")
 	noTrustedInput = jsAgentCannot("send trusted input events (events a script dispatches have isTrusted false)")
 	noMetrics      = jsAgentCannot("change the browser's device metrics (viewport size, scale factor)")
-	noWorlds       = jsAgentCannot("make an isolated world (a second JavaScript world beside the page's own)")
 )
 
 // notYetInPages is the refusal of an Elements feature the page agent does
@@ -589,7 +588,7 @@ var methods = map[string]methodEntry{
 	// Page targets (pagetarget.go): methods browser-style clients send a
 	// page, new to the table; on the combined target the host has none.
 	"Page.removeScriptToEvaluateOnNewDocument": noop(`{}`).onTarget(tLocal(targetRemoveNewDocScript)),
-	"Page.createIsolatedWorld":                 refusal("the host is not a browser page: it has no isolated worlds").onTarget(tRefusal(noWorlds)),
+	"Page.createIsolatedWorld":                 refusal("the host is not a browser page: it has no isolated worlds").onTarget(tLocal(targetCreateWorld)),
 	"Page.printToPDF":                          refusal("there is no page to print").onTarget(tRefusal(jsAgentCannot("print the page"))),
 	"Input.dispatchTouchEvent":                 refusal("there is no page to send input to").onTarget(tRefusal(noTrustedInput)),
 	"Input.insertText":                         refusal("there is no page to send input to").onTarget(tRefusal(noTrustedInput)),

@@ -289,10 +289,26 @@ func TestPageTargetIsolation(t *testing.T) {
 	refused(t, a, "Page.captureScreenshot", nil, "JavaScript agent")
 	refused(t, a, "Input.dispatchMouseEvent", map[string]any{"type": "mousePressed", "x": 1, "y": 1}, "trusted input")
 	refused(t, a, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 1, "height": 1, "deviceScaleFactor": 1, "mobile": false}, "device metrics")
-	refused(t, a, "Page.createIsolatedWorld", map[string]any{"frameId": ta.ID}, "isolated world")
 	refused(t, a, "Debugger.enable", nil, "no Debugger domain")
 	a.MustCall("Performance.enable", nil)
 	a.MustCall("Page.setLifecycleEventsEnabled", map[string]any{"enabled": true})
+
+	// A named world is announced as an isolated world of A's frame and
+	// runs in A's own world (a JavaScript agent cannot make another).
+	m = a.MustCall("Page.createIsolatedWorld", map[string]any{"frameId": ta.ID, "worldName": "utility"})
+	var world struct {
+		ExecutionContextID int `json:"executionContextId"`
+	}
+	_ = json.Unmarshal(m.Result, &world)
+	a.ExpectAnyEvent("Runtime.executionContextCreated", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), fmt.Sprintf(`"id":%d,`, world.ExecutionContextID)) &&
+			strings.Contains(string(m.Params), `"name":"utility"`) && strings.Contains(string(m.Params), `"type":"isolated"`)
+	})
+	m = a.MustCall("Runtime.evaluate", map[string]any{"expression": "document.title", "contextId": world.ExecutionContextID, "returnByValue": true})
+	if !strings.Contains(string(m.Result), titles[0]) {
+		t.Fatalf("evaluate in the named world: %s", m.Raw)
+	}
+	refused(t, a, "Page.createIsolatedWorld", map[string]any{"frameId": tb.ID, "worldName": "utility"}, "no frame")
 }
 
 func TestPageTargetNavigateAndClose(t *testing.T) {
@@ -307,9 +323,9 @@ func TestPageTargetNavigateAndClose(t *testing.T) {
 	a.MustCall("Page.setLifecycleEventsEnabled", map[string]any{"enabled": true})
 	a.MustCall("Runtime.enable", nil)
 	a.MustCall("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": "window.__newDoc = (window.__newDoc || 0) + 1"})
-	// A script for an isolated world is acknowledged (clients register one
-	// as they attach) and never run: there is no such world.
-	a.MustCall("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": "window.__isolated = 1", "worldName": "utility"})
+	// A script for a named world makes the world in each later load; the
+	// world is the page's own, so the script runs there.
+	a.MustCall("Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": "window.__world = 1", "worldName": "utility"})
 
 	// Navigate to another URL of the same app: the answer carries the new
 	// load's loaderId, the main frame navigates, load fires, and the
@@ -336,17 +352,18 @@ func TestPageTargetNavigateAndClose(t *testing.T) {
 	if got := string(pageEval(t, a, "location.search + ' ' + document.title")); got != `"?next `+titles[0]+`"` {
 		t.Fatalf("after Page.navigate the session evaluates %s", got)
 	}
-	// The new-document script ran in the new load (once).
+	// The new-document scripts ran in the new load (once each).
 	deadline := time.Now().Add(cdptest.Timeout)
-	for string(pageEval(t, a, "window.__newDoc")) != "1" {
+	for string(pageEval(t, a, "[window.__newDoc, window.__world]")) != "[1,1]" {
 		if time.Now().After(deadline) {
-			t.Fatalf("the new-document script did not run in the new load: window.__newDoc = %s", pageEval(t, a, "window.__newDoc"))
+			t.Fatalf("the new-document scripts did not run in the new load: [window.__newDoc, window.__world] = %s",
+				pageEval(t, a, "[window.__newDoc, window.__world]"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := string(pageEval(t, a, "typeof window.__isolated")); got != `"undefined"` {
-		t.Fatalf("a script for an isolated world ran in the main world: typeof window.__isolated = %s", got)
-	}
+	a.ExpectAnyEvent("Runtime.executionContextCreated", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), `"name":"utility"`) && strings.Contains(string(m.Params), `"type":"isolated"`)
+	})
 	if list := listTargets(t, w, 3); targetByTitle(t, list, titles[0]).ID != ta.ID {
 		t.Fatalf("the page target's id changed across the navigation: %+v", list)
 	}

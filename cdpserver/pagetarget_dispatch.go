@@ -159,6 +159,13 @@ func targetReload(s *Session, req request) {
 	s.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
 }
 
+// targetCreateWorld: a named world is the page's own world under a context
+// of its own (pagerealm/pageworld.go): a JavaScript agent cannot make
+// another.
+func targetCreateWorld(s *Session, req request) {
+	s.srv.clients.CreateIsolatedWorld(s.page, toPage(req))
+}
+
 func targetAddNewDocScript(s *Session, req request) {
 	s.srv.clients.AddNewDocumentScript(s.page, toPage(req))
 }

@@ -31,6 +31,9 @@ type sessionState struct {
 	// newDoc: Page.addScriptToEvaluateOnNewDocument sources kept for the
 	// page's next loads (a page target's window).
 	newDoc []newDocScript
+	// worlds: the named worlds a page target's window asked for
+	// (pageworld.go), made in each load of its page.
+	worlds []string
 }
 
 // sees reports whether the window is shown page f: every window of the

@@ -130,6 +130,8 @@ type clientContext struct {
 	// console frame is queued (consoleEnableWelcomed sends what is due).
 	welcomed bool
 	flow     pageFlow // the worker's frames to the page (flow.go)
+	// worlds are the load's named worlds, by name (pageworld.go).
+	worlds map[string]*worldAlias
 }
 
 type clientScript struct {
@@ -307,6 +309,7 @@ func (h *Hub) destroyLocked(c *clientContext, why string) {
 	h.reads.failRef(c.ref, why)
 	h.failCallsLocked(c.ref, c.frame.displayName())
 	h.pageClosedDOMLocked(c)
+	h.worldsDestroyedLocked(c) // pageworld.go
 	for _, s := range h.sessionsLocked() {
 		s.objects.DropRealm(c.realm.ID, c.ref.Gen)
 		delete(s.client.fullTold, c.uniqueID)

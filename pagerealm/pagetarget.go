@@ -141,7 +141,7 @@ var monoStart = time.Now()
 func (h *Hub) mainFrameLoaded(f *clientFrame, c *clientContext, ss *sessionState) [][]byte {
 	if !ss.pageEnabled {
 		if ss.runtimeEnabled {
-			return [][]byte{h.contextCreated(c)}
+			return append([][]byte{h.contextCreated(c)}, h.worldsCreatedLocked(ss, c)...)
 		}
 		return nil
 	}
@@ -157,6 +157,7 @@ func (h *Hub) mainFrameLoaded(f *clientFrame, c *clientContext, ss *sessionState
 	out = append(out, cdpproject.FrameNavigated(fr))
 	if ss.runtimeEnabled {
 		out = append(out, h.contextCreated(c))
+		out = append(out, h.worldsCreatedLocked(ss, c)...) // pageworld.go
 	}
 	out = append(out, cdpproject.Event("Page.domContentEventFired", &cdppage.EventDomContentEventFired{Timestamp: ts}))
 	if ss.lifecycle {
@@ -470,8 +471,8 @@ func (h *Hub) targetWindowClosedLocked(w *Window) {
 // source for w and answers its identifier. It runs in every later load
 // of the page, as the page's agent connects (after the page's own
 // synchronous scripts: the agent cannot run before them); runImmediately
-// also runs it in the current load. A script for a named (isolated) world
-// is acknowledged and never run: there is no such world.
+// also runs it in the current load. A script for a named world makes that
+// world in each later load (pageworld.go) and runs in it: the page's own.
 func (h *Hub) AddNewDocumentScript(w *Window, req Request) {
 	var p struct {
 		Source         string `json:"source"`
@@ -483,17 +484,21 @@ func (h *Hub) AddNewDocumentScript(w *Window, req Request) {
 	defer h.mu.Unlock()
 	h.nextNewDoc++
 	id := strconv.FormatUint(h.nextNewDoc, 10)
+	f := h.frames[w.client.target]
 	if p.WorldName != "" {
-		// A script for a named world runs when that world is made, and a
-		// page's JavaScript agent makes none (Page.createIsolatedWorld is
-		// refused): it is acknowledged and never run. Clients register one
-		// for their utility world as they attach (Puppeteer and Playwright
-		// fail to attach when it is refused).
-		w.enqueue(appendResult(nil, req.ID, []byte(`{"identifier":`+strconv.Quote(id)+`}`)))
-		return
+		// The world is made in each later load (pageworld.go); with
+		// runImmediately in this one too. It is the page's own world, so
+		// the script runs there like the others.
+		added := addWorldLocked(w, p.WorldName)
+		if p.RunImmediately && f != nil && f.ctx != nil {
+			a := h.worldLocked(f.ctx, p.WorldName)
+			if added && w.client.runtimeEnabled {
+				h.queueLocked(w, h.worldCreated(f.ctx, a))
+			}
+		}
 	}
 	w.client.newDoc = append(w.client.newDoc, newDocScript{id: id, source: p.Source})
-	if f := h.frames[w.client.target]; p.RunImmediately && f != nil && f.ctx != nil {
+	if p.RunImmediately && f != nil && f.ctx != nil {
 		if err := h.evalLocked(w, f.ctx, req.Method, guarded(p.Source), nil); err != nil {
 			h.host.Logf("page target %s: a new-document script was not run now: %v", f.id, err)
 		}

@@ -154,6 +154,7 @@ func (h *Hub) snapshotLocked(ss *sessionState) *windowReplay {
 	for _, id := range h.order {
 		if c := h.frames[id].ctx; c != nil && ss.sees(c.frame) {
 			created = append(created, h.contextCreated(c))
+			created = append(created, h.worldsCreatedLocked(ss, c)...) // a page target's named worlds
 		}
 	}
 	r.add(created)
