@@ -1,17 +1,21 @@
 package cdpserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
 )
 
 // The browser endpoint (docs/agent-note.md "Browser endpoint"):
@@ -277,6 +281,15 @@ func (c *browserConn) handle(msg []byte) {
 	}
 	c.mu.Lock()
 	f, ok := c.sessions[req.SessionID]
+	inner := ""
+	if !ok && req.SessionID != "" {
+		// A thread's or child's session inside a flat session:
+		// "<flat>.<inner>" (nestedSessionID).
+		if flat, in, cut := strings.Cut(req.SessionID, nestedSep); cut && in != "" {
+			f, ok = c.sessions[flat]
+			inner = in
+		}
+	}
 	c.mu.Unlock()
 	if !ok && req.SessionID != "" {
 		c.send(appendError(nil, req.ID, req.SessionID, &wireError{codeSessionUnknown, "Session with given id not found."}))
@@ -298,7 +311,7 @@ func (c *browserConn) handle(msg []byte) {
 		c.send(appendError(nil, req.ID, req.SessionID, notFound(req.Method)))
 		return
 	}
-	f.deliver(req, msg)
+	f.deliver(req, msg, inner)
 }
 
 // send queues msg for the client. On overflow the connection ends (see the
@@ -371,11 +384,12 @@ type flatSession struct {
 }
 
 // deliver hands a request to the session's readLoop, with the sessionId
-// taken out (inside the session it is the window's own request), or
-// answers it at once when the session's queue is full.
-func (f *flatSession) deliver(req request, msg []byte) {
+// taken out (inside the session it is the window's own request) or, for a
+// thread or child inside it, replaced by that one's own (inner), or answers
+// it at once when the session's queue is full.
+func (f *flatSession) deliver(req request, msg []byte, inner string) {
 	if req.SessionID != "" {
-		msg = withoutSessionID(req)
+		msg = rebuildRequest(req, inner)
 	}
 	select {
 	case <-f.gone:
@@ -410,12 +424,70 @@ func (f *flatSession) read(ctx context.Context) ([]byte, error) {
 }
 
 // write stamps the session's id on msg and queues it on the connection.
-// It never blocks (see the overflow policy above).
+// It never blocks (see the overflow policy above). A message of one of the
+// Session's own flat children (a worker thread, a child process) already
+// carries that child's sessionId, and the Target events about a child name
+// it in params: those become "<flat>.<child>" (nestedSessionID), since
+// Node numbers a thread's session per Node session and two flat sessions'
+// children would otherwise share ids on one connection.
 func (f *flatSession) write(_ context.Context, msg []byte) error {
 	if f.id != "" {
-		msg = withSessionID(msg, f.id)
+		msg = nestedTargetEvent(msg, f.id)
+		if start, end, ok := trailingSessionID(msg); ok {
+			msg = splice(msg, start, end, f.id+nestedSep+string(msg[start:end]))
+		} else {
+			msg = withSessionID(msg, f.id)
+		}
 	}
 	return f.c.send(msg)
+}
+
+// nestedSep joins a flat session's id and the id of a session of its own
+// (a thread's, a child's) into the id the browser connection routes by.
+// Flat session ids are hexadecimal, so the first separator splits them.
+const nestedSep = "."
+
+// trailingSessionID finds a top-level "sessionId" member written last, as
+// the worker appends a child's (withSessionID), and returns its value's
+// range without the quotes. After the value's closing quote only the
+// outermost object's "}" follows, so the member is top-level; a quote
+// inside a JSON string is escaped, so the bytes `,"sessionId":"` are
+// structural.
+func trailingSessionID(msg []byte) (start, end int, ok bool) {
+	n := len(msg)
+	if n < 4 || msg[n-1] != '}' || msg[n-2] != '"' {
+		return 0, 0, false
+	}
+	q := bytes.LastIndexByte(msg[:n-2], '"')
+	if q < 0 || bytes.IndexByte(msg[q+1:n-2], '\\') >= 0 || !bytes.HasSuffix(msg[:q], []byte(`,"sessionId":`)) {
+		return 0, 0, false
+	}
+	return q + 1, n - 2, true
+}
+
+// nestedTargetEvent rewrites params.sessionId of a Session's
+// Target.attachedToTarget / detachedFromTarget about a child of its own.
+func nestedTargetEvent(msg []byte, flatID string) []byte {
+	if !bytes.HasPrefix(msg, []byte(`{"method":"Target.attachedToTarget"`)) &&
+		!bytes.HasPrefix(msg, []byte(`{"method":"Target.detachedFromTarget"`)) {
+		return msg
+	}
+	start, end, ok := cdpwire.FindMember(msg, "params", "sessionId")
+	if !ok || end-start < 2 || msg[start] != '"' {
+		return msg
+	}
+	inner := cdpwire.Unquote(msg[start:end])
+	return splice(msg, int(start)+1, int(end)-1, flatID+nestedSep+inner)
+}
+
+// splice returns a copy of msg with msg[start:end] replaced by the JSON
+// string content of s (quoted, then its quotes dropped).
+func splice(msg []byte, start, end int, s string) []byte {
+	q, _ := jsontext.AppendQuote(nil, s)
+	out := make([]byte, 0, len(msg)+len(q))
+	out = append(out, msg[:start]...)
+	out = append(out, q[1:len(q)-1]...)
+	return append(out, msg[end:]...)
 }
 
 // close and closeNow end the session from its own side (its host went, it
@@ -424,16 +496,21 @@ func (f *flatSession) write(_ context.Context, msg []byte) error {
 func (f *flatSession) close(websocket.StatusCode, string) { f.detach() }
 func (f *flatSession) closeNow()                          { f.detach() }
 
-// withoutSessionID rebuilds a request without its sessionId: id, method and
-// params as the client sent them (params byte for byte). Other top-level
-// members are not CDP and are dropped.
-func withoutSessionID(req request) []byte {
+// rebuildRequest rebuilds a request for a flat session's Session: id,
+// method and params as the client sent them (params byte for byte), with
+// sessionId inner ("" for none). Other top-level members are not CDP and
+// are dropped.
+func rebuildRequest(req request, inner string) []byte {
 	out := append([]byte(`{"id":`), req.ID...)
 	out = append(out, `,"method":`...)
 	out, _ = jsontext.AppendQuote(out, req.Method)
 	if req.Params != nil {
 		out = append(out, `,"params":`...)
 		out = append(out, req.Params...)
+	}
+	if inner != "" {
+		out = append(out, `,"sessionId":`...)
+		out, _ = jsontext.AppendQuote(out, inner)
 	}
 	return append(out, '}')
 }

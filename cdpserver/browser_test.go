@@ -247,3 +247,51 @@ func TestBrowserMethodTable(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserFlatSessionThreads: a flat session on the combined target
+// gets the host's worker threads as its children, as a window does; on the
+// browser connection each thread's session is "<flat>.<thread>", so two
+// flat sessions' threads (Node numbers them per Node session) never share
+// an id.
+func TestBrowserFlatSessionThreads(t *testing.T) {
+	w := startWorker(t, threadHostScript, Options{})
+	cl := w.dialBrowser(t, "threads")
+	var flats []string
+	for range 2 {
+		m := cl.MustCall("Target.attachToTarget", map[string]any{"targetId": w.srv.TargetID(), "flatten": true})
+		var att struct {
+			SessionID string `json:"sessionId"`
+		}
+		json.Unmarshal(m.Result, &att)
+		flats = append(flats, att.SessionID)
+	}
+	seen := map[string]bool{}
+	for _, flat := range flats {
+		if m := cl.CallIn(flat, "Target.setAutoAttach", map[string]any{"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true}); m.Error != nil {
+			t.Fatalf("setAutoAttach in %s: %s", flat, m.Raw)
+		}
+		threads := map[int]bool{}
+		for range 2 {
+			a := cl.Expect("a thread attached in "+flat, func(m cdptest.Msg) bool {
+				return m.Method == "Target.attachedToTarget" && m.SessionID == flat
+			})
+			var p struct {
+				SessionID  string `json:"sessionId"`
+				TargetInfo struct {
+					Type string `json:"type"`
+				} `json:"targetInfo"`
+			}
+			json.Unmarshal(a.Params, &p)
+			if !strings.HasPrefix(p.SessionID, flat+".") || p.TargetInfo.Type != "worker" || seen[p.SessionID] {
+				t.Fatalf("thread attached in %s: %s", flat, a.Raw)
+			}
+			seen[p.SessionID] = true
+			threads[cl.ThreadIDIn(p.SessionID)] = true
+		}
+		if !threads[1] || !threads[2] {
+			t.Fatalf("flat session %s: thread sessions run in threads %v, want 1 and 2", flat, threads)
+		}
+	}
+	mustError(t, cl.CallIn(flats[0]+".no-such-thread", "Runtime.evaluate", map[string]any{"expression": "1"}), "unknown thread", "Session with given id not found")
+	t.Logf("thread sessions: %v", seen)
+}

@@ -1,6 +1,7 @@
 package cdpserver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -17,7 +18,7 @@ func TestFlatInboundFullIsAnsweredAtOnce(t *testing.T) {
 	f := &flatSession{c: c, id: "S1", in: make(chan []byte, flatInboundMax), gone: make(chan struct{})}
 	for i := range flatInboundMax {
 		req, _ := parseRequest([]byte(fmt.Sprintf(`{"id":%d,"method":"Runtime.evaluate","sessionId":"S1","params":{"expression":"1"}}`, i)))
-		f.deliver(req, nil)
+		f.deliver(req, nil, "")
 	}
 	if len(f.in) != flatInboundMax || c.out.pushedCount() != 0 {
 		t.Fatalf("%d queued for the session, %d answered; want all %d queued", len(f.in), c.out.pushedCount(), flatInboundMax)
@@ -25,7 +26,7 @@ func TestFlatInboundFullIsAnsweredAtOnce(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		req, _ := parseRequest([]byte(`{"id":99999,"method":"Runtime.evaluate","sessionId":"S1","params":{"expression":"2"}}`))
-		f.deliver(req, nil)
+		f.deliver(req, nil, "")
 		close(done)
 	}()
 	select {
@@ -67,15 +68,15 @@ func TestBrowserConnOverflowCloses(t *testing.T) {
 	}
 }
 
-// TestWithoutSessionIDKeepsParams: the request a flat session's Session
+// TestRebuildRequestKeepsParams: the request a flat session's Session
 // reads keeps the params byte for byte (lone surrogates included).
-func TestWithoutSessionIDKeepsParams(t *testing.T) {
+func TestRebuildRequestKeepsParams(t *testing.T) {
 	msg := []byte(`{"sessionId":"A","id":7,"method":"Runtime.evaluate","params":{"expression":"'\ud800' + \"é\""}}`)
 	req, werr := parseRequest(msg)
 	if werr != nil {
 		t.Fatal(werr)
 	}
-	got := string(withoutSessionID(req))
+	got := string(rebuildRequest(req, ""))
 	if want := `{"id":7,"method":"Runtime.evaluate","params":{"expression":"'\ud800' + \"é\""}}`; got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
@@ -105,6 +106,40 @@ func TestTargetFilter(t *testing.T) {
 		}
 		if got := c.f.autoAttaches(c.typ); got != c.autoAttaches {
 			t.Errorf("%v auto-attaches %s = %v", c.f, c.typ, got)
+		}
+	}
+}
+
+// TestFlatWriteNestsChildSessions: what a flat session's Session sends gets
+// the flat session's id; a message of its own child (a thread) and the
+// Target events about a child get "<flat>.<child>".
+func TestFlatWriteNestsChildSessions(t *testing.T) {
+	c := &browserConn{out: newSendQueue(maxQueuedMessages, maxQueuedBytes)}
+	f := &flatSession{c: c, id: "F1"}
+	for _, tc := range []struct{ in, want string }{
+		{`{"id":1,"result":{}}`, `{"id":1,"result":{},"sessionId":"F1"}`},
+		{`{"id":2,"result":{},"sessionId":"3"}`, `{"id":2,"result":{},"sessionId":"F1.3"}`},
+		{`{"method":"Runtime.consoleAPICalled","params":{"args":[{"value":"x,\"sessionId\":\"9\""}]},"sessionId":"3"}`,
+			`{"method":"Runtime.consoleAPICalled","params":{"args":[{"value":"x,\"sessionId\":\"9\""}]},"sessionId":"F1.3"}`},
+		// A string ending like a member is not one: the value is a string's.
+		{`{"method":"Runtime.consoleAPICalled","params":{"text":",\"sessionId\":\"9\""}}`,
+			`{"method":"Runtime.consoleAPICalled","params":{"text":",\"sessionId\":\"9\""},"sessionId":"F1"}`},
+		{`{"method":"Target.attachedToTarget","params":{"sessionId":"3","targetInfo":{"targetId":"node-worker-3","type":"worker"},"waitingForDebugger":false}}`,
+			`{"method":"Target.attachedToTarget","params":{"sessionId":"F1.3","targetInfo":{"targetId":"node-worker-3","type":"worker"},"waitingForDebugger":false},"sessionId":"F1"}`},
+		{`{"method":"Target.detachedFromTarget","params":{"sessionId":"3","targetId":"node-worker-3"}}`,
+			`{"method":"Target.detachedFromTarget","params":{"sessionId":"F1.3","targetId":"node-worker-3"},"sessionId":"F1"}`},
+	} {
+		in := []byte(tc.in)
+		if err := f.write(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+		if string(in) != tc.in {
+			t.Fatalf("write modified its input: %s", in)
+		}
+		batch, _, _ := c.out.popAll(nil)
+		c.out.written(len(batch))
+		if len(batch) != 1 || string(batch[0]) != tc.want {
+			t.Errorf("write(%s)\n got  %s\n want %s", tc.in, batch, tc.want)
 		}
 	}
 }

@@ -160,14 +160,6 @@ func targetSetAutoAttach(sess *Session, req request) {
 			return
 		}
 	}
-	if f, ok := sess.tr.(*flatSession); ok && f.id != "" {
-		// A flat session on a browser connection (browser.go): its threads
-		// would need sessionIds of their own on that connection, and Node
-		// numbers them per Node session, so two sessions' would collide.
-		// Not offered there yet; the session-less one is a window in full.
-		sess.enqueue(appendResult(nil, req.ID, []byte(`{}`)))
-		return
-	}
 	sess.noteAutoAttach(p.Flatten && p.AutoAttach, p.Wait)
 	if !p.Flatten {
 		sess.holdThreads(false)
