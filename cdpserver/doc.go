@@ -18,7 +18,9 @@
 // pagerealm, which this package drives through pagerealm.Hub and sees each
 // window as a pagerealm.Window. /json/protocol (protocol.go) and
 // docs/methods.md (methodsdoc.go, `go generate ./cdpserver`) are generated
-// from the same table.
+// from the same table. Each connected page is also a target of its own
+// (pagetarget.go, pagetarget_dispatch.go): a Session scoped to it, with no
+// Node session, answered by the table's page-target column.
 //
 // It never evaluates anything in the host on its own initiative and never
 // re-marshals a relayed message through typed structs: relayed bytes stay
@@ -27,6 +29,6 @@
 // Spec: the method table itself (methods.go) and the decisions in
 // docs/agent-note.md: "Relay rules", "Concurrency and bounds", "Relay cost",
 // "Client pages in DevTools", "Network domain and fetch journal", "Watch
-// mode", "Page-target scaffold" and "Browser endpoint". The page side speaks
-// docs/protocol.md.
+// mode", "Page-target scaffold", "Page targets" and "Browser endpoint". The
+// page side speaks docs/protocol.md.
 package cdpserver

@@ -269,19 +269,29 @@ func TestPageTargetIsolation(t *testing.T) {
 		t.Fatalf("A's target info: %s", m.Raw)
 	}
 
-	// Console and Network: A's arrive, B's do not.
+	// Console and Network: A's arrive, B's do not. B's are awaited in the
+	// combined window first; A's that follow them are then awaited in A's
+	// session: one projection order (the hub's lock, the journal's), so a
+	// leaked B event would have reached A's session before them.
 	a.MustCall("Network.enable", nil)
+	comb.MustCall("Network.enable", nil)
 	pageEval(t, a, `console.log("console of A 1"); fetch("/data?fetch-of-A-1").then(r => r.text())`)
-	evalValue(t, comb, b, `console.log("console of B"); fetch("/data?fetch-of-B").then(r => r.text())`)
-	pageEval(t, a, `console.log("console of A 2"); fetch("/data?fetch-of-A-2").then(r => r.text())`)
 	a.ExpectAnyEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "console of A 1") })
 	a.ExpectAnyEvent("Network.requestWillBeSent", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "fetch-of-A-1") })
+	evalValue(t, comb, b, `console.log("console of B"); fetch("/data?fetch-of-B").then(r => r.text())`)
+	comb.ExpectAnyEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "console of B") })
+	rw := comb.ExpectAnyEvent("Network.requestWillBeSent", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "fetch-of-B") })
+	var bReq struct {
+		RequestID string `json:"requestId"`
+	}
+	_ = json.Unmarshal(rw.Params, &bReq)
+	comb.ExpectAnyEvent("Network.loadingFinished", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), `"requestId":"`+bReq.RequestID+`"`)
+	})
+	refused(t, a, "Network.getResponseBody", map[string]any{"requestId": bReq.RequestID}, "not this target's")
+	pageEval(t, a, `console.log("console of A 2"); fetch("/data?fetch-of-A-2").then(r => r.text())`)
 	a.ExpectAnyEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "console of A 2") })
-	a.ExpectAnyEvent("Network.loadingFinished", nil)
 	a.ExpectAnyEvent("Network.requestWillBeSent", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "fetch-of-A-2") })
-	// B's fetch is in the combined window's journal, so it was captured.
-	comb.MustCall("Network.enable", nil)
-	comb.ExpectAnyEvent("Network.requestWillBeSent", func(m cdptest.Msg) bool { return strings.Contains(string(m.Params), "fetch-of-B") })
 	noEventWith(t, a, "console of B", "page B's console")
 	noEventWith(t, a, "fetch-of-B", "page B's request")
 

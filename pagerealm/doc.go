@@ -11,7 +11,9 @@
 // empty document with one frame owner per page, node ids namespaced per
 // window and page load; dom_wire.go: the DOM methods; dom_search.go:
 // search across pages; css.go: the CSS methods, style sheet ids namespaced
-// like node ids).
+// like node ids). A window on one page's own target (NewPageWindow,
+// pagetarget.go) sees that page alone, as its main frame; pageworld.go
+// gives it named worlds.
 //
 // The transport (cdpserver) drives it through the Hub's methods and the
 // method table's pages' column (Rule: the page agent's handler, a script
@@ -21,7 +23,8 @@
 // internal/cdpwire.
 //
 // Spec: docs/agent-note.md "Client pages in DevTools", "Page Runtime
-// realm", "Elements: the pages' DOM in one tree" and "Styles of pages";
+// realm", "Elements: the pages' DOM in one tree", "Styles of pages" and
+// "Page targets";
 // the page side speaks
 // docs/protocol.md.
 package pagerealm
