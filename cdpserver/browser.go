@@ -211,7 +211,8 @@ type browserConn struct {
 	autoAttach bool                    // Guarded by mu: Target.setAutoAttach is on.
 	autoF      targetFilter            // Guarded by mu.
 	autoDone   map[string]bool         // Guarded by mu: targets auto-attached once (not again after a detach).
-	running    sync.WaitGroup          // flat sessions whose Session still runs
+
+	running sync.WaitGroup // flat sessions whose Session still runs (added under mu in startFlat)
 }
 
 // serve runs the connection until the client goes, then ends its sessions
@@ -284,7 +285,7 @@ func (c *browserConn) handle(msg []byte) {
 	inner := ""
 	if !ok && req.SessionID != "" {
 		// A thread's or child's session inside a flat session:
-		// "<flat>.<inner>" (nestedSessionID).
+		// "<flat>.<inner>" (nestedSep).
 		if flat, in, cut := strings.Cut(req.SessionID, nestedSep); cut && in != "" {
 			f, ok = c.sessions[flat]
 			inner = in
@@ -427,7 +428,7 @@ func (f *flatSession) read(ctx context.Context) ([]byte, error) {
 // It never blocks (see the overflow policy above). A message of one of the
 // Session's own flat children (a worker thread, a child process) already
 // carries that child's sessionId, and the Target events about a child name
-// it in params: those become "<flat>.<child>" (nestedSessionID), since
+// it in params: those become "<flat>.<child>" (nestedSep), since
 // Node numbers a thread's session per Node session and two flat sessions'
 // children would otherwise share ids on one connection.
 func (f *flatSession) write(_ context.Context, msg []byte) error {
