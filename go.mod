@@ -3,7 +3,8 @@ module github.com/inspector-worker/inspector-worker
 go 1.26.0
 
 require (
-	github.com/chromedp/cdproto v0.159.3
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.23.1
 	github.com/coder/websocket v1.8.15
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-json-experiment/json v1.27.2

@@ -31,6 +31,7 @@ func (s *Server) routes() http.Handler {
 		http.Error(w, "inspector-worker serves exactly one page target and cannot open new ones", http.StatusForbidden)
 	})
 	mux.HandleFunc("GET /devtools/page/{id}", s.handleDevTools)
+	mux.HandleFunc("GET /devtools/browser/{id}", s.handleBrowser)
 	for pattern, h := range s.opts.Mount {
 		mux.Handle(pattern, h)
 	}
@@ -43,7 +44,7 @@ func (s *Server) routes() http.Handler {
 // worker lacks is then visible. The query is not logged (it may carry a
 // token).
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
-	s.logf("404 for %s %s: the worker serves /json, /json/list, /json/version, /json/protocol and /devtools/page/<id>",
+	s.logf("404 for %s %s: the worker serves /json, /json/list, /json/version, /json/protocol, /devtools/page/<id> and /devtools/browser/<id>",
 		r.Method, r.URL.Path)
 	http.NotFound(w, r)
 }
@@ -161,13 +162,24 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, list)
 }
 
+// handleVersion answers /json/version. webSocketDebuggerUrl is the browser
+// endpoint (browser.go), at the request's Host as /json/list's URLs are:
+// Puppeteer, Playwright, chromedp and chrome-devtools-mcp connect there, and
+// VS Code's node attach takes it to reach the target (session-less
+// commands there act on the combined target).
 func (s *Server) handleVersion(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]string{
-		"Browser":          "inspector-worker/" + Version,
-		"Protocol-Version": protocolVersion,
-		"User-Agent":       "inspector-worker/" + Version + " (" + s.hostInfo.NodeVersion + ")",
-		"V8-Version":       "",
+		"Browser":              "inspector-worker/" + Version,
+		"Protocol-Version":     protocolVersion,
+		"User-Agent":           s.userAgent(),
+		"V8-Version":           "",
+		"webSocketDebuggerUrl": s.browser.webSocketURL(s.advertisedHost(r)),
 	})
+}
+
+// userAgent is what /json/version and Browser.getVersion report.
+func (s *Server) userAgent() string {
+	return "inspector-worker/" + Version + " (" + s.hostInfo.NodeVersion + ")"
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

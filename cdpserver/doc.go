@@ -3,7 +3,10 @@
 //
 // It owns HTTP discovery (/json/version, /json, /json/list, /json/protocol), the
 // Host/Origin checks that guard every request, the DevTools WebSocket route
-// /devtools/page/<id>, and one Session per DevTools connection. A Session
+// /devtools/page/<id>, the browser endpoint /devtools/browser/<id> (browser.go:
+// the Browser and Target domains, flat sessions multiplexed by sessionId on
+// one connection), and one Session per DevTools connection or flat session,
+// on a transport (transport.go). A Session
 // answers each request by its entry in the method table (methods.go), which
 // says per realm how the method is answered: local answers (the page-target
 // scaffold in page.go), named no-ops, deliberate refusals, or routing through
@@ -26,5 +29,6 @@
 // Spec: the method table itself (methods.go) and the decisions in
 // docs/agent-note.md: "Relay rules", "Concurrency and bounds", "Relay cost",
 // "Client pages in DevTools", "Network domain and fetch journal", "Watch
-// mode", "Page-target scaffold" and "Page targets". The page side speaks docs/protocol.md.
+// mode", "Page-target scaffold", "Page targets" and "Browser endpoint". The
+// page side speaks docs/protocol.md.
 package cdpserver

@@ -550,20 +550,25 @@ var methods = map[string]methodEntry{
 	"DOM.getNodesForSubtreeByStyle": refusal("no DOM: this target is a Node.js host"),
 	// The Elements panel's sidebar and $0 for a page's node: not served
 	// yet; -32000 keeps the frontend's own console quiet.
-	"CSS.getComputedStyleForNode":           pageDOM(pagerealm.GetComputedStyleForNode),
-	"CSS.getMatchedStylesForNode":           pageDOM(pagerealm.GetMatchedStylesForNode),
-	"CSS.getInlineStylesForNode":            pageDOM(pagerealm.GetInlineStylesForNode),
-	"CSS.getStyleSheetText":                 pageDOM(pagerealm.GetStyleSheetText),
-	"CSS.getEnvironmentVariables":           noop(`{"environmentVariables":{}}`),
-	"CSS.getBackgroundColors":               noop(`{}`),
-	"CSS.setStyleTexts":                     pageDOM(pagerealm.SetStyleTexts),
-	"CSS.createStyleSheet":                  pageDOM(pagerealm.CreateStyleSheet),
-	"CSS.addRule":                           pageDOM(pagerealm.AddRule),
-	"CSS.getPlatformFontsForNode":           refusal(notYetInPages("fonts")),
-	"CSS.takeComputedStyleUpdates":          refusal("no CSS: this target is a Node.js host"),
-	"CSS.trackComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),
-	"CSS.trackComputedStyleUpdatesForNode":  refusal("no CSS: this target is a Node.js host"),
-	"Page.addScriptToEvaluateOnNewDocument": refusal("the host is not a browser page: there is no new document to evaluate in").onTarget(tLocal(targetAddNewDocScript)),
+	"CSS.getComputedStyleForNode":          pageDOM(pagerealm.GetComputedStyleForNode),
+	"CSS.getMatchedStylesForNode":          pageDOM(pagerealm.GetMatchedStylesForNode),
+	"CSS.getInlineStylesForNode":           pageDOM(pagerealm.GetInlineStylesForNode),
+	"CSS.getStyleSheetText":                pageDOM(pagerealm.GetStyleSheetText),
+	"CSS.getEnvironmentVariables":          noop(`{"environmentVariables":{}}`),
+	"CSS.getBackgroundColors":              noop(`{}`),
+	"CSS.setStyleTexts":                    pageDOM(pagerealm.SetStyleTexts),
+	"CSS.createStyleSheet":                 pageDOM(pagerealm.CreateStyleSheet),
+	"CSS.addRule":                          pageDOM(pagerealm.AddRule),
+	"CSS.getPlatformFontsForNode":          refusal(notYetInPages("fonts")),
+	"CSS.takeComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),
+	"CSS.trackComputedStyleUpdates":        refusal("no CSS: this target is a Node.js host"),
+	"CSS.trackComputedStyleUpdatesForNode": refusal("no CSS: this target is a Node.js host"),
+	// Browser clients (Puppeteer, Playwright) register a utility script on
+	// every page they attach to, and give up on a page that refuses it.
+	// On the combined target the script would run in the host's next
+	// document, and the host never loads one: accepting it is the whole
+	// of what there is to do there.
+	"Page.addScriptToEvaluateOnNewDocument": noop(`{"identifier":"1"}`).onTarget(tLocal(targetAddNewDocScript)),
 	"Page.reload":                           refusal("the host cannot be reloaded from DevTools: restart inspector-worker run").onTarget(tLocal(targetReload)),
 	"Page.navigate":                         refusal("the host cannot navigate").onTarget(tLocal(targetNavigate)),
 	"Page.captureScreenshot":                refusal("there is no page to capture").onTarget(tRefusal(noPixels)),
@@ -579,12 +584,14 @@ var methods = map[string]methodEntry{
 	"Input.dispatchMouseEvent":              refusal("there is no page to send input to").onTarget(tRefusal(noTrustedInput)),
 	"Emulation.setDeviceMetricsOverride":    refusal("there is no page to emulate").onTarget(tRefusal(noMetrics)),
 	"Emulation.clearDeviceMetricsOverride":  refusal("there is no page to emulate").onTarget(tRefusal(noMetrics)),
-	"Browser.getVersion":                    refusal("no browser target: inspector-worker serves one page target"),
-	"SystemInfo.getInfo":                    refusal("no system information on a page target"),
+	// As the browser target answers it (browser_target.go): Chrome
+	// answers it in every session.
+	"Browser.getVersion": local(func(s *Session, req request) { s.enqueue(appendResult(nil, req.ID, s.srv.versionAnswer())) }),
+	"SystemInfo.getInfo": refusal("no system information on a page target"),
 
 	// Page targets (pagetarget.go): methods browser-style clients send a
 	// page, new to the table; on the combined target the host has none.
-	"Page.removeScriptToEvaluateOnNewDocument": refusal("the host is not a browser page: there is no new document to evaluate in").onTarget(tLocal(targetRemoveNewDocScript)),
+	"Page.removeScriptToEvaluateOnNewDocument": noop(`{}`).onTarget(tLocal(targetRemoveNewDocScript)),
 	"Page.createIsolatedWorld":                 refusal("the host is not a browser page: it has no isolated worlds").onTarget(tLocal(targetCreateWorld)),
 	"Page.printToPDF":                          refusal("there is no page to print").onTarget(tRefusal(jsAgentCannot("print the page"))),
 	"Input.dispatchTouchEvent":                 refusal("there is no page to send input to").onTarget(tRefusal(noTrustedInput)),

@@ -164,7 +164,35 @@ func MethodsMarkdown() []byte {
 		}
 		b.WriteString("\n")
 	}
+	browserMarkdown(&b)
 	return b.Bytes()
+}
+
+// browserMarkdown renders the browser target's table (browser_target.go).
+func browserMarkdown(b *bytes.Buffer) {
+	b.WriteString("## The browser target\n\n")
+	b.WriteString("What a connection to `/json/version`'s `webSocketDebuggerUrl` (`/devtools/browser/<id>`)\n")
+	b.WriteString("answers itself when a request carries no `sessionId` (`browserMethods`,\n")
+	b.WriteString("`cdpserver/browser_target.go`). Any other method without a `sessionId` goes to the\n")
+	b.WriteString("combined target, as the tables above say; with a `sessionId`, to that session's target.\n\n")
+	b.WriteString("| Method | Browser target |\n|---|---|\n")
+	names := make([]string, 0, len(browserMethods))
+	for m := range browserMethods {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		e := browserMethods[m]
+		answer := "answered by inspector-worker"
+		switch e.kind {
+		case answerNoop:
+			answer = "accepted, no effect: answers `" + e.result + "`"
+		case answerRefusal:
+			answer = "refused: " + e.reason
+		}
+		fmt.Fprintf(b, "| `%s` | %s |\n", m, strings.ReplaceAll(answer, "|", `\|`))
+	}
+	b.WriteString("\n")
 }
 
 func row(b *bytes.Buffer, name string, e methodEntry, target string) {

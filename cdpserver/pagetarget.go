@@ -109,7 +109,7 @@ func (s *Server) handlePageTarget(w http.ResponseWriter, r *http.Request, pt pag
 		return
 	}
 	dt.SetReadLimit(maxDevToolsMessage)
-	sess, closing := s.registerPageSession(pt, func(sess *Session) { sess.dt, sess.wire = dt, gate.conn })
+	sess, closing := s.registerPageSession(pt, func(sess *Session) { sess.tr, sess.dt, sess.wire = &wsTransport{conn: dt}, dt, gate.conn })
 	if sess == nil {
 		dt.Close(websocket.StatusGoingAway, truncate(closing, maxCloseReason))
 		return

@@ -58,6 +58,8 @@ func TestMethodTableAnswers(t *testing.T) {
 		// No highlight shown, no page to inspect (pagerealm/overlay.go).
 		"Overlay.hideHighlight":  func() []byte { return []byte(`{}`) },
 		"Overlay.setInspectMode": func() []byte { return []byte(`{}`) },
+		// As the browser target answers it (browser_target.go).
+		"Browser.getVersion": srv.versionAnswer,
 	}
 	// Local answers that are errors without a client page.
 	wantLocalError := map[string]string{

@@ -98,8 +98,10 @@ const (
 // Server is the worker's CDP endpoint for one host.
 //
 // Goroutines: the http.Server's; per DevTools connection a Session's three
-// (readLoop, hostLoop, sendLoop); one hostWatch that closes every session
-// when the host is gone.
+// (readLoop, hostLoop, sendLoop); per browser connection its readLoop,
+// sendLoop and targetLoop, and per flat session on it a Session's
+// (browser.go); one hostWatch that closes every session when the host is
+// gone.
 type Server struct {
 	targetID string            // Static after construction.
 	hostInfo hostnode.HostInfo // Static after construction: the first host's (a restart runs the same script).
@@ -114,6 +116,7 @@ type Server struct {
 	debug       bool                 // Static after construction: Options.Logf was set.
 	opts        Options              // Static after construction, defaults filled in.
 	children    ChildRealms          // Set before serving (SetChildRealms); nil: no child targets.
+	browser     *browserEndpoint     // Static after construction: /devtools/browser (browser.go).
 
 	mux     *http.ServeMux // Static after construction; Handle adds routes.
 	ln      net.Listener   // Static after construction.
@@ -178,6 +181,7 @@ func New(host Host, ln net.Listener, opts Options) *Server {
 	s.clients = pagerealm.New(pageServer{s}, pagerealm.Config{TargetID: s.targetID, Registry: s.registry,
 		RuntimeTimeout: opts.ClientRuntimeTimeout, Served: pageAgentMethods()})
 	s.network = s.newNetwork()
+	s.browser = newBrowserEndpoint(s)
 	s.httpSrv.Handler = s.routes()
 	return s
 }
@@ -292,6 +296,7 @@ func (s *Server) hostWatch() {
 	for _, sess := range s.stopAccepting("the Node host is gone") {
 		go sess.closeHostAfterAnswers()
 	}
+	s.browser.closeAll("the Node host is gone")
 }
 
 // stopAccepting refuses new sessions from now on and returns the open ones.
@@ -314,6 +319,7 @@ func (s *Server) closeSessions(reason string) {
 		sess.endHost(reason, false)
 		sess.closeHost()
 	}
+	s.browser.closeAll(reason)
 }
 
 // Shutdown closes every DevTools connection with reason (shown by the

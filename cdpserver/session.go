@@ -45,8 +45,9 @@ const maxCloseReason = 123
 type Session struct {
 	srv     *Server         // Static after construction.
 	id      int64           // Static after construction.
-	dt      *websocket.Conn // Static after construction. Written by sendLoop, or by hostLoop holding the writer token (direct.go).
-	wire    *gatedConn      // Static after construction: dt's connection, corked by sendLoop.
+	tr      transport       // Static after construction: the client (transport.go). Written by sendLoop, or by hostLoop holding the writer token (direct.go).
+	dt      *websocket.Conn // Static after construction: a window's socket (tr's), nil for a flat session; direct runs write it.
+	wire    *gatedConn      // Static after construction: dt's connection, corked by sendLoop; nil for a flat session (no direct runs).
 	out     *sendQueue      // Static after construction.
 	objects *object.Table   // Static after construction.
 	net     *network.Window // Static after construction: the window's Network state.
@@ -128,28 +129,12 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		s.handlePageTarget(w, r, pt) // pagetarget.go
 		return
 	}
-	if reason := s.reserveWindow(); reason != "" {
+	host, batch, gen, status, reason := s.dialWindow(r.Context())
+	if host == nil {
 		s.logf("refused DevTools connection from %s: %s", r.RemoteAddr, reason)
-		http.Error(w, reason, http.StatusServiceUnavailable)
+		http.Error(w, reason, status)
 		return
 	}
-	cur, gen, down := s.currentHostGen()
-	if cur == nil {
-		s.releaseWindow()
-		http.Error(w, "the Node host is not running ("+down+"); save a watched file to restart it, then reconnect",
-			http.StatusServiceUnavailable)
-		return
-	}
-	// Dial and upgrade outside swapMu: a Node that takes long to answer
-	// delays this window only, never another's upgrade nor a host swap.
-	batch := new(hostnode.SessionIO)
-	host, err := cur.OpenSession(hostnode.WithSessionIO(r.Context(), batch))
-	if err != nil {
-		s.releaseWindow()
-		http.Error(w, "cannot open a session to the Node host: "+err.Error(), http.StatusBadGateway)
-		return
-	}
-	host.SetReadLimit(maxHostMessageLimit)
 	gate := &closeGate{ResponseWriter: w}
 	dt, err := websocket.Accept(gate, r, &websocket.AcceptOptions{
 		InsecureSkipVerify: true, // originProblem checked it, with a reason the user can read
@@ -161,7 +146,7 @@ func (s *Server) handleDevTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	dt.SetReadLimit(maxDevToolsMessage)
-	sess, closing := s.registerWindow(r.Context(), gen, dt, gate, host, batch)
+	sess, closing := s.registerWindow(r.Context(), gen, &wsTransport{conn: dt}, dt, gate.conn, host, batch)
 	if sess == nil {
 		dt.Close(websocket.StatusGoingAway, truncate(closing, maxCloseReason))
 		return
@@ -241,9 +226,8 @@ func (sess *Session) guard(loop string, writer bool, f func()) {
 // host session.
 func (sess *Session) readLoop() {
 	ctx := context.Background()
-	var rd msgReader
 	for {
-		msg, err := rd.read(ctx, sess.dt)
+		msg, err := sess.tr.read(ctx)
 		if err != nil {
 			if sess.hostHeld {
 				sess.releaseHost()
@@ -371,7 +355,7 @@ func (sess *Session) sendLoop() {
 				// batch would only delay the close frame that says so.
 				break
 			}
-			if err := sess.dt.Write(ctx, websocket.MessageText, m); err != nil {
+			if err := sess.tr.write(ctx, m); err != nil {
 				sess.writeFailed()
 				return
 			}
@@ -391,7 +375,7 @@ func (sess *Session) sendLoop() {
 // has a frame half written: no close frame can follow.
 func (sess *Session) writeFailed() {
 	sess.stopSending()
-	sess.dt.CloseNow()
+	sess.tr.closeNow()
 	sess.closeHost()
 }
 
@@ -413,7 +397,7 @@ func (sess *Session) closeDevTools(why error) {
 	default:
 		cs = &closeState{websocket.StatusInternalError, fmt.Sprint(why)}
 	}
-	sess.dt.Close(cs.code, truncate(cs.reason, maxCloseReason))
+	sess.tr.close(cs.code, cs.reason)
 	sess.closeHost()
 }
 
@@ -430,7 +414,7 @@ func (sess *Session) enqueue(msg []byte) {
 			case <-sess.sendDone: // the close is under way, bounded by the library
 			default:
 				sess.srv.logf("DevTools connection %d: dropped, it read nothing for %v", sess.id, overflowWriteGrace)
-				sess.dt.CloseNow()
+				sess.tr.closeNow()
 			}
 		}))
 		sess.poke()

@@ -3,6 +3,7 @@ package cdpserver
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/coder/websocket"
 
@@ -18,6 +19,32 @@ import (
 // the window is closed with a reason rather than chasing the host.
 const maxOpenRedials = 3
 
+// dialWindow takes a window slot (reserveWindow) and dials a Node session
+// for a new window, outside swapMu: a Node that takes long to answer delays
+// this window only, never another's upgrade nor a host swap. On failure host
+// is nil and status (an HTTP status) and reason say why; the slot is given
+// back. On success registerWindow takes the slot over.
+func (s *Server) dialWindow(ctx context.Context) (host *websocket.Conn, batch *hostnode.SessionIO, gen uint64,
+	status int, reason string) {
+	if reason := s.reserveWindow(); reason != "" {
+		return nil, nil, 0, http.StatusServiceUnavailable, reason
+	}
+	cur, gen, down := s.currentHostGen()
+	if cur == nil {
+		s.releaseWindow()
+		return nil, nil, 0, http.StatusServiceUnavailable,
+			"the Node host is not running (" + down + "); save a watched file to restart it, then reconnect"
+	}
+	batch = new(hostnode.SessionIO)
+	host, err := cur.OpenSession(hostnode.WithSessionIO(ctx, batch))
+	if err != nil {
+		s.releaseWindow()
+		return nil, nil, 0, http.StatusBadGateway, "cannot open a session to the Node host: " + err.Error()
+	}
+	host.SetReadLimit(maxHostMessageLimit)
+	return host, batch, gen, 0, ""
+}
+
 // registerWindow binds an upgraded window to the Node session dialled for
 // host generation gen and registers it, under swapMu so a host swap sees
 // it or happens before it. The dial and the upgrade happened outside
@@ -28,13 +55,13 @@ const maxOpenRedials = 3
 // HostDown would be: it is told why and waits for HostUp. The window slot
 // is released in every case; nil means the window must be closed with the
 // returned reason.
-func (s *Server) registerWindow(ctx context.Context, gen uint64, dt *websocket.Conn, gate *closeGate,
+func (s *Server) registerWindow(ctx context.Context, gen uint64, tr transport, dt *websocket.Conn, wire *gatedConn,
 	host *websocket.Conn, batch *hostnode.SessionIO) (*Session, string) {
 	for redials := 0; ; redials++ {
 		s.swapMu.Lock()
 		cur, now, down := s.currentHostGen()
 		if now == gen || cur == nil {
-			sess, closing := s.addSession(s.newSessionFunc(dt, gate, host, batch))
+			sess, closing := s.addSession(s.newSessionFunc(tr, dt, wire, host, batch))
 			if sess != nil && now != gen {
 				sess.detachHost(nil, down) // as HostDown would have; closes host without blocking
 			}
@@ -63,11 +90,11 @@ func (s *Server) registerWindow(ctx context.Context, gen uint64, dt *websocket.C
 }
 
 // newSessionFunc builds the Session addSession registers.
-func (s *Server) newSessionFunc(dt *websocket.Conn, gate *closeGate, host *websocket.Conn,
+func (s *Server) newSessionFunc(tr transport, dt *websocket.Conn, wire *gatedConn, host *websocket.Conn,
 	batch *hostnode.SessionIO) func(id int64) *Session {
 	return func(id int64) *Session {
 		sess := &Session{
-			srv: s, id: id, dt: dt, wire: gate.conn, host: host, hostIO: batch,
+			srv: s, id: id, tr: tr, dt: dt, wire: wire, host: host, hostIO: batch,
 			out:      newSendQueue(s.opts.MaxQueuedMessages, s.opts.MaxQueuedBytes),
 			objects:  object.NewTable(),
 			pending:  map[int64]string{},

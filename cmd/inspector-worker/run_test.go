@@ -95,7 +95,7 @@ const timer = setInterval(() => {}, 1000);
 	proctest.AssertGone(t, pid)
 }
 
-// pageURL reads the one target's WebSocket URL from /json/list.
+// pageURL reads the combined target's WebSocket URL from /json/list.
 func pageURL(t testing.TB, addr string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/json/list")
@@ -106,7 +106,9 @@ func pageURL(t testing.TB, addr string) string {
 	var list []struct {
 		Title, URL, WebSocketDebuggerURL string
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list) != 1 {
+	// The combined target is first; each connected page follows as a
+	// target of its own (cdpserver/pagetarget.go).
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil || len(list) == 0 {
 		t.Fatalf("/json/list: %v %v", list, err)
 	}
 	return list[0].WebSocketDebuggerURL

@@ -32,10 +32,10 @@ export function alive(pid) {
  * Spawns a command in a new process group and collects its output.
  * @param {string} cmd
  * @param {string[]} args
- * @param {import('node:child_process').SpawnOptions} [opts]
+ * @param {import('node:child_process').SpawnOptions} [opts] stdio defaults to ['ignore', 'pipe', 'pipe']
  */
 export function spawnGroup(cmd, args, opts = {}) {
-  const child = spawn(cmd, args, { ...opts, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts, detached: true });
   const out = { stdout: '', stderr: '' };
   child.stdout?.setEncoding('utf8').on('data', (d) => { out.stdout += d; });
   child.stderr?.setEncoding('utf8').on('data', (d) => { out.stderr += d; });
