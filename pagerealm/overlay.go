@@ -133,6 +133,13 @@ func inspectNodeRequested(id cdp.NodeID) []byte {
 	return cdpproject.Event("Overlay.inspectNodeRequested", &cdpoverlay.EventInspectNodeRequested{BackendNodeID: cdp.BackendNodeID(id)})
 }
 
+// nodeHighlightRequested is the event of the node inspect mode highlights
+// under the pointer: the page sent its path first, so the frontend has the
+// node and selects it in the tree, as Chrome's tree follows the pointer.
+func nodeHighlightRequested(id cdp.NodeID) []byte {
+	return cdpproject.Event("Overlay.nodeHighlightRequested", &cdpoverlay.EventNodeHighlightRequested{NodeID: id})
+}
+
 // SetInspectMode starts or ends inspect mode in every page of the
 // window's document (a mode other than none starts it); answered when each
 // page has answered, failed or timed out. A page that connects later is

@@ -372,6 +372,12 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 			} else {
 				out.Depth = int64(in.Int64())
 			}
+		case "pierce":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Pierce = bool(in.Bool())
+			}
 		case "edit":
 			if in.IsNull() {
 				in.Skip()
@@ -425,6 +431,60 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 				in.Skip()
 			} else {
 				out.Overlay = DOMOverlayAction(in.String())
+			}
+		case "rect":
+			if in.IsNull() {
+				in.Skip()
+				out.Rect = nil
+			} else {
+				in.Delim('[')
+				if out.Rect == nil {
+					if !in.IsDelim(']') {
+						out.Rect = make([]float64, 0, 8)
+					} else {
+						out.Rect = []float64{}
+					}
+				} else {
+					out.Rect = (out.Rect)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v11 float64
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v11 = float64(in.Float64())
+					}
+					out.Rect = append(out.Rect, v11)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "colors":
+			if in.IsNull() {
+				in.Skip()
+				out.Colors = nil
+			} else {
+				in.Delim('[')
+				if out.Colors == nil {
+					if !in.IsDelim(']') {
+						out.Colors = make([]string, 0, 4)
+					} else {
+						out.Colors = []string{}
+					}
+				} else {
+					out.Colors = (out.Colors)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v12 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v12 = string(in.String())
+					}
+					out.Colors = append(out.Colors, v12)
+					in.WantComma()
+				}
+				in.Delim(']')
 			}
 		case "css":
 			if in.IsNull() {
@@ -482,11 +542,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v11, v12 := range in.Nodes {
-				if v11 > 0 {
+			for v13, v14 := range in.Nodes {
+				if v13 > 0 {
 					out.RawByte(',')
 				}
-				out.Uint64(uint64(v12))
+				out.Uint64(uint64(v14))
 			}
 			out.RawByte(']')
 		}
@@ -495,6 +555,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"depth\":"
 		out.RawString(prefix)
 		out.Int64(int64(in.Depth))
+	}
+	if in.Pierce {
+		const prefix string = ",\"pierce\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Pierce))
 	}
 	if in.Edit != "" {
 		const prefix string = ",\"edit\":"
@@ -540,6 +605,34 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"overlay\":"
 		out.RawString(prefix)
 		out.String(string(in.Overlay))
+	}
+	if len(in.Rect) != 0 {
+		const prefix string = ",\"rect\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v15, v16 := range in.Rect {
+				if v15 > 0 {
+					out.RawByte(',')
+				}
+				out.Float64(float64(v16))
+			}
+			out.RawByte(']')
+		}
+	}
+	if len(in.Colors) != 0 {
+		const prefix string = ",\"colors\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v17, v18 := range in.Colors {
+				if v17 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v18))
+			}
+			out.RawByte(']')
+		}
 	}
 	if in.CSS != "" {
 		const prefix string = ",\"css\":"
@@ -634,13 +727,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.Children = (out.Children)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 DOMNode
+					var v19 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v13).UnmarshalEasyJSON(in)
+						(v19).UnmarshalEasyJSON(in)
 					}
-					out.Children = append(out.Children, v13)
+					out.Children = append(out.Children, v19)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -661,13 +754,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.Attributes = (out.Attributes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v14 string
+					var v20 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v14 = string(in.String())
+						v20 = string(in.String())
 					}
-					out.Attributes = append(out.Attributes, v14)
+					out.Attributes = append(out.Attributes, v20)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -695,6 +788,53 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 				in.Skip()
 			} else {
 				out.SystemID = string(in.String())
+			}
+		case "shadowRoots":
+			if in.IsNull() {
+				in.Skip()
+				out.ShadowRoots = nil
+			} else {
+				in.Delim('[')
+				if out.ShadowRoots == nil {
+					if !in.IsDelim(']') {
+						out.ShadowRoots = make([]DOMNode, 0, 0)
+					} else {
+						out.ShadowRoots = []DOMNode{}
+					}
+				} else {
+					out.ShadowRoots = (out.ShadowRoots)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v21 DOMNode
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						(v21).UnmarshalEasyJSON(in)
+					}
+					out.ShadowRoots = append(out.ShadowRoots, v21)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "shadowRootType":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ShadowRootType = string(in.String())
+			}
+		case "templateContent":
+			if in.IsNull() {
+				in.Skip()
+				out.TemplateContent = nil
+			} else {
+				if out.TemplateContent == nil {
+					out.TemplateContent = new(DOMNode)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.TemplateContent).UnmarshalEasyJSON(in)
+				}
 			}
 		default:
 			in.AddError(&jlexer.LexerError{
@@ -749,11 +889,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v15, v16 := range in.Children {
-				if v15 > 0 {
+			for v22, v23 := range in.Children {
+				if v22 > 0 {
 					out.RawByte(',')
 				}
-				(v16).MarshalEasyJSON(out)
+				(v23).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -763,11 +903,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v17, v18 := range in.Attributes {
-				if v17 > 0 {
+			for v24, v25 := range in.Attributes {
+				if v24 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v18))
+				out.String(string(v25))
 			}
 			out.RawByte(']')
 		}
@@ -791,6 +931,30 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		const prefix string = ",\"systemId\":"
 		out.RawString(prefix)
 		out.String(string(in.SystemID))
+	}
+	if len(in.ShadowRoots) != 0 {
+		const prefix string = ",\"shadowRoots\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v26, v27 := range in.ShadowRoots {
+				if v26 > 0 {
+					out.RawByte(',')
+				}
+				(v27).MarshalEasyJSON(out)
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.ShadowRootType != "" {
+		const prefix string = ",\"shadowRootType\":"
+		out.RawString(prefix)
+		out.String(string(in.ShadowRootType))
+	}
+	if in.TemplateContent != nil {
+		const prefix string = ",\"templateContent\":"
+		out.RawString(prefix)
+		(*in.TemplateContent).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }
@@ -846,13 +1010,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto3(i
 					out.Events = (out.Events)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v19 DOMEvent
+					var v28 DOMEvent
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v19).UnmarshalEasyJSON(in)
+						(v28).UnmarshalEasyJSON(in)
 					}
-					out.Events = append(out.Events, v19)
+					out.Events = append(out.Events, v28)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -892,11 +1056,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto3(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v20, v21 := range in.Events {
-				if v20 > 0 {
+			for v29, v30 := range in.Events {
+				if v29 > 0 {
 					out.RawByte(',')
 				}
-				(v21).MarshalEasyJSON(out)
+				(v30).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -981,13 +1145,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v22 DOMNode
+					var v31 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v22).UnmarshalEasyJSON(in)
+						(v31).UnmarshalEasyJSON(in)
 					}
-					out.Nodes = append(out.Nodes, v22)
+					out.Nodes = append(out.Nodes, v31)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1058,11 +1222,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v23, v24 := range in.Nodes {
-				if v23 > 0 {
+			for v32, v33 := range in.Nodes {
+				if v32 > 0 {
 					out.RawByte(',')
 				}
-				(v24).MarshalEasyJSON(out)
+				(v33).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1130,13 +1294,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v25 DOMNode
+					var v34 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v25).UnmarshalEasyJSON(in)
+						(v34).UnmarshalEasyJSON(in)
 					}
-					out.Nodes = append(out.Nodes, v25)
+					out.Nodes = append(out.Nodes, v34)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1171,11 +1335,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v26, v27 := range in.Nodes {
-				if v26 > 0 {
+			for v35, v36 := range in.Nodes {
+				if v35 > 0 {
 					out.RawByte(',')
 				}
-				(v27).MarshalEasyJSON(out)
+				(v36).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1222,13 +1386,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Content = (out.Content)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v28 float64
+					var v37 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v28 = float64(in.Float64())
+						v37 = float64(in.Float64())
 					}
-					out.Content = append(out.Content, v28)
+					out.Content = append(out.Content, v37)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1249,13 +1413,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Padding = (out.Padding)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v29 float64
+					var v38 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v29 = float64(in.Float64())
+						v38 = float64(in.Float64())
 					}
-					out.Padding = append(out.Padding, v29)
+					out.Padding = append(out.Padding, v38)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1276,13 +1440,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Border = (out.Border)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v30 float64
+					var v39 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v30 = float64(in.Float64())
+						v39 = float64(in.Float64())
 					}
-					out.Border = append(out.Border, v30)
+					out.Border = append(out.Border, v39)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1303,13 +1467,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Margin = (out.Margin)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v31 float64
+					var v40 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v31 = float64(in.Float64())
+						v40 = float64(in.Float64())
 					}
-					out.Margin = append(out.Margin, v31)
+					out.Margin = append(out.Margin, v40)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1351,11 +1515,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v32, v33 := range in.Content {
-				if v32 > 0 {
+			for v41, v42 := range in.Content {
+				if v41 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v33))
+				out.Float64(float64(v42))
 			}
 			out.RawByte(']')
 		}
@@ -1367,11 +1531,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v34, v35 := range in.Padding {
-				if v34 > 0 {
+			for v43, v44 := range in.Padding {
+				if v43 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v35))
+				out.Float64(float64(v44))
 			}
 			out.RawByte(']')
 		}
@@ -1383,11 +1547,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v36, v37 := range in.Border {
-				if v36 > 0 {
+			for v45, v46 := range in.Border {
+				if v45 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v37))
+				out.Float64(float64(v46))
 			}
 			out.RawByte(']')
 		}
@@ -1399,11 +1563,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v38, v39 := range in.Margin {
-				if v38 > 0 {
+			for v47, v48 := range in.Margin {
+				if v47 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v39))
+				out.Float64(float64(v48))
 			}
 			out.RawByte(']')
 		}

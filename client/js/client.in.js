@@ -48,6 +48,7 @@
 // build.mjs inlines sideeffect.mjs here
 // build.mjs inlines runtime.mjs here
 // build.mjs inlines overlay.mjs here
+// build.mjs inlines shadow.mjs here
 // build.mjs inlines css.mjs here
 // build.mjs inlines dom.mjs here
 
@@ -175,6 +176,9 @@
   var captureSink = { producer: /** @type {any} */ (heldProducer), isOwn: isOwn, budget: IWCapture.bodyBudget(attr('data-capture-body-bytes')) };
   var unwrapFetch = safeInstall(function () { return IWCapture.wrapFetch(w, captureSink); });
   var unwrapXHR = safeInstall(function () { return IWCapture.wrapXHR(w, captureSink); });
+  // Closed shadow roots made from now on, kept for the Elements panel
+  // (shadow.mjs): one WeakMap write per attachShadow, no DOM work.
+  var unwrapShadow = safeInstall(function () { return IWShadow.watchShadowRoots(w); });
   connect();
 
   try {
@@ -672,6 +676,7 @@
     unwrapConsole();
     unwrapFetch();
     unwrapXHR();
+    unwrapShadow();
     unhook();
     try { delete w.__inspectorWorkerClient; } catch (e) { /* ignore */ }
   }

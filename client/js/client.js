@@ -3293,12 +3293,16 @@ class Overlay {
     this.picker = '';
     /** @type {((session: string, el: Element) => void)|null} */
     this.onPick = null;
+    /** @type {((session: string, el: Element) => void)|null} */
+    this.onHover = null;
+    /** @type {number[]|null} the rectangle shown (Overlay.highlightRect), in place of a node's boxes */
+    this.box = null;
     /** @type {(() => void)|null} removes inspect mode's listeners */
     this.unlisten = null;
   }
 
   /** Counters for stats(). */
-  stats() { return { shown: !!this.host, draws: this.draws, selected: this.selected.size, picking: !!this.picker }; }
+  stats() { return { shown: !!this.host, draws: this.draws, selected: this.selected.size, picking: !!this.picker, rect: this.box }; }
 
   /**
    * Shows session's highlight of n (replacing any other).
@@ -3307,6 +3311,7 @@ class Overlay {
   highlight(session, n) {
     if (!n || n.nodeType !== 1) n = n && n.nodeType === 9 ? n.documentElement : n && n.parentElement;
     if (!n) throw new OverlayFailure('invalid-argument', 'the node has no element to highlight');
+    this.box = null;
     this.target = n;
     this.owner = session;
     this.mount();
@@ -3317,9 +3322,35 @@ class Overlay {
     }
   }
 
+  /**
+   * Shows session's rectangle (Overlay.highlightRect: x, y, width, height
+   * in the viewport's CSS pixels, fill and outline colors) in place of any
+   * highlight. It stays where it is put: nothing follows it.
+   * @param {string} session @param {number[]} rect @param {string[]} colors
+   */
+  rect(session, rect, colors) {
+    if (!Array.isArray(rect) || rect.length !== 4 || !rect.every((v) => typeof v === 'number' && isFinite(v))) {
+      throw new OverlayFailure('invalid-argument', 'a rect is x, y, width, height');
+    }
+    this.target = null;
+    this.owner = session;
+    this.box = rect;
+    this.mount();
+    const parts = this.parts;
+    this.draws++;
+    const [x, y, w, h] = rect;
+    for (const k in parts.paths) parts.paths[k].setAttribute('d', '');
+    const p = parts.paths.content;
+    p.setAttribute('d', 'M' + x + ' ' + y + 'h' + w + 'v' + h + 'h' + (-w) + 'Z');
+    p.setAttribute('fill', colors && colors[0] ? colors[0] : 'transparent');
+    p.setAttribute('stroke', colors && colors[1] ? colors[1] : 'transparent');
+    parts.label.style.display = 'none';
+  }
+
   /** Hides session's highlight (another session's stays). @param {string} session */
   hide(session) {
     if (this.owner !== session) return;
+    this.box = null;
     this.target = null;
     this.owner = '';
     if (this.host) {
@@ -3344,11 +3375,15 @@ class Overlay {
    * the page added on its document or elements; the page's own capturing
    * listeners on the window, if added earlier, still run). Only the user's
    * input (isTrusted) is taken: the page's own el.click() runs as ever.
+   * The element under the pointer goes to onHover too (the window's tree
+   * follows it: nodeHighlightRequested).
    * @param {string} session @param {(session: string, el: Element) => void} onPick
+   * @param {(session: string, el: Element) => void} [onHover]
    */
-  pick(session, onPick) {
+  pick(session, onPick, onHover) {
     this.picker = session;
     this.onPick = onPick;
+    this.onHover = onHover || null;
     if (this.unlisten) return;
     const w = this.doc.defaultView;
     /** @param {Event} e */
@@ -3357,16 +3392,22 @@ class Overlay {
       e.preventDefault();
       e.stopImmediatePropagation();
     };
+    // The innermost element, inside open shadow roots too (a closed
+    // root's content is hidden from the window's listeners: its host).
+    /** @param {Event} e */
+    const under = (e) => /** @type {any} */ ((e.composedPath && e.composedPath()[0]) || e.target);
     /** @param {Event} e */
     const move = (e) => {
-      const t = /** @type {any} */ (e.target);
-      if (e.isTrusted && t && t.nodeType === 1 && !OWN.has(t) && t !== this.target) this.highlight(this.picker, t);
+      const t = under(e);
+      if (!e.isTrusted || !t || t.nodeType !== 1 || OWN.has(t) || t === this.target) return;
+      this.highlight(this.picker, t);
+      if (this.onHover) this.onHover(this.picker, t);
     };
     /** @param {Event} e */
     const click = (e) => {
       if (!e.isTrusted) return;
       swallow(e);
-      const t = /** @type {any} */ (e.target);
+      const t = under(e);
       if (t && t.nodeType === 1 && this.onPick) this.onPick(this.picker, t);
     };
     /** @type {Array<[string, (e: Event) => void]>} */
@@ -3382,6 +3423,7 @@ class Overlay {
     this.unlisten();
     this.unlisten = null;
     this.onPick = null;
+    this.onHover = null;
     this.picker = '';
     this.hide(session);
   }
@@ -3457,6 +3499,8 @@ class Overlay {
     parts.paths.border.setAttribute('d', path(m.border) + path(m.padding));
     parts.paths.padding.setAttribute('d', path(m.padding) + path(m.content));
     parts.paths.content.setAttribute('d', path(m.content));
+    parts.paths.content.setAttribute('fill', COLORS.content); // a rect (rect()) may have changed it
+    parts.paths.content.removeAttribute('stroke');
     const r = t.getBoundingClientRect();
     parts.name.textContent = describe(t);
     parts.size.textContent = fmt(r.width) + ' × ' + fmt(r.height);
@@ -3483,6 +3527,123 @@ function fmt(v) { return String(Math.round(v * 100) / 100); }
 return { OWN: OWN, MAX_INSPECTED: MAX_INSPECTED, OVERLAY_TAG: OVERLAY_TAG, boxModel: boxModel, Overlay: Overlay };
 })();
 // ---- END overlay.mjs ----
+// ---- BEGIN shadow.mjs (generated by build.mjs from shadow.mjs: edit shadow.mjs, then run `node client/js/build.mjs`) ----
+var IWShadow = (function () {
+'use strict';
+// shadow.mjs — the trees beside a page's document that the DOM agent
+// (dom.mjs) shows as Chrome does: shadow roots (`shadowRoots` on the host)
+// and <template> contents (`templateContent`). Shipped inside client.js
+// only (build.mjs inlines it before dom.mjs); the tests import it directly.
+//
+// An open shadow root is the host's `shadowRoot`. A closed one is not
+// reachable from the page's side at all, so client.js wraps
+// Element.prototype.attachShadow when it loads (watchShadowRoots) and keeps
+// each closed root it sees in a WeakMap by host: one map write per
+// attachShadow call, no DOM work, nothing kept alive. Closed roots attached
+// before client.js ran (by a script earlier in the page, or by the parser
+// for declarative `<template shadowrootmode="closed">`) stay unseen: the
+// host shows without them.
+//
+// The wrapper also tells the DOM agents that observe the page (HOOKS) of a
+// root attached to a host a window may already hold, so they send
+// shadowRootPushed: no MutationRecord reports an attachShadow.
+
+/** host → its closed shadow root, for roots attached after the client loaded. */
+const CLOSED = new WeakMap();
+
+/** template content → its <template>, for the templates the agent described. */
+const TEMPLATE_OF = new WeakMap();
+
+/**
+ * The observing DOM agents, told of every root attached (hostAttached);
+ * an agent is in it only while its MutationObserver runs.
+ * @type {Set<{ hostAttached: (host: Element) => void }>}
+ */
+const HOOKS = new Set();
+
+/**
+ * Wraps w's Element.prototype.attachShadow to keep closed roots and tell
+ * HOOKS; returns the function that restores it (if still ours), or null
+ * when there is nothing to wrap. The wrapper keeps the method's name,
+ * length and property attributes, and returns what the original returns
+ * or throws what it throws.
+ * @param {any} w the page's window
+ * @returns {(() => void)|null}
+ */
+function watchShadowRoots(w) {
+  const proto = w && w.Element && w.Element.prototype;
+  const desc = proto && Object.getOwnPropertyDescriptor(proto, 'attachShadow');
+  const orig = desc && desc.value;
+  if (typeof orig !== 'function') return null;
+  // A method (not a constructor), named attachShadow, length 1, as the
+  // native one.
+  const wrapped = {
+    /** @this {Element} @param {ShadowRootInit} init */
+    attachShadow(init) {
+      const root = orig.call(this, init);
+      try {
+        if (root && root.mode === 'closed') CLOSED.set(this, root);
+        for (const h of HOOKS) h.hostAttached(this);
+      } catch (e) { /* never the page's problem */ }
+      return root;
+    },
+  }.attachShadow;
+  Object.defineProperty(proto, 'attachShadow', Object.assign({}, desc, { value: wrapped }));
+  return () => {
+    const now = Object.getOwnPropertyDescriptor(proto, 'attachShadow');
+    if (now && now.value === wrapped) Object.defineProperty(proto, 'attachShadow', desc);
+  };
+}
+
+/**
+ * The shadow root of el the agent can show: its open root, or a closed one
+ * the wrapper kept; null when none (or a closed one made before it).
+ * @param {any} el
+ * @returns {ShadowRoot|null}
+ */
+function rootOf(el) {
+  if (!el || el.nodeType !== 1) return null;
+  return el.shadowRoot || CLOSED.get(el) || null;
+}
+
+/**
+ * The content of an HTML <template> (a document fragment), else null.
+ * @param {any} el
+ */
+function contentOf(el) {
+  if (!el || el.nodeType !== 1 || el.localName !== 'template' || el.namespaceURI !== 'http://www.w3.org/1999/xhtml') return null;
+  const c = el.content;
+  return c && c.nodeType === 11 ? c : null;
+}
+
+/**
+ * n's parent in the tree the Elements panel shows: its parent node, or for
+ * a shadow root its host, for a template content its template (once
+ * described); null at the top.
+ * @param {any} n
+ * @returns {Node|null}
+ */
+function up(n) {
+  if (n.parentNode) return n.parentNode;
+  if (n.nodeType !== 11) return null;
+  return n.host || TEMPLATE_OF.get(n) || null;
+}
+
+/**
+ * Whether n is in the tree of document doc as the panel shows it (inside
+ * shadow roots and described template contents too).
+ * @param {Node} n @param {Node} doc
+ */
+function inTree(n, doc) {
+  if (n.isConnected) return n.getRootNode({ composed: true }) === doc;
+  let top = n;
+  for (let a = up(n); a; a = up(a)) top = a;
+  return top === doc;
+}
+
+return { TEMPLATE_OF: TEMPLATE_OF, HOOKS: HOOKS, watchShadowRoots: watchShadowRoots, rootOf: rootOf, contentOf: contentOf, up: up, inTree: inTree };
+})();
+// ---- END shadow.mjs ----
 // ---- BEGIN css.mjs (generated by build.mjs from css.mjs: edit css.mjs, then run `node client/js/build.mjs`) ----
 var IWCSS = (function () {
 'use strict';
@@ -4016,8 +4177,17 @@ var IWDOM = (function () {
 // document again).
 //
 // Like Chrome's Elements panel, whitespace-only text nodes are not shown.
+//
+// Shadow roots and <template> contents (shadow.mjs) are nodes of the same
+// session table: described on their host (`shadowRoots`, `templateContent`)
+// and observed by the same MutationObserver, one observe() call per root or
+// content a window was sent. A root attached to a host the window holds
+// goes as shadowRootPushed in the next flush. The DOM has no way to detach
+// a shadow root, so shadowRootPopped is never sent: a host that goes takes
+// its root with it (childNodeRemoved).
 var capString = IWCore.capString, measureJSON = IWCore.measureJSON, MAX_FRAME_OBJECTS = IWCore.MAX_FRAME_OBJECTS, MAX_DEPTH = IWCore.MAX_DEPTH;
 var OWN = IWOverlay.OWN, Overlay = IWOverlay.Overlay, boxModel = IWOverlay.boxModel;
+var HOOKS = IWShadow.HOOKS, TEMPLATE_OF = IWShadow.TEMPLATE_OF, rootOf = IWShadow.rootOf, contentOf = IWShadow.contentOf, up = IWShadow.up, inTree = IWShadow.inTree;
 var cssCommand = IWCSS.cssCommand;
 
 /** The coalescing window: mutations are sent at most this often per page. */
@@ -4043,6 +4213,8 @@ const MAX_SEARCH_RESULTS = 10000;
 const MAX_SEARCHES_PER_SESSION = 4;
 /** The page document's id in every session. */
 const DOCUMENT_ID = 1;
+/** What the MutationObserver watches, in the document and in each root. */
+const OBSERVED = { childList: true, subtree: true, attributes: true, characterData: true };
 
 const G = /** @type {any} */ (globalThis);
 
@@ -4091,6 +4263,8 @@ class DOMAgent {
     this.attrs = new Map();
     /** @type {Set<Node>} */
     this.texts = new Set();
+    /** @type {Set<Element>} hosts that got a shadow root since the last flush */
+    this.attached = new Set();
     this.scheduled = false;
     // Counters for stats().
     this.flushes = 0;
@@ -4121,6 +4295,36 @@ class DOMAgent {
     let id;
     try { id = this.idOf(s, el); } catch (e) { return; } // over MAX_NODES_PER_SESSION: the click picks nothing
     this.sendEvents(session, s.doc, [{ kind: 'inspectNodeRequested', node: id }]);
+  }
+
+  /**
+   * Inspect mode's pointer is over el: the window gets its path, then
+   * nodeHighlightRequested, so its tree follows the pointer as Chrome's.
+   * @param {string} session @param {Element} el
+   */
+  hovered(session, el) {
+    this.flush();
+    const s = this.sessions.get(session);
+    if (!s) return;
+    /** @type {any[]} */
+    const children = [];
+    let id;
+    try { id = this.pushPath(s, el, children); } catch (e) { return; } // over MAX_NODES_PER_SESSION
+    if (children.length) this.observe();
+    const events = children.map((c) => ({ kind: 'setChildNodes', parent: c.parent, nodes: c.nodes }));
+    if (id) events.push({ kind: 'nodeHighlightRequested', node: id });
+    if (events.length) this.sendEvents(session, s.doc, events);
+  }
+
+  /**
+   * A shadow root was attached to host (shadow.mjs): sessions that hold
+   * the host get shadowRootPushed in the next flush.
+   * @param {Element} host
+   */
+  hostAttached(host) {
+    if (OWN.has(host)) return; // the overlay's own root
+    this.attached.add(host);
+    this.schedule();
   }
 
   /** $0…$4 of session (none before the window selected a node). @param {string} session */
@@ -4162,10 +4366,10 @@ class DOMAgent {
       case 'domChildren': {
         const n = this.node(s, p.node);
         this.observe();
-        return { children: [{ parent: p.node, nodes: this.childList(s, n, depthOf(p.depth, 1)) }] };
+        return { children: [{ parent: p.node, nodes: this.childList(s, n, depthOf(p.depth, 1), !!p.pierce) }] };
       }
       case 'domDescribe':
-        return { node: this.describe(s, this.target(s, p, session, lookup), depthOf(p.depth, 0), false) };
+        return { node: this.describe(s, this.target(s, p, session, lookup), depthOf(p.depth, 0), false, !!p.pierce) };
       case 'domPush': return this.push(s, p, session, lookup);
       case 'domOuterHTML': return { html: parts(outerHTML(this.target(s, p, session, lookup))) };
       case 'domEdit': {
@@ -4186,8 +4390,9 @@ class DOMAgent {
         if (p.overlay === 'hide') o.hide(session);
         else if (p.overlay === 'highlight') o.highlight(session, this.target(s, p, session, lookup));
         else if (p.overlay === 'inspect') o.inspect(session, this.target(s, p, session, lookup));
-        else if (p.overlay === 'pick') o.pick(session, (name, el) => this.picked(name, el));
+        else if (p.overlay === 'pick') o.pick(session, (name, el) => this.picked(name, el), (name, el) => this.hovered(name, el));
         else if (p.overlay === 'unpick') o.unpick(session);
+        else if (p.overlay === 'rect') o.rect(session, p.rect, p.colors);
         else throw new DOMFailure('invalid-argument', 'overlay ' + p.overlay);
         return {};
       }
@@ -4262,7 +4467,10 @@ class DOMAgent {
     return v;
   }
 
-  /** Forgets n and every descendant the session knows. @param {Session} s @param {Node} n */
+  /**
+   * Forgets n and every descendant the session knows (its shadow root and
+   * template content included). @param {Session} s @param {Node} n
+   */
   unbind(s, n) {
     const id = s.ids.get(n);
     if (!id) return;
@@ -4272,6 +4480,10 @@ class DOMAgent {
     const kids = s.kids.get(id);
     s.kids.delete(id);
     if (kids) for (const k of kids) { const c = s.nodes.get(k); if (c) this.unbind(s, c); }
+    const root = rootOf(n);
+    if (root) this.unbind(s, root);
+    const content = contentOf(n);
+    if (content) this.unbind(s, content);
   }
 
   // -------------------------------------------------------------------------
@@ -4279,13 +4491,13 @@ class DOMAgent {
 
   /**
    * A node's children, described to depth, recorded as sent.
-   * @param {Session} s @param {Node} n @param {number} depth
+   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} [pierce]
    */
-  childList(s, n, depth) {
+  childList(s, n, depth, pierce = false) {
     const out = [];
     const ids = [];
     for (const c of shown(n)) {
-      const d = this.describe(s, c, depth - 1, true);
+      const d = this.describe(s, c, depth - 1, true, pierce);
       out.push(d);
       ids.push(d.nodeId);
     }
@@ -4297,11 +4509,15 @@ class DOMAgent {
 
   /**
    * CDP's DOM.Node for n, with children to depth (recorded as sent when
-   * record: describeNode sends nothing the window keeps).
-   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} record
+   * record: describeNode sends nothing the window keeps). A shadow root
+   * and a template's content come with their element as Chrome sends them:
+   * unexpanded unless pierce (then the root to depth - 1: each level of
+   * nesting is one level of the frame's JSON depth too); the content
+   * always unexpanded.
+   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} record @param {boolean} [pierce]
    * @returns {Record<string, any>}
    */
-  describe(s, n, depth, record) {
+  describe(s, n, depth, record, pierce = false) {
     const a = /** @type {any} */ (n);
     /** @type {Record<string, any>} */
     const d = { nodeId: this.idOf(s, n), nodeType: a.nodeType, nodeName: a.nodeName };
@@ -4311,6 +4527,19 @@ class DOMAgent {
       const attrs = [];
       for (const at of a.attributes) attrs.push(at.name, capString(at.value, MAX_TEXT));
       if (attrs.length) d.attributes = attrs;
+      const root = OWN.has(a) ? null : rootOf(a);
+      if (root) {
+        d.shadowRoots = [this.describe(s, root, pierce && depth > 0 ? depth - 1 : 0, record, pierce)];
+        if (record) this.watch(root);
+      }
+      const content = contentOf(a);
+      if (content) {
+        TEMPLATE_OF.set(content, a);
+        d.templateContent = this.describe(s, content, 0, record, pierce);
+        if (record) this.watch(content);
+      }
+    } else if (a.nodeType === 11) {
+      if (a.host && (a.mode === 'open' || a.mode === 'closed')) d.shadowRootType = a.mode;
     } else if (a.nodeType === 9) {
       d.documentURL = String(a.URL || '');
       d.baseURL = String(a.baseURI || '');
@@ -4324,10 +4553,20 @@ class DOMAgent {
     // tree shows <h1>Title</h1> on one line without asking.
     if (depth === 0 && record && kids.length === 1 && kids[0].nodeType === 3 && a.nodeType === 1) depth = 1;
     if (depth !== 0 && kids.length) {
-      if (record) d.children = this.childList(s, n, depth);
-      else d.children = kids.map((c) => this.describe(s, c, depth - 1, false));
+      if (record) d.children = this.childList(s, n, depth, pierce);
+      else d.children = kids.map((c) => this.describe(s, c, depth - 1, false, pierce));
     } else if (record) s.counts.set(d.nodeId, kids.length);
     return d;
+  }
+
+  /**
+   * Observes a shadow root or template content the window was sent (the
+   * document's observer does not see inside them).
+   * @param {Node} root
+   */
+  watch(root) {
+    this.observe();
+    /** @type {MutationObserver} */ (this.observer).observe(root, OBSERVED);
   }
 
   /**
@@ -4346,19 +4585,29 @@ class DOMAgent {
     return children.length ? { nodes, children } : { nodes };
   }
 
-  /** @param {Session} s @param {Node} n @param {any[]} children */
+  /**
+   * Through shadow roots (host, then root) and template contents too. A
+   * node the window cannot be sent is 0: in our overlay, in a closed root
+   * made before the client loaded, or in the content of a template not
+   * described yet.
+   * @param {Session} s @param {Node} n @param {any[]} children
+   */
   pushPath(s, n, children) {
     if (n === this.doc) return DOCUMENT_ID;
-    if (!n.isConnected || n.getRootNode() !== this.doc) return 0;
     const path = [];
-    for (let a = n.parentNode; a; a = a.parentNode) path.unshift(a);
+    let top = n;
+    for (let a = up(n); a; a = up(a)) { path.unshift(a); top = a; }
+    if (top !== this.doc || OWN.has(n)) return 0;
     for (const a of path) {
+      // A root or content is sent with its element (the step before).
+      if (OWN.has(a) || (a.nodeType === 11 && !s.ids.has(a))) return 0;
       const id = this.idOf(s, a);
       if (s.kids.has(id)) continue;
       children.push({ parent: id, nodes: this.childList(s, a, 1) });
     }
-    // A whitespace-only text node is in no list the window holds.
     const id = s.ids.get(n);
+    if (n.nodeType === 11) return id || 0;
+    // A whitespace-only text node is in no list the window holds.
     const siblings = s.kids.get(/** @type {number} */ (s.ids.get(/** @type {Node} */ (n.parentNode))));
     return id && siblings && siblings.includes(id) ? id : 0;
   }
@@ -4390,6 +4639,7 @@ class DOMAgent {
           return;
         case 'removeNode':
           if (n === this.doc) throw new DOMFailure('invalid-argument', 'the document cannot be removed');
+          if (n.nodeType === 11) throw new DOMFailure('invalid-argument', 'a shadow root or template content cannot be removed (remove its element)');
           n.parentNode && n.parentNode.removeChild(n);
           return;
         case 'setOuterHTML':
@@ -4411,16 +4661,26 @@ class DOMAgent {
     if (this.observer) return;
     this.observer = this.makeObserver((records) => this.record(records));
     this.observers++;
-    this.observer.observe(this.doc, { childList: true, subtree: true, attributes: true, characterData: true });
+    this.observer.observe(this.doc, OBSERVED);
+    HOOKS.add(this);
   }
 
   stopObserving() {
     if (!this.observer) return;
     this.observer.disconnect();
     this.observer = null;
+    HOOKS.delete(this);
     this.dirty.clear();
     this.attrs.clear();
     this.texts.clear();
+    this.attached.clear();
+  }
+
+  /** A flush within FLUSH_MS, if none is due. */
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.timer(() => { this.scheduled = false; this.flush(); }, FLUSH_MS);
   }
 
   /** @param {MutationRecord[]} records */
@@ -4438,10 +4698,7 @@ class DOMAgent {
         if (r.target.parentNode) this.dirty.add(r.target.parentNode);
       }
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      this.timer(() => { this.scheduled = false; this.flush(); }, FLUSH_MS);
-    }
+    this.schedule();
   }
 
   /** Sends what changed since the last flush to every session. */
@@ -4449,7 +4706,7 @@ class DOMAgent {
     if (!this.observer) return;
     const pending = this.observer.takeRecords();
     if (pending.length) this.record(pending);
-    if (!this.dirty.size && !this.attrs.size && !this.texts.size) return;
+    if (!this.dirty.size && !this.attrs.size && !this.texts.size && !this.attached.size) return;
     this.flushes++;
     for (const [name, s] of this.sessions) {
       let events;
@@ -4470,6 +4727,7 @@ class DOMAgent {
     this.dirty.clear();
     this.attrs.clear();
     this.texts.clear();
+    this.attached.clear();
     if (!this.sessions.size) this.stopObserving();
   }
 
@@ -4486,7 +4744,7 @@ class DOMAgent {
       const pid = s.ids.get(parent);
       if (!pid) continue;
       const known = s.kids.get(pid);
-      const now = parent.isConnected ? shown(parent) : [];
+      const now = inTree(parent, this.doc) ? shown(parent) : [];
       if (!known) {
         // Only a count the window holds that changed (a text edit inside
         // marks the parent too).
@@ -4529,6 +4787,14 @@ class DOMAgent {
         prev = d.nodeId;
       });
       s.kids.set(pid, ids);
+    }
+    for (const host of this.attached) {
+      const hid = s.ids.get(host);
+      const root = rootOf(host);
+      if (hid && root && !s.ids.has(root) && inTree(host, this.doc)) {
+        events.push({ kind: 'shadowRootPushed', parent: hid, inserted: this.describe(s, root, 0, true) });
+        this.watch(root);
+      }
     }
     for (const [n, names] of this.attrs) {
       const id = s.ids.get(n);
@@ -4594,8 +4860,10 @@ function inOrder(pos) {
 /**
  * DOM.performSearch in one page: a CSS selector's elements, an XPath's
  * nodes (a query starting with / or ( ), and nodes whose tag name,
- * attribute or text contains the query (case-insensitive), in document
- * order, each once, at most MAX_SEARCH_RESULTS.
+ * attribute or text contains the query (case-insensitive), in the order
+ * the tree shows them, each once, at most MAX_SEARCH_RESULTS. As Chrome:
+ * the text search goes into shadow roots (open, and closed ones the client
+ * saw), the selector and the XPath run on the document.
  * @param {any} doc @param {string} q
  * @returns {Node[]}
  */
@@ -4611,16 +4879,26 @@ function search(doc, q) {
   }
   const text = q.toLowerCase();
   const tag = text.replace(/^<|>$/g, '');
-  const walker = doc.createTreeWalker(doc, 1 | 4 | 8 /* elements, text, comments */);
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    if (n.nodeType === 1) {
-      let hit = tag !== '' && n.nodeName.toLowerCase() === tag;
-      for (const a of n.attributes) if (hit || a.name.toLowerCase().includes(text) || a.value.toLowerCase().includes(text)) { hit = true; break; }
-      if (hit) hits.add(n);
-    } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
-  }
-  const out = [...hits].filter((n) => n.isConnected && !OWN.has(n));
-  out.sort((a, b) => (a === b ? 0 : a.compareDocumentPosition(b) & 4 /* FOLLOWING */ ? -1 : 1));
+  /** @type {Map<Node, number>} each node's place in the tree as shown */
+  const order = new Map();
+  /** @param {Node} top */
+  const walk = (top) => {
+    const walker = doc.createTreeWalker(top, 1 | 4 | 8 /* elements, text, comments */);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      order.set(n, order.size);
+      if (n.nodeType === 1) {
+        if (OWN.has(n)) continue;
+        let hit = tag !== '' && n.nodeName.toLowerCase() === tag;
+        for (const a of n.attributes) if (hit || a.name.toLowerCase().includes(text) || a.value.toLowerCase().includes(text)) { hit = true; break; }
+        if (hit) hits.add(n);
+        const root = rootOf(n);
+        if (root) walk(root);
+      } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
+    }
+  };
+  walk(doc);
+  const out = [...hits].filter((n) => order.has(n) && !OWN.has(n));
+  out.sort((a, b) => /** @type {number} */ (order.get(a)) - /** @type {number} */ (order.get(b)));
   return out.slice(0, MAX_SEARCH_RESULTS);
 }
 
@@ -4662,6 +4940,7 @@ function outerHTML(n) {
     }
     case 10: return '<!DOCTYPE ' + n.name + (n.publicId ? ' PUBLIC "' + n.publicId + '"' : '') + (n.systemId ? ' "' + n.systemId + '"' : '') + '>';
     case 8: return '<!--' + n.data + '-->';
+    case 11: return n.innerHTML !== undefined ? n.innerHTML : ''; // a shadow root (as Chrome: its children's markup)
     default: return String(n.nodeValue || '');
   }
 }
@@ -5983,6 +6262,9 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   var captureSink = { producer: /** @type {any} */ (heldProducer), isOwn: isOwn, budget: IWCapture.bodyBudget(attr('data-capture-body-bytes')) };
   var unwrapFetch = safeInstall(function () { return IWCapture.wrapFetch(w, captureSink); });
   var unwrapXHR = safeInstall(function () { return IWCapture.wrapXHR(w, captureSink); });
+  // Closed shadow roots made from now on, kept for the Elements panel
+  // (shadow.mjs): one WeakMap write per attachShadow, no DOM work.
+  var unwrapShadow = safeInstall(function () { return IWShadow.watchShadowRoots(w); });
   connect();
 
   try {
@@ -6480,6 +6762,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     unwrapConsole();
     unwrapFetch();
     unwrapXHR();
+    unwrapShadow();
     unhook();
     try { delete w.__inspectorWorkerClient; } catch (e) { /* ignore */ }
   }

@@ -28,8 +28,17 @@
 // document again).
 //
 // Like Chrome's Elements panel, whitespace-only text nodes are not shown.
+//
+// Shadow roots and <template> contents (shadow.mjs) are nodes of the same
+// session table: described on their host (`shadowRoots`, `templateContent`)
+// and observed by the same MutationObserver, one observe() call per root or
+// content a window was sent. A root attached to a host the window holds
+// goes as shadowRootPushed in the next flush. The DOM has no way to detach
+// a shadow root, so shadowRootPopped is never sent: a host that goes takes
+// its root with it (childNodeRemoved).
 import { capString, measureJSON, MAX_FRAME_OBJECTS, MAX_DEPTH } from './core.mjs';
 import { OWN, Overlay, boxModel } from './overlay.mjs';
+import { HOOKS, TEMPLATE_OF, rootOf, contentOf, up, inTree } from './shadow.mjs';
 import { cssCommand } from './css.mjs';
 
 /** The coalescing window: mutations are sent at most this often per page. */
@@ -55,6 +64,8 @@ export const MAX_SEARCH_RESULTS = 10000;
 export const MAX_SEARCHES_PER_SESSION = 4;
 /** The page document's id in every session. */
 export const DOCUMENT_ID = 1;
+/** What the MutationObserver watches, in the document and in each root. */
+const OBSERVED = { childList: true, subtree: true, attributes: true, characterData: true };
 
 const G = /** @type {any} */ (globalThis);
 
@@ -103,6 +114,8 @@ export class DOMAgent {
     this.attrs = new Map();
     /** @type {Set<Node>} */
     this.texts = new Set();
+    /** @type {Set<Element>} hosts that got a shadow root since the last flush */
+    this.attached = new Set();
     this.scheduled = false;
     // Counters for stats().
     this.flushes = 0;
@@ -133,6 +146,36 @@ export class DOMAgent {
     let id;
     try { id = this.idOf(s, el); } catch (e) { return; } // over MAX_NODES_PER_SESSION: the click picks nothing
     this.sendEvents(session, s.doc, [{ kind: 'inspectNodeRequested', node: id }]);
+  }
+
+  /**
+   * Inspect mode's pointer is over el: the window gets its path, then
+   * nodeHighlightRequested, so its tree follows the pointer as Chrome's.
+   * @param {string} session @param {Element} el
+   */
+  hovered(session, el) {
+    this.flush();
+    const s = this.sessions.get(session);
+    if (!s) return;
+    /** @type {any[]} */
+    const children = [];
+    let id;
+    try { id = this.pushPath(s, el, children); } catch (e) { return; } // over MAX_NODES_PER_SESSION
+    if (children.length) this.observe();
+    const events = children.map((c) => ({ kind: 'setChildNodes', parent: c.parent, nodes: c.nodes }));
+    if (id) events.push({ kind: 'nodeHighlightRequested', node: id });
+    if (events.length) this.sendEvents(session, s.doc, events);
+  }
+
+  /**
+   * A shadow root was attached to host (shadow.mjs): sessions that hold
+   * the host get shadowRootPushed in the next flush.
+   * @param {Element} host
+   */
+  hostAttached(host) {
+    if (OWN.has(host)) return; // the overlay's own root
+    this.attached.add(host);
+    this.schedule();
   }
 
   /** $0…$4 of session (none before the window selected a node). @param {string} session */
@@ -174,10 +217,10 @@ export class DOMAgent {
       case 'domChildren': {
         const n = this.node(s, p.node);
         this.observe();
-        return { children: [{ parent: p.node, nodes: this.childList(s, n, depthOf(p.depth, 1)) }] };
+        return { children: [{ parent: p.node, nodes: this.childList(s, n, depthOf(p.depth, 1), !!p.pierce) }] };
       }
       case 'domDescribe':
-        return { node: this.describe(s, this.target(s, p, session, lookup), depthOf(p.depth, 0), false) };
+        return { node: this.describe(s, this.target(s, p, session, lookup), depthOf(p.depth, 0), false, !!p.pierce) };
       case 'domPush': return this.push(s, p, session, lookup);
       case 'domOuterHTML': return { html: parts(outerHTML(this.target(s, p, session, lookup))) };
       case 'domEdit': {
@@ -198,8 +241,9 @@ export class DOMAgent {
         if (p.overlay === 'hide') o.hide(session);
         else if (p.overlay === 'highlight') o.highlight(session, this.target(s, p, session, lookup));
         else if (p.overlay === 'inspect') o.inspect(session, this.target(s, p, session, lookup));
-        else if (p.overlay === 'pick') o.pick(session, (name, el) => this.picked(name, el));
+        else if (p.overlay === 'pick') o.pick(session, (name, el) => this.picked(name, el), (name, el) => this.hovered(name, el));
         else if (p.overlay === 'unpick') o.unpick(session);
+        else if (p.overlay === 'rect') o.rect(session, p.rect, p.colors);
         else throw new DOMFailure('invalid-argument', 'overlay ' + p.overlay);
         return {};
       }
@@ -274,7 +318,10 @@ export class DOMAgent {
     return v;
   }
 
-  /** Forgets n and every descendant the session knows. @param {Session} s @param {Node} n */
+  /**
+   * Forgets n and every descendant the session knows (its shadow root and
+   * template content included). @param {Session} s @param {Node} n
+   */
   unbind(s, n) {
     const id = s.ids.get(n);
     if (!id) return;
@@ -284,6 +331,10 @@ export class DOMAgent {
     const kids = s.kids.get(id);
     s.kids.delete(id);
     if (kids) for (const k of kids) { const c = s.nodes.get(k); if (c) this.unbind(s, c); }
+    const root = rootOf(n);
+    if (root) this.unbind(s, root);
+    const content = contentOf(n);
+    if (content) this.unbind(s, content);
   }
 
   // -------------------------------------------------------------------------
@@ -291,13 +342,13 @@ export class DOMAgent {
 
   /**
    * A node's children, described to depth, recorded as sent.
-   * @param {Session} s @param {Node} n @param {number} depth
+   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} [pierce]
    */
-  childList(s, n, depth) {
+  childList(s, n, depth, pierce = false) {
     const out = [];
     const ids = [];
     for (const c of shown(n)) {
-      const d = this.describe(s, c, depth - 1, true);
+      const d = this.describe(s, c, depth - 1, true, pierce);
       out.push(d);
       ids.push(d.nodeId);
     }
@@ -309,11 +360,15 @@ export class DOMAgent {
 
   /**
    * CDP's DOM.Node for n, with children to depth (recorded as sent when
-   * record: describeNode sends nothing the window keeps).
-   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} record
+   * record: describeNode sends nothing the window keeps). A shadow root
+   * and a template's content come with their element as Chrome sends them:
+   * unexpanded unless pierce (then the root to depth - 1: each level of
+   * nesting is one level of the frame's JSON depth too); the content
+   * always unexpanded.
+   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} record @param {boolean} [pierce]
    * @returns {Record<string, any>}
    */
-  describe(s, n, depth, record) {
+  describe(s, n, depth, record, pierce = false) {
     const a = /** @type {any} */ (n);
     /** @type {Record<string, any>} */
     const d = { nodeId: this.idOf(s, n), nodeType: a.nodeType, nodeName: a.nodeName };
@@ -323,6 +378,19 @@ export class DOMAgent {
       const attrs = [];
       for (const at of a.attributes) attrs.push(at.name, capString(at.value, MAX_TEXT));
       if (attrs.length) d.attributes = attrs;
+      const root = OWN.has(a) ? null : rootOf(a);
+      if (root) {
+        d.shadowRoots = [this.describe(s, root, pierce && depth > 0 ? depth - 1 : 0, record, pierce)];
+        if (record) this.watch(root);
+      }
+      const content = contentOf(a);
+      if (content) {
+        TEMPLATE_OF.set(content, a);
+        d.templateContent = this.describe(s, content, 0, record, pierce);
+        if (record) this.watch(content);
+      }
+    } else if (a.nodeType === 11) {
+      if (a.host && (a.mode === 'open' || a.mode === 'closed')) d.shadowRootType = a.mode;
     } else if (a.nodeType === 9) {
       d.documentURL = String(a.URL || '');
       d.baseURL = String(a.baseURI || '');
@@ -336,10 +404,20 @@ export class DOMAgent {
     // tree shows <h1>Title</h1> on one line without asking.
     if (depth === 0 && record && kids.length === 1 && kids[0].nodeType === 3 && a.nodeType === 1) depth = 1;
     if (depth !== 0 && kids.length) {
-      if (record) d.children = this.childList(s, n, depth);
-      else d.children = kids.map((c) => this.describe(s, c, depth - 1, false));
+      if (record) d.children = this.childList(s, n, depth, pierce);
+      else d.children = kids.map((c) => this.describe(s, c, depth - 1, false, pierce));
     } else if (record) s.counts.set(d.nodeId, kids.length);
     return d;
+  }
+
+  /**
+   * Observes a shadow root or template content the window was sent (the
+   * document's observer does not see inside them).
+   * @param {Node} root
+   */
+  watch(root) {
+    this.observe();
+    /** @type {MutationObserver} */ (this.observer).observe(root, OBSERVED);
   }
 
   /**
@@ -358,19 +436,29 @@ export class DOMAgent {
     return children.length ? { nodes, children } : { nodes };
   }
 
-  /** @param {Session} s @param {Node} n @param {any[]} children */
+  /**
+   * Through shadow roots (host, then root) and template contents too. A
+   * node the window cannot be sent is 0: in our overlay, in a closed root
+   * made before the client loaded, or in the content of a template not
+   * described yet.
+   * @param {Session} s @param {Node} n @param {any[]} children
+   */
   pushPath(s, n, children) {
     if (n === this.doc) return DOCUMENT_ID;
-    if (!n.isConnected || n.getRootNode() !== this.doc) return 0;
     const path = [];
-    for (let a = n.parentNode; a; a = a.parentNode) path.unshift(a);
+    let top = n;
+    for (let a = up(n); a; a = up(a)) { path.unshift(a); top = a; }
+    if (top !== this.doc || OWN.has(n)) return 0;
     for (const a of path) {
+      // A root or content is sent with its element (the step before).
+      if (OWN.has(a) || (a.nodeType === 11 && !s.ids.has(a))) return 0;
       const id = this.idOf(s, a);
       if (s.kids.has(id)) continue;
       children.push({ parent: id, nodes: this.childList(s, a, 1) });
     }
-    // A whitespace-only text node is in no list the window holds.
     const id = s.ids.get(n);
+    if (n.nodeType === 11) return id || 0;
+    // A whitespace-only text node is in no list the window holds.
     const siblings = s.kids.get(/** @type {number} */ (s.ids.get(/** @type {Node} */ (n.parentNode))));
     return id && siblings && siblings.includes(id) ? id : 0;
   }
@@ -402,6 +490,7 @@ export class DOMAgent {
           return;
         case 'removeNode':
           if (n === this.doc) throw new DOMFailure('invalid-argument', 'the document cannot be removed');
+          if (n.nodeType === 11) throw new DOMFailure('invalid-argument', 'a shadow root or template content cannot be removed (remove its element)');
           n.parentNode && n.parentNode.removeChild(n);
           return;
         case 'setOuterHTML':
@@ -423,16 +512,26 @@ export class DOMAgent {
     if (this.observer) return;
     this.observer = this.makeObserver((records) => this.record(records));
     this.observers++;
-    this.observer.observe(this.doc, { childList: true, subtree: true, attributes: true, characterData: true });
+    this.observer.observe(this.doc, OBSERVED);
+    HOOKS.add(this);
   }
 
   stopObserving() {
     if (!this.observer) return;
     this.observer.disconnect();
     this.observer = null;
+    HOOKS.delete(this);
     this.dirty.clear();
     this.attrs.clear();
     this.texts.clear();
+    this.attached.clear();
+  }
+
+  /** A flush within FLUSH_MS, if none is due. */
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.timer(() => { this.scheduled = false; this.flush(); }, FLUSH_MS);
   }
 
   /** @param {MutationRecord[]} records */
@@ -450,10 +549,7 @@ export class DOMAgent {
         if (r.target.parentNode) this.dirty.add(r.target.parentNode);
       }
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      this.timer(() => { this.scheduled = false; this.flush(); }, FLUSH_MS);
-    }
+    this.schedule();
   }
 
   /** Sends what changed since the last flush to every session. */
@@ -461,7 +557,7 @@ export class DOMAgent {
     if (!this.observer) return;
     const pending = this.observer.takeRecords();
     if (pending.length) this.record(pending);
-    if (!this.dirty.size && !this.attrs.size && !this.texts.size) return;
+    if (!this.dirty.size && !this.attrs.size && !this.texts.size && !this.attached.size) return;
     this.flushes++;
     for (const [name, s] of this.sessions) {
       let events;
@@ -482,6 +578,7 @@ export class DOMAgent {
     this.dirty.clear();
     this.attrs.clear();
     this.texts.clear();
+    this.attached.clear();
     if (!this.sessions.size) this.stopObserving();
   }
 
@@ -498,7 +595,7 @@ export class DOMAgent {
       const pid = s.ids.get(parent);
       if (!pid) continue;
       const known = s.kids.get(pid);
-      const now = parent.isConnected ? shown(parent) : [];
+      const now = inTree(parent, this.doc) ? shown(parent) : [];
       if (!known) {
         // Only a count the window holds that changed (a text edit inside
         // marks the parent too).
@@ -541,6 +638,14 @@ export class DOMAgent {
         prev = d.nodeId;
       });
       s.kids.set(pid, ids);
+    }
+    for (const host of this.attached) {
+      const hid = s.ids.get(host);
+      const root = rootOf(host);
+      if (hid && root && !s.ids.has(root) && inTree(host, this.doc)) {
+        events.push({ kind: 'shadowRootPushed', parent: hid, inserted: this.describe(s, root, 0, true) });
+        this.watch(root);
+      }
     }
     for (const [n, names] of this.attrs) {
       const id = s.ids.get(n);
@@ -606,8 +711,10 @@ export function inOrder(pos) {
 /**
  * DOM.performSearch in one page: a CSS selector's elements, an XPath's
  * nodes (a query starting with / or ( ), and nodes whose tag name,
- * attribute or text contains the query (case-insensitive), in document
- * order, each once, at most MAX_SEARCH_RESULTS.
+ * attribute or text contains the query (case-insensitive), in the order
+ * the tree shows them, each once, at most MAX_SEARCH_RESULTS. As Chrome:
+ * the text search goes into shadow roots (open, and closed ones the client
+ * saw), the selector and the XPath run on the document.
  * @param {any} doc @param {string} q
  * @returns {Node[]}
  */
@@ -623,16 +730,26 @@ export function search(doc, q) {
   }
   const text = q.toLowerCase();
   const tag = text.replace(/^<|>$/g, '');
-  const walker = doc.createTreeWalker(doc, 1 | 4 | 8 /* elements, text, comments */);
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    if (n.nodeType === 1) {
-      let hit = tag !== '' && n.nodeName.toLowerCase() === tag;
-      for (const a of n.attributes) if (hit || a.name.toLowerCase().includes(text) || a.value.toLowerCase().includes(text)) { hit = true; break; }
-      if (hit) hits.add(n);
-    } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
-  }
-  const out = [...hits].filter((n) => n.isConnected && !OWN.has(n));
-  out.sort((a, b) => (a === b ? 0 : a.compareDocumentPosition(b) & 4 /* FOLLOWING */ ? -1 : 1));
+  /** @type {Map<Node, number>} each node's place in the tree as shown */
+  const order = new Map();
+  /** @param {Node} top */
+  const walk = (top) => {
+    const walker = doc.createTreeWalker(top, 1 | 4 | 8 /* elements, text, comments */);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      order.set(n, order.size);
+      if (n.nodeType === 1) {
+        if (OWN.has(n)) continue;
+        let hit = tag !== '' && n.nodeName.toLowerCase() === tag;
+        for (const a of n.attributes) if (hit || a.name.toLowerCase().includes(text) || a.value.toLowerCase().includes(text)) { hit = true; break; }
+        if (hit) hits.add(n);
+        const root = rootOf(n);
+        if (root) walk(root);
+      } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
+    }
+  };
+  walk(doc);
+  const out = [...hits].filter((n) => order.has(n) && !OWN.has(n));
+  out.sort((a, b) => /** @type {number} */ (order.get(a)) - /** @type {number} */ (order.get(b)));
   return out.slice(0, MAX_SEARCH_RESULTS);
 }
 
@@ -674,6 +791,7 @@ function outerHTML(n) {
     }
     case 10: return '<!DOCTYPE ' + n.name + (n.publicId ? ' PUBLIC "' + n.publicId + '"' : '') + (n.systemId ? ' "' + n.systemId + '"' : '') + '>';
     case 8: return '<!--' + n.data + '-->';
+    case 11: return n.innerHTML !== undefined ? n.innerHTML : ''; // a shadow root (as Chrome: its children's markup)
     default: return String(n.nodeValue || '');
   }
 }

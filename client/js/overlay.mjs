@@ -110,12 +110,16 @@ export class Overlay {
     this.picker = '';
     /** @type {((session: string, el: Element) => void)|null} */
     this.onPick = null;
+    /** @type {((session: string, el: Element) => void)|null} */
+    this.onHover = null;
+    /** @type {number[]|null} the rectangle shown (Overlay.highlightRect), in place of a node's boxes */
+    this.box = null;
     /** @type {(() => void)|null} removes inspect mode's listeners */
     this.unlisten = null;
   }
 
   /** Counters for stats(). */
-  stats() { return { shown: !!this.host, draws: this.draws, selected: this.selected.size, picking: !!this.picker }; }
+  stats() { return { shown: !!this.host, draws: this.draws, selected: this.selected.size, picking: !!this.picker, rect: this.box }; }
 
   /**
    * Shows session's highlight of n (replacing any other).
@@ -124,6 +128,7 @@ export class Overlay {
   highlight(session, n) {
     if (!n || n.nodeType !== 1) n = n && n.nodeType === 9 ? n.documentElement : n && n.parentElement;
     if (!n) throw new OverlayFailure('invalid-argument', 'the node has no element to highlight');
+    this.box = null;
     this.target = n;
     this.owner = session;
     this.mount();
@@ -134,9 +139,35 @@ export class Overlay {
     }
   }
 
+  /**
+   * Shows session's rectangle (Overlay.highlightRect: x, y, width, height
+   * in the viewport's CSS pixels, fill and outline colors) in place of any
+   * highlight. It stays where it is put: nothing follows it.
+   * @param {string} session @param {number[]} rect @param {string[]} colors
+   */
+  rect(session, rect, colors) {
+    if (!Array.isArray(rect) || rect.length !== 4 || !rect.every((v) => typeof v === 'number' && isFinite(v))) {
+      throw new OverlayFailure('invalid-argument', 'a rect is x, y, width, height');
+    }
+    this.target = null;
+    this.owner = session;
+    this.box = rect;
+    this.mount();
+    const parts = this.parts;
+    this.draws++;
+    const [x, y, w, h] = rect;
+    for (const k in parts.paths) parts.paths[k].setAttribute('d', '');
+    const p = parts.paths.content;
+    p.setAttribute('d', 'M' + x + ' ' + y + 'h' + w + 'v' + h + 'h' + (-w) + 'Z');
+    p.setAttribute('fill', colors && colors[0] ? colors[0] : 'transparent');
+    p.setAttribute('stroke', colors && colors[1] ? colors[1] : 'transparent');
+    parts.label.style.display = 'none';
+  }
+
   /** Hides session's highlight (another session's stays). @param {string} session */
   hide(session) {
     if (this.owner !== session) return;
+    this.box = null;
     this.target = null;
     this.owner = '';
     if (this.host) {
@@ -161,11 +192,15 @@ export class Overlay {
    * the page added on its document or elements; the page's own capturing
    * listeners on the window, if added earlier, still run). Only the user's
    * input (isTrusted) is taken: the page's own el.click() runs as ever.
+   * The element under the pointer goes to onHover too (the window's tree
+   * follows it: nodeHighlightRequested).
    * @param {string} session @param {(session: string, el: Element) => void} onPick
+   * @param {(session: string, el: Element) => void} [onHover]
    */
-  pick(session, onPick) {
+  pick(session, onPick, onHover) {
     this.picker = session;
     this.onPick = onPick;
+    this.onHover = onHover || null;
     if (this.unlisten) return;
     const w = this.doc.defaultView;
     /** @param {Event} e */
@@ -174,16 +209,22 @@ export class Overlay {
       e.preventDefault();
       e.stopImmediatePropagation();
     };
+    // The innermost element, inside open shadow roots too (a closed
+    // root's content is hidden from the window's listeners: its host).
+    /** @param {Event} e */
+    const under = (e) => /** @type {any} */ ((e.composedPath && e.composedPath()[0]) || e.target);
     /** @param {Event} e */
     const move = (e) => {
-      const t = /** @type {any} */ (e.target);
-      if (e.isTrusted && t && t.nodeType === 1 && !OWN.has(t) && t !== this.target) this.highlight(this.picker, t);
+      const t = under(e);
+      if (!e.isTrusted || !t || t.nodeType !== 1 || OWN.has(t) || t === this.target) return;
+      this.highlight(this.picker, t);
+      if (this.onHover) this.onHover(this.picker, t);
     };
     /** @param {Event} e */
     const click = (e) => {
       if (!e.isTrusted) return;
       swallow(e);
-      const t = /** @type {any} */ (e.target);
+      const t = under(e);
       if (t && t.nodeType === 1 && this.onPick) this.onPick(this.picker, t);
     };
     /** @type {Array<[string, (e: Event) => void]>} */
@@ -199,6 +240,7 @@ export class Overlay {
     this.unlisten();
     this.unlisten = null;
     this.onPick = null;
+    this.onHover = null;
     this.picker = '';
     this.hide(session);
   }
@@ -274,6 +316,8 @@ export class Overlay {
     parts.paths.border.setAttribute('d', path(m.border) + path(m.padding));
     parts.paths.padding.setAttribute('d', path(m.padding) + path(m.content));
     parts.paths.content.setAttribute('d', path(m.content));
+    parts.paths.content.setAttribute('fill', COLORS.content); // a rect (rect()) may have changed it
+    parts.paths.content.removeAttribute('stroke');
     const r = t.getBoundingClientRect();
     parts.name.textContent = describe(t);
     parts.size.textContent = fmt(r.width) + ' × ' + fmt(r.height);
