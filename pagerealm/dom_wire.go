@@ -36,6 +36,13 @@ type cdpDOMParams struct {
 	BackendNodeIDs     []int64 `json:"backendNodeIds"`
 	FrameID            string  `json:"frameId"`
 	Mode               string  `json:"mode"` // Overlay.setInspectMode
+	// Overlay.highlightRect's (overlay.go).
+	X            float64 `json:"x"`
+	Y            float64 `json:"y"`
+	Width        float64 `json:"width"`
+	Height       float64 `json:"height"`
+	Color        *rgba   `json:"color"`
+	OutlineColor *rgba   `json:"outlineColor"`
 	// The CSS methods' (css.go).
 	StyleSheetID string           `json:"styleSheetId"`
 	Edits        []cssEdit        `json:"edits"`
