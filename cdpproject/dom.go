@@ -39,6 +39,7 @@ func DOMNode(n *sourceproto.DOMNode, id NodeIDs) *cdp.Node {
 	}
 	out.ShadowRootType = cdp.ShadowRootType(n.ShadowRootType)
 	out.TemplateContent = DOMNode(n.TemplateContent, id)
+	out.ContentDocument = DOMNode(n.ContentDocument, id)
 	return out
 }
 

@@ -319,6 +319,9 @@ func (tr *domTree) expandAll(doc *domNode) {
 			for _, b := range n.beside() {
 				walk(b)
 			}
+			if n.ContentDocument != nil && n.NodeType == 1 {
+				walk(n.ContentDocument)
+			}
 			if !n.known && n.ChildNodeCount > 0 {
 				todo = append(todo, n.NodeID)
 				return
@@ -361,6 +364,11 @@ func serialize(n *domNode, b *strings.Builder) {
 			}
 			b.WriteString("</#content>")
 		}
+		if cd := n.ContentDocument; cd != nil {
+			b.WriteString("<#frame>")
+			serialize(cd, b)
+			b.WriteString("</#frame>")
+		}
 		for _, c := range n.Children {
 			serialize(c, b)
 		}
@@ -396,6 +404,9 @@ const pageSerializer = `(function ser(n) {
         for (var t = n.content.firstChild; t; t = t.nextSibling) s += ser(t);
         s += '</#content>';
       }
+      var cd = null;
+      try { cd = n.localName === 'iframe' ? n.contentDocument : null; } catch (e) { cd = null; }
+      if (cd) s += '<#frame>' + ser(cd) + '</#frame>';
       for (var c = n.firstChild; c; c = c.nextSibling) s += ser(c);
       return s + '</' + n.nodeName.toLowerCase() + '>';
     }

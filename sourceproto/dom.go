@@ -101,8 +101,8 @@ type DOMBox struct {
 }
 
 // DOMNode is one page node as CDP's DOM.Node describes it, with the page's
-// ids. Worker-only members (frameId, contentDocument, backendNodeId) are
-// never on this wire: the worker adds them.
+// ids. Worker-only members (frameId, backendNodeId) are never on this
+// wire: the worker adds them.
 //
 //easyjson:json
 type DOMNode struct {
@@ -124,6 +124,9 @@ type DOMNode struct {
 	ShadowRoots     []DOMNode `json:"shadowRoots,omitempty"`
 	ShadowRootType  string    `json:"shadowRootType,omitempty"`
 	TemplateContent *DOMNode  `json:"templateContent,omitempty"`
+	// ContentDocument: a same-origin <iframe>'s document (the page can
+	// read no other).
+	ContentDocument *DOMNode `json:"contentDocument,omitempty"`
 }
 
 // DOMChildren is a node's children as a setChildNodes event carries them.

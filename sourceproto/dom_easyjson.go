@@ -836,6 +836,20 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					(*out.TemplateContent).UnmarshalEasyJSON(in)
 				}
 			}
+		case "contentDocument":
+			if in.IsNull() {
+				in.Skip()
+				out.ContentDocument = nil
+			} else {
+				if out.ContentDocument == nil {
+					out.ContentDocument = new(DOMNode)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.ContentDocument).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -955,6 +969,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		const prefix string = ",\"templateContent\":"
 		out.RawString(prefix)
 		(*in.TemplateContent).MarshalEasyJSON(out)
+	}
+	if in.ContentDocument != nil {
+		const prefix string = ",\"contentDocument\":"
+		out.RawString(prefix)
+		(*in.ContentDocument).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }

@@ -290,7 +290,10 @@ func (n *DOMNode) validate() *RejectError {
 	if n.TemplateContent != nil && (n.TemplateContent.NodeType != 11 || n.TemplateContent.ShadowRootType != "") {
 		return malformed("templateContent is a document fragment")
 	}
-	return first(validateNodes(n.Children), validateNodes(n.ShadowRoots), n.TemplateContent.validate())
+	if n.ContentDocument != nil && (n.NodeType != 1 || n.ContentDocument.NodeType != 9) {
+		return malformed("contentDocument is a document, on an element")
+	}
+	return first(validateNodes(n.Children), validateNodes(n.ShadowRoots), n.TemplateContent.validate(), n.ContentDocument.validate())
 }
 
 // maxColorBytes bounds a domOverlay rect color: CSS rgba() of four numbers

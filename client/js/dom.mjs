@@ -36,9 +36,15 @@
 // goes as shadowRootPushed in the next flush. The DOM has no way to detach
 // a shadow root, so shadowRootPopped is never sent: a host that goes takes
 // its root with it (childNodeRemoved).
+//
+// A same-origin <iframe>'s document is its `contentDocument`, in the same
+// table, observed too. When the frame loads another document (a `load`
+// event on the owner, caught in the capture phase of each document the
+// window was sent), the owner goes out and in again with its new document,
+// as Chrome's InvalidateFrameOwnerElement does.
 import { capString, measureJSON, MAX_FRAME_OBJECTS, MAX_DEPTH } from './core.mjs';
 import { OWN, Overlay, boxModel } from './overlay.mjs';
-import { HOOKS, TEMPLATE_OF, rootOf, contentOf, up, inTree } from './shadow.mjs';
+import { HOOKS, TEMPLATE_OF, rootOf, contentOf, frameDocOf, up, inTree } from './shadow.mjs';
 import { cssCommand } from './css.mjs';
 
 /** The coalescing window: mutations are sent at most this often per page. */
@@ -86,6 +92,7 @@ export class DOMFailure extends Error {
  * @property {Map<number, number>} counts the child count a node was sent with, while its children were not
  * @property {number} next
  * @property {Map<string, Node[]>} searches the last searches' nodes, oldest first
+ * @property {Map<number, Document>} frames the document each frame owner was sent with
  */
 
 /**
@@ -116,6 +123,15 @@ export class DOMAgent {
     this.texts = new Set();
     /** @type {Set<Element>} hosts that got a shadow root since the last flush */
     this.attached = new Set();
+    /** @type {Set<Element>} frame owners that loaded a document since the last flush */
+    this.loaded = new Set();
+    /** @param {Event} e */
+    this.onFrameLoad = (e) => {
+      const t = /** @type {any} */ (e.target);
+      if (!this.observer || !t || (t.localName !== 'iframe' && t.localName !== 'frame')) return;
+      this.loaded.add(t);
+      this.schedule();
+    };
     this.scheduled = false;
     // Counters for stats().
     this.flushes = 0;
@@ -278,7 +294,7 @@ export class DOMAgent {
   session(name, doc) {
     let s = this.sessions.get(name);
     if (!s || s.doc !== doc) {
-      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map(), counts: new Map() };
+      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map(), counts: new Map(), frames: new Map() };
       s.ids.set(this.doc, DOCUMENT_ID);
       s.nodes.set(DOCUMENT_ID, this.doc);
       this.sessions.set(name, s);
@@ -335,6 +351,9 @@ export class DOMAgent {
     if (root) this.unbind(s, root);
     const content = contentOf(n);
     if (content) this.unbind(s, content);
+    const frame = s.frames.get(id);
+    s.frames.delete(id);
+    if (frame) this.unbind(s, frame);
   }
 
   // -------------------------------------------------------------------------
@@ -389,6 +408,14 @@ export class DOMAgent {
         d.templateContent = this.describe(s, content, 0, record, pierce);
         if (record) this.watch(content);
       }
+      const frame = frameDocOf(a);
+      if (frame) {
+        d.contentDocument = this.describe(s, frame, pierce && depth > 0 ? depth - 1 : 0, record, pierce);
+        if (record) {
+          s.frames.set(d.nodeId, frame);
+          this.watch(frame);
+        }
+      }
     } else if (a.nodeType === 11) {
       if (a.host && (a.mode === 'open' || a.mode === 'closed')) d.shadowRootType = a.mode;
     } else if (a.nodeType === 9) {
@@ -411,13 +438,15 @@ export class DOMAgent {
   }
 
   /**
-   * Observes a shadow root or template content the window was sent (the
-   * document's observer does not see inside them).
+   * Observes a shadow root, template content or frame's document the
+   * window was sent (the document's observer does not see inside them);
+   * a document's frames' loads too.
    * @param {Node} root
    */
   watch(root) {
     this.observe();
     /** @type {MutationObserver} */ (this.observer).observe(root, OBSERVED);
+    if (root.nodeType === 9) root.addEventListener('load', this.onFrameLoad, true);
   }
 
   /**
@@ -451,13 +480,13 @@ export class DOMAgent {
     if (top !== this.doc || OWN.has(n)) return 0;
     for (const a of path) {
       // A root or content is sent with its element (the step before).
-      if (OWN.has(a) || (a.nodeType === 11 && !s.ids.has(a))) return 0;
+      if (OWN.has(a) || ((a.nodeType === 11 || (a.nodeType === 9 && a !== this.doc)) && !s.ids.has(a))) return 0;
       const id = this.idOf(s, a);
       if (s.kids.has(id)) continue;
       children.push({ parent: id, nodes: this.childList(s, a, 1) });
     }
     const id = s.ids.get(n);
-    if (n.nodeType === 11) return id || 0;
+    if (n.nodeType === 11 || n.nodeType === 9) return id || 0;
     // A whitespace-only text node is in no list the window holds.
     const siblings = s.kids.get(/** @type {number} */ (s.ids.get(/** @type {Node} */ (n.parentNode))));
     return id && siblings && siblings.includes(id) ? id : 0;
@@ -489,7 +518,7 @@ export class DOMAgent {
           n.nodeValue = p.value || '';
           return;
         case 'removeNode':
-          if (n === this.doc) throw new DOMFailure('invalid-argument', 'the document cannot be removed');
+          if (n.nodeType === 9) throw new DOMFailure('invalid-argument', 'a document cannot be removed');
           if (n.nodeType === 11) throw new DOMFailure('invalid-argument', 'a shadow root or template content cannot be removed (remove its element)');
           n.parentNode && n.parentNode.removeChild(n);
           return;
@@ -513,6 +542,7 @@ export class DOMAgent {
     this.observer = this.makeObserver((records) => this.record(records));
     this.observers++;
     this.observer.observe(this.doc, OBSERVED);
+    this.doc.addEventListener('load', this.onFrameLoad, true);
     HOOKS.add(this);
   }
 
@@ -521,6 +551,9 @@ export class DOMAgent {
     this.observer.disconnect();
     this.observer = null;
     HOOKS.delete(this);
+    // A frame document's listener stays with it, idle (onFrameLoad checks).
+    this.doc.removeEventListener('load', this.onFrameLoad, true);
+    this.loaded.clear();
     this.dirty.clear();
     this.attrs.clear();
     this.texts.clear();
@@ -557,7 +590,7 @@ export class DOMAgent {
     if (!this.observer) return;
     const pending = this.observer.takeRecords();
     if (pending.length) this.record(pending);
-    if (!this.dirty.size && !this.attrs.size && !this.texts.size && !this.attached.size) return;
+    if (!this.dirty.size && !this.attrs.size && !this.texts.size && !this.attached.size && !this.loaded.size) return;
     this.flushes++;
     for (const [name, s] of this.sessions) {
       let events;
@@ -579,6 +612,7 @@ export class DOMAgent {
     this.attrs.clear();
     this.texts.clear();
     this.attached.clear();
+    this.loaded.clear();
     if (!this.sessions.size) this.stopObserving();
   }
 
@@ -639,6 +673,7 @@ export class DOMAgent {
       });
       s.kids.set(pid, ids);
     }
+    for (const owner of this.loaded) this.frameLoaded(s, owner, events);
     for (const host of this.attached) {
       const hid = s.ids.get(host);
       const root = rootOf(host);
@@ -661,6 +696,26 @@ export class DOMAgent {
       if (id) events.push({ kind: 'characterDataModified', node: id, value: capString(String(/** @type {any} */ (n).nodeValue), MAX_TEXT) });
     }
     return events;
+  }
+
+  /**
+   * A frame owner the session holds loaded another document: the owner
+   * out and in again, with a new id and its new document (as Chrome).
+   * @param {Session} s @param {Element} owner @param {any[]} events
+   */
+  frameLoaded(s, owner, events) {
+    const id = s.ids.get(owner);
+    if (!id || s.frames.get(id) === (frameDocOf(owner) || undefined)) return;
+    const parent = up(owner);
+    const pid = parent && s.ids.get(parent);
+    const list = pid ? s.kids.get(pid) : undefined;
+    const at = list ? list.indexOf(id) : -1;
+    if (!pid || !list || at < 0) return; // not in a list the window holds
+    events.push({ kind: 'childNodeRemoved', parent: pid, node: id });
+    this.unbind(s, owner);
+    const d = this.describe(s, owner, 0, true);
+    events.push({ kind: 'childNodeInserted', parent: pid, previous: at > 0 ? list[at - 1] : 0, inserted: d });
+    list[at] = d.nodeId;
   }
 
   /** @param {string} session @param {number} doc @param {any[]} events */
@@ -714,7 +769,8 @@ export function inOrder(pos) {
  * attribute or text contains the query (case-insensitive), in the order
  * the tree shows them, each once, at most MAX_SEARCH_RESULTS. As Chrome:
  * the text search goes into shadow roots (open, and closed ones the client
- * saw), the selector and the XPath run on the document.
+ * saw) and same-origin frames, the selector into the frames' documents
+ * too, the XPath runs on the page's document.
  * @param {any} doc @param {string} q
  * @returns {Node[]}
  */
@@ -744,6 +800,12 @@ export function search(doc, q) {
         if (hit) hits.add(n);
         const root = rootOf(n);
         if (root) walk(root);
+        const frame = frameDocOf(n);
+        if (frame) {
+          try { for (const el of frame.querySelectorAll(q)) hits.add(el); } catch (e) { /* not a selector */ }
+          order.set(frame, order.size);
+          walk(frame);
+        }
       } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
     }
   };
@@ -753,9 +815,19 @@ export function search(doc, q) {
   return out.slice(0, MAX_SEARCH_RESULTS);
 }
 
-/** @param {any} v */
+/**
+ * Whether v is a node of the page or of one of its same-origin frames
+ * (a frame's nodes are instances of its own realm's Node).
+ * @param {any} v
+ */
 function isNode(v) {
-  try { return !!v && typeof v === 'object' && typeof v.nodeType === 'number' && G.Node && v instanceof G.Node; } catch (e) { return false; }
+  try {
+    if (!v || typeof v !== 'object' || typeof v.nodeType !== 'number') return false;
+    if (G.Node && v instanceof G.Node) return true;
+    const d = v.nodeType === 9 ? v : v.ownerDocument;
+    const w = d && d.defaultView;
+    return !!(w && w !== G && w.Node && v instanceof w.Node);
+  } catch (e) { return false; }
 }
 
 /** @param {unknown} d @param {number} dflt */

@@ -64,7 +64,20 @@ export function boxModel(el) {
   const bw = side('border', '-width');
   const pad = side('padding');
   const mar = side('margin');
-  const border = [r.left, r.top, r.right, r.bottom];
+  // An element of a same-origin frame: its frame's viewport is where
+  // the frame's content box is in the page's (Chrome gives main-frame
+  // coordinates too).
+  let dx = 0, dy = 0;
+  try {
+    for (let w = el.ownerDocument.defaultView; w && w.frameElement; w = w.parent) {
+      const fe = w.frameElement;
+      const fr = fe.getBoundingClientRect();
+      const fs = fe.ownerDocument.defaultView.getComputedStyle(fe);
+      dx += fr.left + (parseFloat(fs.borderLeftWidth) || 0) + (parseFloat(fs.paddingLeft) || 0);
+      dy += fr.top + (parseFloat(fs.borderTopWidth) || 0) + (parseFloat(fs.paddingTop) || 0);
+    }
+  } catch (e) { /* a cross-origin parent: its offset is unknown */ }
+  const border = [r.left + dx, r.top + dy, r.right + dx, r.bottom + dy];
   const padding = inset(border, bw);
   const content = inset(padding, pad);
   const margin = inset(border, mar.map((v) => -v));
@@ -324,7 +337,7 @@ export class Overlay {
     // Below the element, or above it when that leaves the viewport.
     const vh = this.doc.documentElement.clientHeight || 0;
     const below = m.margin[5] + 6;
-    parts.label.style.left = Math.max(0, r.left) + 'px';
+    parts.label.style.left = Math.max(0, m.border[0]) + 'px';
     parts.label.style.top = (below + 28 > vh && m.margin[1] > 34 ? m.margin[1] - 30 : below) + 'px';
   }
 }

@@ -1,7 +1,10 @@
 // shadow.mjs — the trees beside a page's document that the DOM agent
-// (dom.mjs) shows as Chrome does: shadow roots (`shadowRoots` on the host)
-// and <template> contents (`templateContent`). Shipped inside client.js
-// only (build.mjs inlines it before dom.mjs); the tests import it directly.
+// (dom.mjs) shows as Chrome does: shadow roots (`shadowRoots` on the host),
+// <template> contents (`templateContent`) and the documents of same-origin
+// iframes (`contentDocument`; a cross-origin one cannot be read from the
+// page, so its <iframe> shows empty, as Chrome shows an out-of-process
+// frame's owner). Shipped inside client.js only (build.mjs inlines it
+// before dom.mjs); the tests import it directly.
 //
 // An open shadow root is the host's `shadowRoot`. A closed one is not
 // reachable from the page's side at all, so client.js wraps
@@ -85,25 +88,49 @@ export function contentOf(el) {
 }
 
 /**
+ * The document of a frame owner (<iframe>, <frame>) when the page can read
+ * it (same origin), else null.
+ * @param {any} el
+ */
+export function frameDocOf(el) {
+  if (!el || el.nodeType !== 1 || (el.localName !== 'iframe' && el.localName !== 'frame')) return null;
+  try {
+    const d = el.contentDocument;
+    return d && d.nodeType === 9 ? d : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+/**
  * n's parent in the tree the Elements panel shows: its parent node, or for
  * a shadow root its host, for a template content its template (once
- * described); null at the top.
+ * described), for a same-origin frame's document its <iframe>; null at the
+ * top.
  * @param {any} n
  * @returns {Node|null}
  */
 export function up(n) {
   if (n.parentNode) return n.parentNode;
+  if (n.nodeType === 9) {
+    try {
+      const owner = n.defaultView && n.defaultView.frameElement;
+      return owner && frameDocOf(owner) === n ? owner : null;
+    } catch (e) {
+      return null;
+    }
+  }
   if (n.nodeType !== 11) return null;
   return n.host || TEMPLATE_OF.get(n) || null;
 }
 
 /**
  * Whether n is in the tree of document doc as the panel shows it (inside
- * shadow roots and described template contents too).
+ * shadow roots, described template contents and same-origin frames too).
  * @param {Node} n @param {Node} doc
  */
 export function inTree(n, doc) {
-  if (n.isConnected) return n.getRootNode({ composed: true }) === doc;
+  if (n.isConnected && n.getRootNode({ composed: true }) === doc) return true;
   let top = n;
   for (let a = up(n); a; a = up(a)) top = a;
   return top === doc;

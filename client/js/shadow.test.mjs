@@ -1,6 +1,6 @@
 // shadow.test.mjs — the attachShadow wrapper with a stand-in Element; the
 // agent's use of it runs against real pages in Chromium
-// (cdpserver/dom_shadow_chromium_test.go).
+// (cdpserver/dom_trees_chromium_test.go).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { watchShadowRoots, rootOf, HOOKS } from './shadow.mjs';

@@ -11,7 +11,8 @@ import (
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 )
 
-// Shadow roots and <template> contents in the one tree, with real pages
+// The trees beside a page's document in the one tree — shadow roots,
+// <template> contents, same-origin frames' documents — with real pages
 // (the fixture: dom_fixture_chromium_test.go).
 
 // shadowSetup gives page ctx an open shadow host, a closed one (kept in
@@ -192,5 +193,109 @@ func waitQuiet(tr *domTree) {
 		} else {
 			quiet, last = 0, tr.events
 		}
+	}
+}
+
+// frameSetup gives page ctx a same-origin frame (srcdoc) and a
+// cross-origin one (a data: URL, an opaque origin), and waits for both to
+// load.
+const frameSetup = `new Promise(function (done) {
+	var same = document.createElement('iframe'); same.id = 'same';
+	same.style.cssText = 'position:absolute; left:40px; top:300px; width:300px; height:150px; border:3px solid black; padding:0';
+	same.srcdoc = '<p id="inner" style="margin:10px">inside the frame</p>';
+	var cross = document.createElement('iframe'); cross.id = 'cross';
+	cross.src = 'data:text/html,<p>cross-origin</p>';
+	var n = 0;
+	function loaded() { if (++n === 2) done(1); }
+	same.onload = loaded; cross.onload = loaded;
+	document.body.append(same, cross); })`
+
+// A same-origin <iframe> inside a page shows its document as its
+// contentDocument, live (a MutationObserver in the frame's document); a
+// cross-origin one shows as an empty owner; the frame loading another
+// document swaps the owner (childNodeRemoved, childNodeInserted with the
+// new document); a node inside the frame reveals with its path, and its
+// box model is in the page's coordinates (offset by the frame's content
+// box).
+func TestDOMSameOriginFrames(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	title := "Frames page"
+	domPages(t, reg, token, title)
+	a, ctxs := domWindow(t, w, "A", title)
+	ctx := ctxs[title]
+	evalValue(t, a, ctx, frameSetup)
+	tr := newDOMTree(t, a)
+	body := expanded(t, tr, ctx)
+	doc := tr.owners()[ctx.Context.AuxData.FrameID].ContentDocument
+	var same, cross *domNode
+	for _, c := range body.Children {
+		if c.NodeName == "IFRAME" && len(c.Attributes) > 1 {
+			switch c.Attributes[1] {
+			case "same":
+				same = c
+			case "cross":
+				cross = c
+			}
+		}
+	}
+	if same == nil || cross == nil {
+		t.Fatalf("no #same and #cross <iframe> in the window's <body>: %s", windowDOM(body))
+	}
+	if cd := same.ContentDocument; cd == nil || cd.NodeType != 9 || cd.DocumentURL != "about:srcdoc" {
+		t.Fatalf("the same-origin frame's contentDocument: %+v", same.ContentDocument)
+	}
+	if cross.ContentDocument != nil {
+		t.Fatalf("the cross-origin frame shows a document: %+v", cross.ContentDocument)
+	}
+	if w, p := windowDOM(doc), pageTreeText(t, a, ctx); w != p || !strings.Contains(w, "inside the frame") {
+		t.Fatalf("the window's tree:\n%s\nthe page:\n%s", w, p)
+	}
+
+	// Mutations inside the frame's document.
+	evalValue(t, a, ctx, `(function () { var d = document.getElementById('same').contentDocument;
+		d.body.appendChild(d.createElement('section')).textContent = 'added in the frame';
+		d.getElementById('inner').setAttribute('data-x', '1'); return 1; })()`)
+	waitQuiet(tr)
+	tr.expandAll(doc)
+	if w, p := windowDOM(doc), pageTreeText(t, a, ctx); w != p || !strings.Contains(w, "added in the frame") {
+		t.Fatalf("after mutations in the frame, the window's tree:\n%s\nthe page:\n%s", w, p)
+	}
+
+	// The frame loads another document: its owner is swapped.
+	oldID := same.NodeID
+	evalValue(t, a, ctx, `new Promise(function (done) { var f = document.getElementById('same');
+		f.onload = function () { done(1); }; f.srcdoc = '<h2 id="second">second document</h2>'; })`)
+	waitQuiet(tr)
+	if tr.byID[oldID] != nil {
+		t.Fatalf("the owner %d of the frame's first document is still in the window's tree", oldID)
+	}
+	tr.expandAll(doc)
+	if w, p := windowDOM(doc), pageTreeText(t, a, ctx); w != p || !strings.Contains(w, "second document") {
+		t.Fatalf("after the frame's new document, the window's tree:\n%s\nthe page:\n%s", w, p)
+	}
+
+	// A node inside the frame, in a fresh document: revealed with its
+	// path, its box in the page's coordinates.
+	tr = newDOMTree(t, a)
+	obj := evalIn(t, a, ctx, `document.getElementById('same').contentDocument.getElementById('second')`, "console")
+	m := a.MustCall("DOM.requestNode", map[string]any{"objectId": obj.Result.ObjectID})
+	var rn struct {
+		NodeID int64 `json:"nodeId"`
+	}
+	_ = json.Unmarshal(m.Result, &rn)
+	tr.sync()
+	if n := tr.byID[rn.NodeID]; n == nil || n.NodeName != "H2" {
+		t.Fatalf("DOM.requestNode of the frame's <h2>: %s; in the window's tree: %+v", m.Raw, n)
+	}
+	var box struct {
+		Model boxModel `json:"model"`
+	}
+	_ = json.Unmarshal(a.MustCall("DOM.getBoxModel", map[string]any{"nodeId": rn.NodeID}).Result, &box)
+	var want []float64
+	_ = json.Unmarshal(evalValue(t, a, ctx, `(function () { var f = document.getElementById('same'), fr = f.getBoundingClientRect();
+		var r = f.contentDocument.getElementById('second').getBoundingClientRect();
+		return [fr.left + 3 + r.left, fr.top + 3 + r.top]; })()`), &want)
+	if len(box.Model.Border) != 8 || len(want) != 2 || box.Model.Border[0] != want[0] || box.Model.Border[1] != want[1] {
+		t.Fatalf("the frame's <h2> border quad %v, want its top left at %v (the frame's content box + the element's rect)", box.Model.Border, want)
 	}
 }
