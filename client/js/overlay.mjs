@@ -139,7 +139,9 @@ export class Overlay {
    * @param {string} session @param {any} n
    */
   highlight(session, n) {
-    if (!n || n.nodeType !== 1) n = n && n.nodeType === 9 ? n.documentElement : n && n.parentElement;
+    // A document: its <html>; a shadow root: its host (as Chrome); text:
+    // its element.
+    if (!n || n.nodeType !== 1) n = n && n.nodeType === 9 ? n.documentElement : n && n.nodeType === 11 ? n.host : n && n.parentElement;
     if (!n) throw new OverlayFailure('invalid-argument', 'the node has no element to highlight');
     this.box = null;
     this.target = n;
