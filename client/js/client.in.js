@@ -49,6 +49,7 @@
 // build.mjs inlines runtime.mjs here
 // build.mjs inlines overlay.mjs here
 // build.mjs inlines shadow.mjs here
+// build.mjs inlines domread.mjs here
 // build.mjs inlines css.mjs here
 // build.mjs inlines dom.mjs here
 
