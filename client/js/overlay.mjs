@@ -142,7 +142,10 @@ export class Overlay {
     // A document: its <html>; a shadow root: its host (as Chrome); text:
     // its element.
     if (!n || n.nodeType !== 1) n = n && n.nodeType === 9 ? n.documentElement : n && n.nodeType === 11 ? n.host : n && n.parentElement;
-    if (!n) throw new OverlayFailure('invalid-argument', 'the node has no element to highlight');
+    if (!n) { // a template's content: nothing to draw, as Chrome draws nothing
+      this.hide(session);
+      return;
+    }
     this.box = null;
     this.target = n;
     this.owner = session;

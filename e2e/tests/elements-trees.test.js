@@ -98,5 +98,6 @@ test('elements: shadow roots, a template and a same-origin frame show in the tre
     for (const line of summary.split('\n')) t.diagnostic(line);
     assert.deepEqual(a.unanswered.map((r) => `${r.id} ${r.method}`), [], `unanswered requests\n${summary}`);
     assert.deepEqual(dt.frontendConsole.filter((l) => /DOM\./.test(l)), [], 'no frontend errors about DOM requests');
+    assert.doesNotMatch(summary, /Overlay\.highlightNode/, 'hovering the roots, the fragment and the frame\'s document highlights without an error');
   });
 });
