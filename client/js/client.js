@@ -4771,10 +4771,10 @@ class DOMAgent {
   }
 
   /**
-   * Through shadow roots (host, then root) and template contents too. A
-   * node the window cannot be sent is 0: in our overlay, in a closed root
-   * made before the client loaded, or in the content of a template not
-   * described yet.
+   * Through shadow roots (host, then root), template contents and
+   * same-origin frames (owner, then document) too. A node the window
+   * cannot be sent is 0: in our overlay, in a closed root made before the
+   * client loaded, or in the content of a template not described yet.
    * @param {Session} s @param {Node} n @param {any[]} children
    */
   pushPath(s, n, children) {
