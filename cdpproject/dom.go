@@ -34,6 +34,12 @@ func DOMNode(n *sourceproto.DOMNode, id NodeIDs) *cdp.Node {
 	if len(n.Children) > 0 {
 		out.Children = DOMNodes(n.Children, id)
 	}
+	if len(n.ShadowRoots) > 0 {
+		out.ShadowRoots = DOMNodes(n.ShadowRoots, id)
+	}
+	out.ShadowRootType = cdp.ShadowRootType(n.ShadowRootType)
+	out.TemplateContent = DOMNode(n.TemplateContent, id)
+	out.ContentDocument = DOMNode(n.ContentDocument, id)
 	return out
 }
 
@@ -88,6 +94,8 @@ func DOMEvent(e *sourceproto.DOMEvent, id NodeIDs) []byte {
 		return Event("DOM.attributeModified", &cdpdom.EventAttributeModified{NodeID: id(e.Node), Name: e.Name, Value: e.Value})
 	case sourceproto.EventAttributeRemoved:
 		return Event("DOM.attributeRemoved", &cdpdom.EventAttributeRemoved{NodeID: id(e.Node), Name: e.Name})
+	case sourceproto.EventShadowRootPushed:
+		return Event("DOM.shadowRootPushed", &cdpdom.EventShadowRootPushed{HostID: id(e.Parent), Root: DOMNode(e.Inserted, id)})
 	case sourceproto.EventCharacterDataModified:
 		return Event("DOM.characterDataModified", &cdpdom.EventCharacterDataModified{NodeID: id(e.Node), CharacterData: e.Value})
 	}

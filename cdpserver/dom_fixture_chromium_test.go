@@ -117,7 +117,20 @@ type domNode struct {
 	FrameID         string     `json:"frameId"`
 	DocumentURL     string     `json:"documentURL"`
 	ContentDocument *domNode   `json:"contentDocument"`
+	ShadowRoots     []*domNode `json:"shadowRoots"`
+	ShadowRootType  string     `json:"shadowRootType"`
+	TemplateContent *domNode   `json:"templateContent"`
 	known           bool       // children known (sent)
+}
+
+// beside are n's shadow roots and template content, which the tree holds
+// beside its children.
+func (n *domNode) beside() []*domNode {
+	out := append([]*domNode(nil), n.ShadowRoots...)
+	if n.TemplateContent != nil {
+		out = append(out, n.TemplateContent)
+	}
+	return out
 }
 
 // domTree is a window's DOM built from the worker's answers and events
@@ -160,6 +173,9 @@ func (tr *domTree) index(n *domNode) {
 	if n.ContentDocument != nil {
 		tr.index(n.ContentDocument)
 	}
+	for _, b := range n.beside() {
+		tr.index(b)
+	}
 }
 
 func (tr *domTree) forget(n *domNode) {
@@ -169,6 +185,9 @@ func (tr *domTree) forget(n *domNode) {
 	}
 	if n.ContentDocument != nil {
 		tr.forget(n.ContentDocument)
+	}
+	for _, b := range n.beside() {
+		tr.forget(b)
 	}
 }
 
@@ -188,6 +207,8 @@ func (tr *domTree) sync() {
 func (tr *domTree) apply(m cdptest.Msg) {
 	var p struct {
 		ParentID       int64    `json:"parentId"`
+		HostID         int64    `json:"hostId"`
+		Root           *domNode `json:"root"`
 		ParentNodeID   int64    `json:"parentNodeId"`
 		PreviousNodeID int64    `json:"previousNodeId"`
 		NodeID         int64    `json:"nodeId"`
@@ -264,6 +285,13 @@ func (tr *domTree) apply(m cdptest.Msg) {
 		}
 	case "DOM.characterDataModified":
 		tr.must(p.NodeID, m).NodeValue = p.CharacterData
+	case "DOM.shadowRootPushed":
+		host := tr.must(p.HostID, m)
+		if len(host.ShadowRoots) > 0 {
+			tr.t.Fatalf("%s: host %d has a shadow root already", m.Raw, p.HostID)
+		}
+		host.ShadowRoots = []*domNode{p.Root}
+		tr.index(p.Root)
 	case "DOM.documentUpdated":
 		if !tr.allowReset {
 			tr.t.Fatalf("documentUpdated: the page overflowed; the test's burst is meant to stay under the bound")
@@ -288,6 +316,12 @@ func (tr *domTree) expandAll(doc *domNode) {
 		var todo []int64
 		var walk func(n *domNode)
 		walk = func(n *domNode) {
+			for _, b := range n.beside() {
+				walk(b)
+			}
+			if n.ContentDocument != nil && n.NodeType == 1 {
+				walk(n.ContentDocument)
+			}
 			if !n.known && n.ChildNodeCount > 0 {
 				todo = append(todo, n.NodeID)
 				return
@@ -316,6 +350,25 @@ func serialize(n *domNode, b *strings.Builder) {
 			fmt.Fprintf(b, " %s=%q", n.Attributes[i], n.Attributes[i+1])
 		}
 		b.WriteString(">")
+		for _, r := range n.ShadowRoots {
+			b.WriteString("<#shadow-root " + r.ShadowRootType + ">")
+			for _, c := range r.Children {
+				serialize(c, b)
+			}
+			b.WriteString("</#shadow-root>")
+		}
+		if tc := n.TemplateContent; tc != nil {
+			b.WriteString("<#content>")
+			for _, c := range tc.Children {
+				serialize(c, b)
+			}
+			b.WriteString("</#content>")
+		}
+		if cd := n.ContentDocument; cd != nil {
+			b.WriteString("<#frame>")
+			serialize(cd, b)
+			b.WriteString("</#frame>")
+		}
 		for _, c := range n.Children {
 			serialize(c, b)
 		}
@@ -340,6 +393,20 @@ const pageSerializer = `(function ser(n) {
       var s = '<' + n.nodeName.toLowerCase();
       for (var i = 0; i < n.attributes.length; i++) s += ' ' + n.attributes[i].name + '=' + JSON.stringify(n.attributes[i].value);
       s += '>';
+      var root = n.shadowRoot || (window.__closedRoots && window.__closedRoots.get(n));
+      if (root && n.localName !== 'inspector-worker-overlay') {
+        s += '<#shadow-root ' + root.mode + '>';
+        for (var r = root.firstChild; r; r = r.nextSibling) s += ser(r);
+        s += '</#shadow-root>';
+      }
+      if (n.localName === 'template' && n.content) {
+        s += '<#content>';
+        for (var t = n.content.firstChild; t; t = t.nextSibling) s += ser(t);
+        s += '</#content>';
+      }
+      var cd = null;
+      try { cd = n.localName === 'iframe' ? n.contentDocument : null; } catch (e) { cd = null; }
+      if (cd) s += '<#frame>' + ser(cd) + '</#frame>';
       for (var c = n.firstChild; c; c = c.nextSibling) s += ser(c);
       return s + '</' + n.nodeName.toLowerCase() + '>';
     }

@@ -390,6 +390,7 @@ var methods = map[string]methodEntry{
 	"DOM.setInspectedNode":                pageDOM(pagerealm.SetInspectedNode),
 	"Overlay.highlightNode":               pageDOM(pagerealm.HighlightNode),
 	"Overlay.hideHighlight":               pageDOM(pagerealm.HideHighlight),
+	"Overlay.highlightRect":               pageDOM(pagerealm.HighlightRect),
 	"Overlay.setInspectMode":              pageDOM(pagerealm.SetInspectMode),
 	"DOM.performSearch":                   local(domPerformSearch),
 	"DOM.getSearchResults":                local(domGetSearchResults),

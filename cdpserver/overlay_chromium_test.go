@@ -320,14 +320,14 @@ func inspectPage(t *testing.T, reg *sourceproto.Registry, token sourceproto.Toke
 }
 
 // chromiumTab is one tab's own CDP connection, one call at a time (events
-// are read and dropped).
+// are read and dropped); call returns the answer's result.
 type chromiumTab struct {
 	t  *testing.T
 	c  *websocket.Conn
 	id int
 }
 
-func (tab *chromiumTab) call(method string, params any) {
+func (tab *chromiumTab) call(method string, params any) json.RawMessage {
 	tab.t.Helper()
 	tab.id++
 	b, _ := json.Marshal(map[string]any{"id": tab.id, "method": method, "params": params})
@@ -342,15 +342,16 @@ func (tab *chromiumTab) call(method string, params any) {
 			tab.t.Fatalf("%s: %v", method, err)
 		}
 		var ans struct {
-			ID    int             `json:"id"`
-			Error json.RawMessage `json:"error"`
+			ID     int             `json:"id"`
+			Error  json.RawMessage `json:"error"`
+			Result json.RawMessage `json:"result"`
 		}
 		_ = json.Unmarshal(m, &ans)
 		if ans.ID == tab.id {
 			if ans.Error != nil {
 				tab.t.Fatalf("chromium %s: %s", method, m)
 			}
-			return
+			return ans.Result
 		}
 	}
 }

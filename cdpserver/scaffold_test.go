@@ -76,6 +76,7 @@ func TestMethodTableAnswers(t *testing.T) {
 		"DOM.getFrameOwner":             `DOM.getFrameOwner: no frame "" in this window's document (ask DOM.getDocument first, or the page has gone)`,
 		"DOM.getBoxModel":               "DOM.getBoxModel: give one of nodeId, backendNodeId, objectId",
 		"Overlay.highlightNode":         "Overlay.highlightNode: give one of nodeId, backendNodeId, objectId",
+		"Overlay.highlightRect":         "Overlay.highlightRect: the window's document holds 0 pages and no highlight: a rect names no page, so highlight a node of the page first (Overlay.highlightNode)",
 	}
 	// The CSS methods of pages (pagerealm/css.go), with no page and no params.
 	for _, m := range []string{"getMatchedStylesForNode", "getComputedStyleForNode", "getInlineStylesForNode"} {

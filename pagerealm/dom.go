@@ -280,6 +280,8 @@ func (h *Hub) domEventsLocked(ref sourceproto.SourceRef, ev *sourceproto.DOMEven
 			msg = cdpproject.DocumentUpdated()
 		case sourceproto.EventInspectNodeRequested:
 			msg = inspectNodeRequested(ids(e.Node)) // overlay.go
+		case sourceproto.EventNodeHighlightRequested:
+			msg = nodeHighlightRequested(ids(e.Node)) // overlay.go
 		}
 		if msg != nil && !h.domPushLocked(w, msg) {
 			return

@@ -36,6 +36,13 @@ type cdpDOMParams struct {
 	BackendNodeIDs     []int64 `json:"backendNodeIds"`
 	FrameID            string  `json:"frameId"`
 	Mode               string  `json:"mode"` // Overlay.setInspectMode
+	// Overlay.highlightRect's (overlay.go).
+	X            float64 `json:"x"`
+	Y            float64 `json:"y"`
+	Width        float64 `json:"width"`
+	Height       float64 `json:"height"`
+	Color        *rgba   `json:"color"`
+	OutlineColor *rgba   `json:"outlineColor"`
 	// The CSS methods' (css.go).
 	StyleSheetID string           `json:"styleSheetId"`
 	Edits        []cssEdit        `json:"edits"`
@@ -231,7 +238,7 @@ var (
 		if depth == 0 {
 			depth = 1
 		}
-		return nil, h.domCallLocked(w, req, n, sourceproto.MethodDOMChildren, &sourceproto.DOMParams{Node: n.local, Depth: depth},
+		return nil, h.domCallLocked(w, req, n, sourceproto.MethodDOMChildren, &sourceproto.DOMParams{Node: n.local, Depth: depth, Pierce: p.Pierce},
 			func(call *runtimeCall, r *sourceproto.DOMResult, _ *objectMapper) ([][]byte, []byte, error) {
 				return childrenEvents(call, r), []byte(`{}`), nil
 			})
@@ -245,7 +252,7 @@ var (
 		if err != nil {
 			return nil, err
 		}
-		return nil, h.domCallLocked(w, req, n, sourceproto.MethodDOMDescribe, &sourceproto.DOMParams{Node: n.local, Handle: handle, Depth: p.Depth},
+		return nil, h.domCallLocked(w, req, n, sourceproto.MethodDOMDescribe, &sourceproto.DOMParams{Node: n.local, Handle: handle, Depth: p.Depth, Pierce: p.Pierce},
 			func(call *runtimeCall, r *sourceproto.DOMResult, _ *objectMapper) ([][]byte, []byte, error) {
 				return nil, cdpproject.NodeAnswer(cdpproject.DOMNode(r.Node, idsOf(call.domNS))), nil
 			})
@@ -283,7 +290,7 @@ var (
 		return nil, h.domCallLocked(w, req, n, sourceproto.MethodDOMPush, &sourceproto.DOMParams{Handle: handle},
 			func(call *runtimeCall, r *sourceproto.DOMResult, _ *objectMapper) ([][]byte, []byte, error) {
 				if len(r.Nodes) != 1 || r.Nodes[0] == 0 {
-					return nil, nil, errors.New("the node is not in its page's document (detached, in a shadow root, or whitespace-only text)")
+					return nil, nil, errors.New("the node is not in its page's document (detached, in a closed shadow root made before the page's client loaded, or whitespace-only text)")
 				}
 				return childrenEvents(call, r), cdpproject.NodeIDAnswer(nodeID(call.domNS, r.Nodes[0])), nil
 			})
@@ -456,7 +463,7 @@ func (h *Hub) piercedDocumentLocked(w *Window, req Request, root *cdp.Node, dept
 		}
 		w.client.dom.markUsed(pt.ns)
 		cmd := &sourceproto.RuntimeCommand{}
-		cmd.SetDOM(sourceproto.MethodDOMChildren, &sourceproto.DOMParams{Doc: pt.ns, Node: pageDocument, Depth: depth})
+		cmd.SetDOM(sourceproto.MethodDOMChildren, &sourceproto.DOMParams{Doc: pt.ns, Node: pageDocument, Depth: depth, Pierce: true})
 		call := &runtimeCall{ref: pt.c.ref, ctx: pt.c, page: pt.c.frame.displayName(), realm: pt.c.realm.ID, sess: w,
 			wire: wireSession(w), method: cmd.Method, cdp: "DOM.getDocument", ctxID: pt.c.id, size: commandOverhead, own: done}
 		h.registerLocked(call, cmd)

@@ -3,6 +3,8 @@ package pagerealm
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math"
 
 	"github.com/chromedp/cdproto/cdp"
 	cdpoverlay "github.com/chromedp/cdproto/overlay"
@@ -92,6 +94,65 @@ var (
 	}
 )
 
+// HighlightRect draws a rectangle (Overlay.highlightRect: the viewport's
+// CSS pixels, as Chrome's) in place of the window's highlight. Its
+// coordinates name no node, so it goes to the page that shows the window's
+// highlight, else to the one page of its document; with several pages and
+// no highlight it is refused with what to do.
+var HighlightRect DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+	d := &w.client.dom
+	if !d.doc {
+		return nil, errors.New("this window holds no document yet: ask DOM.getDocument first (open the Elements panel)")
+	}
+	ns := d.highlight
+	if c, ok := d.byNS[ns]; !ok || h.byRef[c.ref] != c {
+		ns = 0
+		live := 0
+		for c, cns := range d.pages {
+			if h.byRef[c.ref] == c {
+				ns, live = cns, live+1
+			}
+		}
+		if live != 1 {
+			return nil, fmt.Errorf("the window's document holds %d pages and no highlight: a rect names no page, "+
+				"so highlight a node of the page first (Overlay.highlightNode)", live)
+		}
+	}
+	for _, v := range []float64{p.X, p.Y, p.Width, p.Height} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errors.New("x, y, width and height must be finite numbers")
+		}
+	}
+	d.highlight = ns
+	return nil, h.domCallLocked(w, req, pageNode{ctx: d.byNS[ns], ns: ns}, sourceproto.MethodDOMOverlay,
+		&sourceproto.DOMParams{Overlay: sourceproto.OverlayRect, Rect: []float64{p.X, p.Y, p.Width, p.Height},
+			Colors: []string{p.Color.css(), p.OutlineColor.css()}}, answerEmpty)
+}
+
+// rgba is CDP's DOM.RGBA with an alpha that may be absent (default 1);
+// cdproto's drops an explicit 0.
+type rgba struct {
+	R, G, B int64
+	A       *float64
+}
+
+// css is the color as CSS; transparent when absent (CDP's default for
+// highlightRect's colors).
+func (c *rgba) css() string {
+	if c == nil {
+		return "transparent"
+	}
+	a := 1.0
+	if c.A != nil {
+		a = *c.A
+	}
+	clamp := func(v int64) int64 { return min(max(v, 0), 255) }
+	if math.IsNaN(a) {
+		a = 1
+	}
+	return fmt.Sprintf("rgba(%d, %d, %d, %g)", clamp(c.R), clamp(c.G), clamp(c.B), min(max(a, 0), 1))
+}
+
 // emptyBox is the box model of a host placeholder.
 func emptyBox() *sourceproto.DOMBox {
 	z := func() []float64 { return make([]float64, 8) }
@@ -131,6 +192,13 @@ func (h *Hub) hideOwnLocked(w *Window) {
 // dom.go) and reveals it.
 func inspectNodeRequested(id cdp.NodeID) []byte {
 	return cdpproject.Event("Overlay.inspectNodeRequested", &cdpoverlay.EventInspectNodeRequested{BackendNodeID: cdp.BackendNodeID(id)})
+}
+
+// nodeHighlightRequested is the event of the node inspect mode highlights
+// under the pointer: the page sent its path first, so the frontend has the
+// node and selects it in the tree, as Chrome's tree follows the pointer.
+func nodeHighlightRequested(id cdp.NodeID) []byte {
+	return cdpproject.Event("Overlay.nodeHighlightRequested", &cdpoverlay.EventNodeHighlightRequested{NodeID: id})
 }
 
 // SetInspectMode starts or ends inspect mode in every page of the

@@ -34,6 +34,11 @@ type DOMParams struct {
 	// Depth of the subtree to describe: 0 the node only, -1 all (the page
 	// caps it at its own MAX_DEPTH and by the frame limits).
 	Depth int64 `json:"depth,omitempty"`
+	// Pierce describes shadow roots and template contents to Depth too
+	// (CDP's pierce; without it they come unexpanded, as in Chrome);
+	// domListeners goes into open shadow roots and same-origin frames'
+	// documents below the node (with Depth).
+	Pierce bool `json:"pierce,omitempty"`
 	// Edit is the edit to make (domEdit).
 	Edit DOMEdit `json:"edit,omitempty"`
 	// Name, Value and Text are the edit's operands.
@@ -49,14 +54,16 @@ type DOMParams struct {
 	// Overlay is domOverlay's action (with Node or Handle for highlight
 	// and inspect; none for hide).
 	Overlay DOMOverlayAction `json:"overlay,omitempty"`
+	// Rect is domOverlay rect's x, y, width, height in the page's CSS
+	// pixels; Colors its fill and outline as CSS colors (the worker
+	// writes them from CDP's RGBA).
+	Rect   []float64 `json:"rect,omitempty"`
+	Colors []string  `json:"colors,omitempty"`
 	// CSS is domCSS's query; Sheet a style sheet's page id and Line the
 	// line of a rule in the text the page gives for it (css.go).
 	CSS   CSSQuery `json:"css,omitempty"`
 	Sheet string   `json:"sheet,omitempty"`
 	Line  int64    `json:"line,omitempty"`
-	// Pierce: domListeners goes into open shadow roots and same-origin
-	// frames' documents below the node (with Depth).
-	Pierce bool `json:"pierce,omitempty"`
 }
 
 // DOMOverlayAction names what a domOverlay command does.
@@ -75,6 +82,9 @@ const (
 	OverlayPick DOMOverlayAction = "pick"
 	// OverlayUnpick ends it (mode none).
 	OverlayUnpick DOMOverlayAction = "unpick"
+	// OverlayRect draws a rectangle (Overlay.highlightRect) in place of
+	// the session's highlight.
+	OverlayRect DOMOverlayAction = "rect"
 )
 
 // DOMBox is an element's box model as CDP's DOM.BoxModel has it: each
@@ -93,8 +103,8 @@ type DOMBox struct {
 }
 
 // DOMNode is one page node as CDP's DOM.Node describes it, with the page's
-// ids. Worker-only members (frameId, contentDocument, backendNodeId) are
-// never on this wire: the worker adds them.
+// ids. Worker-only members (frameId, backendNodeId) are never on this
+// wire: the worker adds them.
 //
 //easyjson:json
 type DOMNode struct {
@@ -110,6 +120,15 @@ type DOMNode struct {
 	BaseURL        string    `json:"baseURL,omitempty"`
 	PublicID       string    `json:"publicId,omitempty"`
 	SystemID       string    `json:"systemId,omitempty"`
+	// ShadowRoots: an element's shadow root (a node of type 11 with
+	// ShadowRootType "open" or "closed"); TemplateContent: a <template>'s
+	// content (a document fragment). Both as Chrome's DOM.Node has them.
+	ShadowRoots     []DOMNode `json:"shadowRoots,omitempty"`
+	ShadowRootType  string    `json:"shadowRootType,omitempty"`
+	TemplateContent *DOMNode  `json:"templateContent,omitempty"`
+	// ContentDocument: a same-origin <iframe>'s document (the page can
+	// read no other).
+	ContentDocument *DOMNode `json:"contentDocument,omitempty"`
 }
 
 // DOMChildren is a node's children as a setChildNodes event carries them.
@@ -200,6 +219,13 @@ const (
 	// EventInspectNodeRequested: the user clicked Node in inspect mode
 	// (Overlay.inspectNodeRequested; the node has an id, not yet its path).
 	EventInspectNodeRequested DOMEventKind = "inspectNodeRequested"
+	// EventNodeHighlightRequested: inspect mode highlights Node under the
+	// pointer (Overlay.nodeHighlightRequested; the page sent its path
+	// first, as setChildNodes events).
+	EventNodeHighlightRequested DOMEventKind = "nodeHighlightRequested"
+	// EventShadowRootPushed: Parent (a host the window has) got a shadow
+	// root, Inserted, after the host was sent (DOM.shadowRootPushed).
+	EventShadowRootPushed DOMEventKind = "shadowRootPushed"
 	// EventDocumentUpdated: the page dropped the session's node table
 	// (its mutations overflowed MAX_EVENTS_PER_FLUSH): the window must
 	// ask for the document again.
@@ -208,7 +234,7 @@ const (
 
 var domEventKinds = []DOMEventKind{EventSetChildNodes, EventChildNodeInserted, EventChildNodeRemoved,
 	EventChildNodeCountUpdated, EventAttributeModified, EventAttributeRemoved, EventCharacterDataModified,
-	EventDocumentUpdated, EventInspectNodeRequested}
+	EventDocumentUpdated, EventInspectNodeRequested, EventNodeHighlightRequested, EventShadowRootPushed}
 
 // DOMEvent is one DOM event of a dom.event frame. Which members are set
 // depends on Kind (validate).

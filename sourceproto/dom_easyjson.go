@@ -418,6 +418,12 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 			} else {
 				out.Depth = int64(in.Int64())
 			}
+		case "pierce":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Pierce = bool(in.Bool())
+			}
 		case "edit":
 			if in.IsNull() {
 				in.Skip()
@@ -472,6 +478,60 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 			} else {
 				out.Overlay = DOMOverlayAction(in.String())
 			}
+		case "rect":
+			if in.IsNull() {
+				in.Skip()
+				out.Rect = nil
+			} else {
+				in.Delim('[')
+				if out.Rect == nil {
+					if !in.IsDelim(']') {
+						out.Rect = make([]float64, 0, 8)
+					} else {
+						out.Rect = []float64{}
+					}
+				} else {
+					out.Rect = (out.Rect)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v14 float64
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v14 = float64(in.Float64())
+					}
+					out.Rect = append(out.Rect, v14)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "colors":
+			if in.IsNull() {
+				in.Skip()
+				out.Colors = nil
+			} else {
+				in.Delim('[')
+				if out.Colors == nil {
+					if !in.IsDelim(']') {
+						out.Colors = make([]string, 0, 4)
+					} else {
+						out.Colors = []string{}
+					}
+				} else {
+					out.Colors = (out.Colors)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v15 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v15 = string(in.String())
+					}
+					out.Colors = append(out.Colors, v15)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
 		case "css":
 			if in.IsNull() {
 				in.Skip()
@@ -489,12 +549,6 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 				in.Skip()
 			} else {
 				out.Line = int64(in.Int64())
-			}
-		case "pierce":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Pierce = bool(in.Bool())
 			}
 		default:
 			in.AddError(&jlexer.LexerError{
@@ -534,11 +588,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v14, v15 := range in.Nodes {
-				if v14 > 0 {
+			for v16, v17 := range in.Nodes {
+				if v16 > 0 {
 					out.RawByte(',')
 				}
-				out.Uint64(uint64(v15))
+				out.Uint64(uint64(v17))
 			}
 			out.RawByte(']')
 		}
@@ -547,6 +601,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"depth\":"
 		out.RawString(prefix)
 		out.Int64(int64(in.Depth))
+	}
+	if in.Pierce {
+		const prefix string = ",\"pierce\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Pierce))
 	}
 	if in.Edit != "" {
 		const prefix string = ",\"edit\":"
@@ -593,6 +652,34 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		out.RawString(prefix)
 		out.String(string(in.Overlay))
 	}
+	if len(in.Rect) != 0 {
+		const prefix string = ",\"rect\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v18, v19 := range in.Rect {
+				if v18 > 0 {
+					out.RawByte(',')
+				}
+				out.Float64(float64(v19))
+			}
+			out.RawByte(']')
+		}
+	}
+	if len(in.Colors) != 0 {
+		const prefix string = ",\"colors\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v20, v21 := range in.Colors {
+				if v20 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v21))
+			}
+			out.RawByte(']')
+		}
+	}
 	if in.CSS != "" {
 		const prefix string = ",\"css\":"
 		out.RawString(prefix)
@@ -607,11 +694,6 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"line\":"
 		out.RawString(prefix)
 		out.Int64(int64(in.Line))
-	}
-	if in.Pierce {
-		const prefix string = ",\"pierce\":"
-		out.RawString(prefix)
-		out.Bool(bool(in.Pierce))
 	}
 	out.RawByte('}')
 }
@@ -691,13 +773,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.Children = (out.Children)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v16 DOMNode
+					var v22 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v16).UnmarshalEasyJSON(in)
+						(v22).UnmarshalEasyJSON(in)
 					}
-					out.Children = append(out.Children, v16)
+					out.Children = append(out.Children, v22)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -718,13 +800,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.Attributes = (out.Attributes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v17 string
+					var v23 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v17 = string(in.String())
+						v23 = string(in.String())
 					}
-					out.Attributes = append(out.Attributes, v17)
+					out.Attributes = append(out.Attributes, v23)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -752,6 +834,67 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 				in.Skip()
 			} else {
 				out.SystemID = string(in.String())
+			}
+		case "shadowRoots":
+			if in.IsNull() {
+				in.Skip()
+				out.ShadowRoots = nil
+			} else {
+				in.Delim('[')
+				if out.ShadowRoots == nil {
+					if !in.IsDelim(']') {
+						out.ShadowRoots = make([]DOMNode, 0, 0)
+					} else {
+						out.ShadowRoots = []DOMNode{}
+					}
+				} else {
+					out.ShadowRoots = (out.ShadowRoots)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v24 DOMNode
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						(v24).UnmarshalEasyJSON(in)
+					}
+					out.ShadowRoots = append(out.ShadowRoots, v24)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "shadowRootType":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ShadowRootType = string(in.String())
+			}
+		case "templateContent":
+			if in.IsNull() {
+				in.Skip()
+				out.TemplateContent = nil
+			} else {
+				if out.TemplateContent == nil {
+					out.TemplateContent = new(DOMNode)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.TemplateContent).UnmarshalEasyJSON(in)
+				}
+			}
+		case "contentDocument":
+			if in.IsNull() {
+				in.Skip()
+				out.ContentDocument = nil
+			} else {
+				if out.ContentDocument == nil {
+					out.ContentDocument = new(DOMNode)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.ContentDocument).UnmarshalEasyJSON(in)
+				}
 			}
 		default:
 			in.AddError(&jlexer.LexerError{
@@ -806,11 +949,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v18, v19 := range in.Children {
-				if v18 > 0 {
+			for v25, v26 := range in.Children {
+				if v25 > 0 {
 					out.RawByte(',')
 				}
-				(v19).MarshalEasyJSON(out)
+				(v26).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -820,11 +963,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v20, v21 := range in.Attributes {
-				if v20 > 0 {
+			for v27, v28 := range in.Attributes {
+				if v27 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v21))
+				out.String(string(v28))
 			}
 			out.RawByte(']')
 		}
@@ -848,6 +991,35 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		const prefix string = ",\"systemId\":"
 		out.RawString(prefix)
 		out.String(string(in.SystemID))
+	}
+	if len(in.ShadowRoots) != 0 {
+		const prefix string = ",\"shadowRoots\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v29, v30 := range in.ShadowRoots {
+				if v29 > 0 {
+					out.RawByte(',')
+				}
+				(v30).MarshalEasyJSON(out)
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.ShadowRootType != "" {
+		const prefix string = ",\"shadowRootType\":"
+		out.RawString(prefix)
+		out.String(string(in.ShadowRootType))
+	}
+	if in.TemplateContent != nil {
+		const prefix string = ",\"templateContent\":"
+		out.RawString(prefix)
+		(*in.TemplateContent).MarshalEasyJSON(out)
+	}
+	if in.ContentDocument != nil {
+		const prefix string = ",\"contentDocument\":"
+		out.RawString(prefix)
+		(*in.ContentDocument).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }
@@ -1073,13 +1245,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 					out.Events = (out.Events)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v22 DOMEvent
+					var v31 DOMEvent
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v22).UnmarshalEasyJSON(in)
+						(v31).UnmarshalEasyJSON(in)
 					}
-					out.Events = append(out.Events, v22)
+					out.Events = append(out.Events, v31)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1119,11 +1291,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v23, v24 := range in.Events {
-				if v23 > 0 {
+			for v32, v33 := range in.Events {
+				if v32 > 0 {
 					out.RawByte(',')
 				}
-				(v24).MarshalEasyJSON(out)
+				(v33).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1208,13 +1380,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v25 DOMNode
+					var v34 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v25).UnmarshalEasyJSON(in)
+						(v34).UnmarshalEasyJSON(in)
 					}
-					out.Nodes = append(out.Nodes, v25)
+					out.Nodes = append(out.Nodes, v34)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1285,11 +1457,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v26, v27 := range in.Nodes {
-				if v26 > 0 {
+			for v35, v36 := range in.Nodes {
+				if v35 > 0 {
 					out.RawByte(',')
 				}
-				(v27).MarshalEasyJSON(out)
+				(v36).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1357,13 +1529,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v28 DOMNode
+					var v37 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v28).UnmarshalEasyJSON(in)
+						(v37).UnmarshalEasyJSON(in)
 					}
-					out.Nodes = append(out.Nodes, v28)
+					out.Nodes = append(out.Nodes, v37)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1398,11 +1570,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v29, v30 := range in.Nodes {
-				if v29 > 0 {
+			for v38, v39 := range in.Nodes {
+				if v38 > 0 {
 					out.RawByte(',')
 				}
-				(v30).MarshalEasyJSON(out)
+				(v39).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1449,13 +1621,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Content = (out.Content)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v31 float64
+					var v40 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v31 = float64(in.Float64())
+						v40 = float64(in.Float64())
 					}
-					out.Content = append(out.Content, v31)
+					out.Content = append(out.Content, v40)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1476,13 +1648,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Padding = (out.Padding)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v32 float64
+					var v41 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v32 = float64(in.Float64())
+						v41 = float64(in.Float64())
 					}
-					out.Padding = append(out.Padding, v32)
+					out.Padding = append(out.Padding, v41)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1503,13 +1675,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Border = (out.Border)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v33 float64
+					var v42 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v33 = float64(in.Float64())
+						v42 = float64(in.Float64())
 					}
-					out.Border = append(out.Border, v33)
+					out.Border = append(out.Border, v42)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1530,13 +1702,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Margin = (out.Margin)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v34 float64
+					var v43 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v34 = float64(in.Float64())
+						v43 = float64(in.Float64())
 					}
-					out.Margin = append(out.Margin, v34)
+					out.Margin = append(out.Margin, v43)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1578,11 +1750,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v35, v36 := range in.Content {
-				if v35 > 0 {
+			for v44, v45 := range in.Content {
+				if v44 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v36))
+				out.Float64(float64(v45))
 			}
 			out.RawByte(']')
 		}
@@ -1594,11 +1766,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v37, v38 := range in.Padding {
-				if v37 > 0 {
+			for v46, v47 := range in.Padding {
+				if v46 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v38))
+				out.Float64(float64(v47))
 			}
 			out.RawByte(']')
 		}
@@ -1610,11 +1782,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v39, v40 := range in.Border {
-				if v39 > 0 {
+			for v48, v49 := range in.Border {
+				if v48 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v40))
+				out.Float64(float64(v49))
 			}
 			out.RawByte(']')
 		}
@@ -1626,11 +1798,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v41, v42 := range in.Margin {
-				if v41 > 0 {
+			for v50, v51 := range in.Margin {
+				if v50 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v42))
+				out.Float64(float64(v51))
 			}
 			out.RawByte(']')
 		}

@@ -115,9 +115,6 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 	if m == MethodDOMCSS {
 		return p.validateCSS()
 	}
-	if p.Pierce && m != MethodDOMListeners {
-		return malformed(string(m) + " takes no pierce")
-	}
 	search := p.Search != "" || p.From != 0 || p.To != 0
 	if search && m != MethodDOMSearch && m != MethodDOMResults {
 		return malformed(string(m) + " takes no search members")
@@ -126,6 +123,15 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 		if n == 0 || n > MaxSafeInteger {
 			return malformed("nodes must be in 1..2^53-1")
 		}
+	}
+	if p.Pierce && m != MethodDOMChildren && m != MethodDOMDescribe && m != MethodDOMListeners {
+		return malformed(string(m) + " takes no pierce")
+	}
+	if (len(p.Rect) > 0 || len(p.Colors) > 0) != (p.Overlay == OverlayRect) {
+		return malformed("rect and colors are domOverlay rect's members, and it needs them")
+	}
+	if err := p.validateRect(); err != nil {
+		return err
 	}
 	one := (p.Node != 0) != (p.Handle != "")
 	edit := p.Edit != "" || p.Name != "" || p.Value != "" || p.Text != ""
@@ -168,10 +174,10 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 	case MethodDOMOverlay:
 		switch {
 		case p.Overlay != OverlayHighlight && p.Overlay != OverlayHide && p.Overlay != OverlayInspect &&
-			p.Overlay != OverlayPick && p.Overlay != OverlayUnpick:
-			return malformed("domOverlay's overlay must be highlight, hide, inspect, pick or unpick")
+			p.Overlay != OverlayPick && p.Overlay != OverlayUnpick && p.Overlay != OverlayRect:
+			return malformed("domOverlay's overlay must be highlight, hide, inspect, pick, unpick or rect")
 		case len(p.Nodes) > 0 || edit || (p.Overlay == OverlayHighlight || p.Overlay == OverlayInspect) != one:
-			return malformed("domOverlay takes doc, overlay and one of node, handle (none for hide, pick, unpick)")
+			return malformed("domOverlay takes doc, overlay and one of node, handle (none for hide, pick, unpick, rect)")
 		}
 	case MethodDOMListeners:
 		if p.Handle == "" || p.Node != 0 || len(p.Nodes) > 0 || edit {
@@ -287,7 +293,49 @@ func (n *DOMNode) validate() *RejectError {
 	case n.ChildNodeCount < 0 || n.ChildNodeCount > MaxSafeInteger:
 		return malformed("childNodeCount must be in 0..2^53-1")
 	}
-	return validateNodes(n.Children)
+	if len(n.ShadowRoots) > 1 || (len(n.ShadowRoots) > 0 || n.TemplateContent != nil) && n.NodeType != 1 {
+		return malformed("an element has at most one shadow root; only elements have shadowRoots and templateContent")
+	}
+	if n.ShadowRootType != "" && (n.NodeType != 11 || n.ShadowRootType != "open" && n.ShadowRootType != "closed") {
+		return malformed("shadowRootType is open or closed, on a node of type 11")
+	}
+	for i := range n.ShadowRoots {
+		if n.ShadowRoots[i].ShadowRootType == "" {
+			return malformed("a shadow root needs shadowRootType")
+		}
+	}
+	if n.TemplateContent != nil && (n.TemplateContent.NodeType != 11 || n.TemplateContent.ShadowRootType != "") {
+		return malformed("templateContent is a document fragment")
+	}
+	if n.ContentDocument != nil && (n.NodeType != 1 || n.ContentDocument.NodeType != 9) {
+		return malformed("contentDocument is a document, on an element")
+	}
+	return first(validateNodes(n.Children), validateNodes(n.ShadowRoots), n.TemplateContent.validate(), n.ContentDocument.validate())
+}
+
+// maxColorBytes bounds a domOverlay rect color: CSS rgba() of four numbers
+// is under 40 bytes; the bound only keeps a forged one small.
+const maxColorBytes = 64
+
+// validateRect checks domOverlay rect's rectangle and colors.
+func (p *DOMParams) validateRect() *RejectError {
+	if p.Overlay != OverlayRect {
+		return nil
+	}
+	if len(p.Rect) != 4 || len(p.Colors) != 2 {
+		return malformed("domOverlay rect takes rect (x, y, width, height) and colors (fill, outline)")
+	}
+	for _, v := range p.Rect {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return malformed("a rect's numbers must be finite")
+		}
+	}
+	for _, c := range p.Colors {
+		if len(c) > maxColorBytes {
+			return malformed("a rect color is at most 64 bytes")
+		}
+	}
+	return nil
 }
 
 func (e *DOMEvents) validate() *RejectError {
@@ -331,8 +379,11 @@ func (e *DOMEvent) validate() *RejectError {
 		ok = nodeEvent && e.Name != "" && e.Value == ""
 	case EventCharacterDataModified:
 		ok = nodeEvent && e.Name == ""
-	case EventInspectNodeRequested:
+	case EventInspectNodeRequested, EventNodeHighlightRequested:
 		ok = nodeEvent && e.Name == "" && e.Value == ""
+	case EventShadowRootPushed:
+		ok = e.Parent != 0 && e.Inserted != nil && e.Inserted.ShadowRootType != "" && e.Node == 0 && e.Previous == 0 &&
+			len(e.Nodes) == 0 && e.Count == 0 && e.Name == "" && e.Value == ""
 	case EventDocumentUpdated:
 		ok = e.Node == 0 && e.Parent == 0 && e.Previous == 0 && e.Inserted == nil && len(e.Nodes) == 0 && e.Count == 0 && e.Name == "" && e.Value == ""
 	}

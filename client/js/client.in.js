@@ -50,6 +50,8 @@
 // build.mjs inlines frameworks.mjs here
 // build.mjs inlines runtime.mjs here
 // build.mjs inlines overlay.mjs here
+// build.mjs inlines shadow.mjs here
+// build.mjs inlines domread.mjs here
 // build.mjs inlines css.mjs here
 // build.mjs inlines dom.mjs here
 
@@ -181,6 +183,9 @@
   var captureSink = { producer: /** @type {any} */ (heldProducer), isOwn: isOwn, budget: IWCapture.bodyBudget(attr('data-capture-body-bytes')) };
   var unwrapFetch = safeInstall(function () { return IWCapture.wrapFetch(w, captureSink); });
   var unwrapXHR = safeInstall(function () { return IWCapture.wrapXHR(w, captureSink); });
+  // Closed shadow roots made from now on, kept for the Elements panel
+  // (shadow.mjs): one WeakMap write per attachShadow, no DOM work.
+  var unwrapShadow = safeInstall(function () { return IWShadow.watchShadowRoots(w); });
   connect();
 
   try {
@@ -678,6 +683,7 @@
     unwrapConsole();
     unwrapFetch();
     unwrapXHR();
+    unwrapShadow();
     unhook();
     if (realm.listenerLog) realm.listenerLog.undo();
     try { delete w.__inspectorWorkerClient; } catch (e) { /* ignore */ }

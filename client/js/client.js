@@ -3899,7 +3899,20 @@ function boxModel(el) {
   const bw = side('border', '-width');
   const pad = side('padding');
   const mar = side('margin');
-  const border = [r.left, r.top, r.right, r.bottom];
+  // An element of a same-origin frame: its frame's viewport is where
+  // the frame's content box is in the page's (Chrome gives main-frame
+  // coordinates too).
+  let dx = 0, dy = 0;
+  try {
+    for (let w = el.ownerDocument.defaultView; w && w.frameElement; w = w.parent) {
+      const fe = w.frameElement;
+      const fr = fe.getBoundingClientRect();
+      const fs = fe.ownerDocument.defaultView.getComputedStyle(fe);
+      dx += fr.left + (parseFloat(fs.borderLeftWidth) || 0) + (parseFloat(fs.paddingLeft) || 0);
+      dy += fr.top + (parseFloat(fs.borderTopWidth) || 0) + (parseFloat(fs.paddingTop) || 0);
+    }
+  } catch (e) { /* a cross-origin parent: its offset is unknown */ }
+  const border = [r.left + dx, r.top + dy, r.right + dx, r.bottom + dy];
   const padding = inset(border, bw);
   const content = inset(padding, pad);
   const margin = inset(border, mar.map((v) => -v));
@@ -3945,20 +3958,30 @@ class Overlay {
     this.picker = '';
     /** @type {((session: string, el: Element) => void)|null} */
     this.onPick = null;
+    /** @type {((session: string, el: Element) => void)|null} */
+    this.onHover = null;
+    /** @type {number[]|null} the rectangle shown (Overlay.highlightRect), in place of a node's boxes */
+    this.box = null;
     /** @type {(() => void)|null} removes inspect mode's listeners */
     this.unlisten = null;
   }
 
   /** Counters for stats(). */
-  stats() { return { shown: !!this.host, draws: this.draws, selected: this.selected.size, picking: !!this.picker }; }
+  stats() { return { shown: !!this.host, draws: this.draws, selected: this.selected.size, picking: !!this.picker, rect: this.box }; }
 
   /**
    * Shows session's highlight of n (replacing any other).
    * @param {string} session @param {any} n
    */
   highlight(session, n) {
-    if (!n || n.nodeType !== 1) n = n && n.nodeType === 9 ? n.documentElement : n && n.parentElement;
-    if (!n) throw new OverlayFailure('invalid-argument', 'the node has no element to highlight');
+    // A document: its <html>; a shadow root: its host (as Chrome); text:
+    // its element.
+    if (!n || n.nodeType !== 1) n = n && n.nodeType === 9 ? n.documentElement : n && n.nodeType === 11 ? n.host : n && n.parentElement;
+    if (!n) { // a template's content: nothing to draw, as Chrome draws nothing
+      this.hide(session);
+      return;
+    }
+    this.box = null;
     this.target = n;
     this.owner = session;
     this.mount();
@@ -3969,9 +3992,35 @@ class Overlay {
     }
   }
 
+  /**
+   * Shows session's rectangle (Overlay.highlightRect: x, y, width, height
+   * in the viewport's CSS pixels, fill and outline colors) in place of any
+   * highlight. It stays where it is put: nothing follows it.
+   * @param {string} session @param {number[]} rect @param {string[]} colors
+   */
+  rect(session, rect, colors) {
+    if (!Array.isArray(rect) || rect.length !== 4 || !rect.every((v) => typeof v === 'number' && isFinite(v))) {
+      throw new OverlayFailure('invalid-argument', 'a rect is x, y, width, height');
+    }
+    this.target = null;
+    this.owner = session;
+    this.box = rect;
+    this.mount();
+    const parts = this.parts;
+    this.draws++;
+    const [x, y, w, h] = rect;
+    for (const k in parts.paths) parts.paths[k].setAttribute('d', '');
+    const p = parts.paths.content;
+    p.setAttribute('d', 'M' + x + ' ' + y + 'h' + w + 'v' + h + 'h' + (-w) + 'Z');
+    p.setAttribute('fill', colors && colors[0] ? colors[0] : 'transparent');
+    p.setAttribute('stroke', colors && colors[1] ? colors[1] : 'transparent');
+    parts.label.style.display = 'none';
+  }
+
   /** Hides session's highlight (another session's stays). @param {string} session */
   hide(session) {
     if (this.owner !== session) return;
+    this.box = null;
     this.target = null;
     this.owner = '';
     if (this.host) {
@@ -3996,11 +4045,15 @@ class Overlay {
    * the page added on its document or elements; the page's own capturing
    * listeners on the window, if added earlier, still run). Only the user's
    * input (isTrusted) is taken: the page's own el.click() runs as ever.
+   * The element under the pointer goes to onHover too (the window's tree
+   * follows it: nodeHighlightRequested).
    * @param {string} session @param {(session: string, el: Element) => void} onPick
+   * @param {(session: string, el: Element) => void} [onHover]
    */
-  pick(session, onPick) {
+  pick(session, onPick, onHover) {
     this.picker = session;
     this.onPick = onPick;
+    this.onHover = onHover || null;
     if (this.unlisten) return;
     const w = this.doc.defaultView;
     /** @param {Event} e */
@@ -4009,16 +4062,22 @@ class Overlay {
       e.preventDefault();
       e.stopImmediatePropagation();
     };
+    // The innermost element, inside open shadow roots too (a closed
+    // root's content is hidden from the window's listeners: its host).
+    /** @param {Event} e */
+    const under = (e) => /** @type {any} */ ((e.composedPath && e.composedPath()[0]) || e.target);
     /** @param {Event} e */
     const move = (e) => {
-      const t = /** @type {any} */ (e.target);
-      if (e.isTrusted && t && t.nodeType === 1 && !OWN.has(t) && t !== this.target) this.highlight(this.picker, t);
+      const t = under(e);
+      if (!e.isTrusted || !t || t.nodeType !== 1 || OWN.has(t) || t === this.target) return;
+      this.highlight(this.picker, t);
+      if (this.onHover) this.onHover(this.picker, t);
     };
     /** @param {Event} e */
     const click = (e) => {
       if (!e.isTrusted) return;
       swallow(e);
-      const t = /** @type {any} */ (e.target);
+      const t = under(e);
       if (t && t.nodeType === 1 && this.onPick) this.onPick(this.picker, t);
     };
     /** @type {Array<[string, (e: Event) => void]>} */
@@ -4034,6 +4093,7 @@ class Overlay {
     this.unlisten();
     this.unlisten = null;
     this.onPick = null;
+    this.onHover = null;
     this.picker = '';
     this.hide(session);
   }
@@ -4109,13 +4169,15 @@ class Overlay {
     parts.paths.border.setAttribute('d', path(m.border) + path(m.padding));
     parts.paths.padding.setAttribute('d', path(m.padding) + path(m.content));
     parts.paths.content.setAttribute('d', path(m.content));
+    parts.paths.content.setAttribute('fill', COLORS.content); // a rect (rect()) may have changed it
+    parts.paths.content.removeAttribute('stroke');
     const r = t.getBoundingClientRect();
     parts.name.textContent = describe(t);
     parts.size.textContent = fmt(r.width) + ' × ' + fmt(r.height);
     // Below the element, or above it when that leaves the viewport.
     const vh = this.doc.documentElement.clientHeight || 0;
     const below = m.margin[5] + 6;
-    parts.label.style.left = Math.max(0, r.left) + 'px';
+    parts.label.style.left = Math.max(0, m.border[0]) + 'px';
     parts.label.style.top = (below + 28 > vh && m.margin[1] > 34 ? m.margin[1] - 30 : below) + 'px';
   }
 }
@@ -4135,6 +4197,264 @@ function fmt(v) { return String(Math.round(v * 100) / 100); }
 return { OWN: OWN, MAX_INSPECTED: MAX_INSPECTED, OVERLAY_TAG: OVERLAY_TAG, boxModel: boxModel, Overlay: Overlay };
 })();
 // ---- END overlay.mjs ----
+// ---- BEGIN shadow.mjs (generated by build.mjs from shadow.mjs: edit shadow.mjs, then run `node client/js/build.mjs`) ----
+var IWShadow = (function () {
+'use strict';
+// shadow.mjs — the trees beside a page's document that the DOM agent
+// (dom.mjs) shows as Chrome does: shadow roots (`shadowRoots` on the host),
+// <template> contents (`templateContent`) and the documents of same-origin
+// iframes (`contentDocument`; a cross-origin one cannot be read from the
+// page, so its <iframe> shows empty, as Chrome shows an out-of-process
+// frame's owner). Shipped inside client.js only (build.mjs inlines it
+// before dom.mjs); the tests import it directly.
+//
+// An open shadow root is the host's `shadowRoot`. A closed one is not
+// reachable from the page's side at all, so client.js wraps
+// Element.prototype.attachShadow when it loads (watchShadowRoots) and keeps
+// each closed root it sees in a WeakMap by host: one map write per
+// attachShadow call, no DOM work, nothing kept alive. Closed roots attached
+// before client.js ran (by a script earlier in the page, or by the parser
+// for declarative `<template shadowrootmode="closed">`) stay unseen: the
+// host shows without them.
+//
+// The wrapper also tells the DOM agents that observe the page (HOOKS) of a
+// root attached to a host a window may already hold, so they send
+// shadowRootPushed: no MutationRecord reports an attachShadow.
+
+/** host → its closed shadow root, for roots attached after the client loaded. */
+const CLOSED = new WeakMap();
+
+/** template content → its <template>, for the templates the agent described. */
+const TEMPLATE_OF = new WeakMap();
+
+/**
+ * The observing DOM agents, told of every root attached (hostAttached);
+ * an agent is in it only while its MutationObserver runs.
+ * @type {Set<{ hostAttached: (host: Element) => void }>}
+ */
+const HOOKS = new Set();
+
+/**
+ * Wraps w's Element.prototype.attachShadow to keep closed roots and tell
+ * HOOKS; returns the function that restores it (if still ours), or null
+ * when there is nothing to wrap. The wrapper keeps the method's name,
+ * length and property attributes, and returns what the original returns
+ * or throws what it throws.
+ * @param {any} w the page's window
+ * @returns {(() => void)|null}
+ */
+function watchShadowRoots(w) {
+  const proto = w && w.Element && w.Element.prototype;
+  const desc = proto && Object.getOwnPropertyDescriptor(proto, 'attachShadow');
+  const orig = desc && desc.value;
+  if (typeof orig !== 'function') return null;
+  // A method (not a constructor), named attachShadow, length 1, as the
+  // native one.
+  const wrapped = {
+    /** @this {Element} @param {ShadowRootInit} init */
+    attachShadow(init) {
+      const root = orig.call(this, init);
+      try {
+        if (root && root.mode === 'closed') CLOSED.set(this, root);
+        for (const h of HOOKS) h.hostAttached(this);
+      } catch (e) { /* never the page's problem */ }
+      return root;
+    },
+  }.attachShadow;
+  Object.defineProperty(proto, 'attachShadow', Object.assign({}, desc, { value: wrapped }));
+  return () => {
+    const now = Object.getOwnPropertyDescriptor(proto, 'attachShadow');
+    if (now && now.value === wrapped) Object.defineProperty(proto, 'attachShadow', desc);
+  };
+}
+
+/**
+ * The shadow root of el the agent can show: its open root, or a closed one
+ * the wrapper kept; null when none (or a closed one made before it).
+ * @param {any} el
+ * @returns {ShadowRoot|null}
+ */
+function rootOf(el) {
+  if (!el || el.nodeType !== 1) return null;
+  return el.shadowRoot || CLOSED.get(el) || null;
+}
+
+/**
+ * The content of an HTML <template> (a document fragment), else null.
+ * @param {any} el
+ */
+function contentOf(el) {
+  if (!el || el.nodeType !== 1 || el.localName !== 'template' || el.namespaceURI !== 'http://www.w3.org/1999/xhtml') return null;
+  const c = el.content;
+  return c && c.nodeType === 11 ? c : null;
+}
+
+/**
+ * The document of a frame owner (<iframe>, <frame>) when the page can read
+ * it (same origin), else null.
+ * @param {any} el
+ */
+function frameDocOf(el) {
+  if (!el || el.nodeType !== 1 || (el.localName !== 'iframe' && el.localName !== 'frame')) return null;
+  try {
+    const d = el.contentDocument;
+    return d && d.nodeType === 9 ? d : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+/**
+ * n's parent in the tree the Elements panel shows: its parent node, or for
+ * a shadow root its host, for a template content its template (once
+ * described), for a same-origin frame's document its <iframe>; null at the
+ * top.
+ * @param {any} n
+ * @returns {Node|null}
+ */
+function up(n) {
+  if (n.parentNode) return n.parentNode;
+  if (n.nodeType === 9) {
+    try {
+      const owner = n.defaultView && n.defaultView.frameElement;
+      return owner && frameDocOf(owner) === n ? owner : null;
+    } catch (e) {
+      return null;
+    }
+  }
+  if (n.nodeType !== 11) return null;
+  return n.host || TEMPLATE_OF.get(n) || null;
+}
+
+/**
+ * Whether n is in the tree of document doc as the panel shows it (inside
+ * shadow roots, described template contents and same-origin frames too).
+ * @param {Node} n @param {Node} doc
+ */
+function inTree(n, doc) {
+  if (n.isConnected && n.getRootNode({ composed: true }) === doc) return true;
+  let top = n;
+  for (let a = up(n); a; a = up(a)) top = a;
+  return top === doc;
+}
+
+return { TEMPLATE_OF: TEMPLATE_OF, HOOKS: HOOKS, watchShadowRoots: watchShadowRoots, rootOf: rootOf, contentOf: contentOf, frameDocOf: frameDocOf, up: up, inTree: inTree };
+})();
+// ---- END shadow.mjs ----
+// ---- BEGIN domread.mjs (generated by build.mjs from domread.mjs: edit domread.mjs, then run `node client/js/build.mjs`) ----
+var IWDOMRead = (function () {
+'use strict';
+// domread.mjs — the DOM agent's reads of the page's DOM that keep no state
+// (dom.mjs holds the sessions): Ctrl-F's search, a node's markup in parts,
+// attributes typed as text. Shipped inside client.js only (build.mjs
+// inlines it before dom.mjs); it runs against real pages in Chromium
+// (cdpserver/dom_chromium_test.go, dom_trees_chromium_test.go).
+var OWN = IWOverlay.OWN;
+var rootOf = IWShadow.rootOf, frameDocOf = IWShadow.frameDocOf;
+
+/** Characters per outerHTML part (a part is one JSON string, under MaxStringBytes). */
+const HTML_PART = 8192;
+/** Nodes one search keeps. */
+const MAX_SEARCH_RESULTS = 10000;
+
+/**
+ * DOM.performSearch in one page: a CSS selector's elements, an XPath's
+ * nodes (a query starting with / or ( ), and nodes whose tag name,
+ * attribute or text contains the query (case-insensitive), in the order
+ * the tree shows them, each once, at most MAX_SEARCH_RESULTS. As Chrome:
+ * the text search goes into shadow roots (open, and closed ones the client
+ * saw) and same-origin frames, the selector into the frames' documents
+ * too, the XPath runs on the page's document.
+ * @param {any} doc @param {string} q
+ * @returns {Node[]}
+ */
+function search(doc, q) {
+  /** @type {Set<Node>} */
+  const hits = new Set();
+  try { for (const el of doc.querySelectorAll(q)) hits.add(el); } catch (e) { /* not a selector */ }
+  if (/^[/(]/.test(q)) {
+    try {
+      const r = doc.evaluate(q, doc, null, 7 /* ORDERED_NODE_SNAPSHOT_TYPE */, null);
+      for (let i = 0; i < r.snapshotLength; i++) hits.add(r.snapshotItem(i));
+    } catch (e) { /* not an XPath */ }
+  }
+  const text = q.toLowerCase();
+  const tag = text.replace(/^<|>$/g, '');
+  /** @type {Map<Node, number>} each node's place in the tree as shown */
+  const order = new Map();
+  /** @param {Node} top */
+  const walk = (top) => {
+    const walker = doc.createTreeWalker(top, 1 | 4 | 8 /* elements, text, comments */);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      order.set(n, order.size);
+      if (n.nodeType === 1) {
+        if (OWN.has(n)) continue;
+        let hit = tag !== '' && n.nodeName.toLowerCase() === tag;
+        for (const a of n.attributes) if (hit || a.name.toLowerCase().includes(text) || a.value.toLowerCase().includes(text)) { hit = true; break; }
+        if (hit) hits.add(n);
+        const root = rootOf(n);
+        if (root) walk(root);
+        const frame = frameDocOf(n);
+        if (frame) {
+          try { for (const el of frame.querySelectorAll(q)) hits.add(el); } catch (e) { /* not a selector */ }
+          order.set(frame, order.size);
+          walk(frame);
+        }
+      } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
+    }
+  };
+  walk(doc);
+  const out = [...hits].filter((n) => order.has(n) && !OWN.has(n));
+  out.sort((a, b) => /** @type {number} */ (order.get(a)) - /** @type {number} */ (order.get(b)));
+  return out.slice(0, MAX_SEARCH_RESULTS);
+}
+
+/**
+ * n's markup (DOM.getOuterHTML): a document's children's, a shadow
+ * root's children's (as Chrome).
+ * @param {any} n
+ */
+function outerHTML(n) {
+  switch (n.nodeType) {
+    case 1: return n.outerHTML;
+    case 9: {
+      let s = '';
+      for (let c = n.firstChild; c; c = c.nextSibling) s += outerHTML(c);
+      return s;
+    }
+    case 10: return '<!DOCTYPE ' + n.name + (n.publicId ? ' PUBLIC "' + n.publicId + '"' : '') + (n.systemId ? ' "' + n.systemId + '"' : '') + '>';
+    case 8: return '<!--' + n.data + '-->';
+    case 11: return n.innerHTML !== undefined ? n.innerHTML : ''; // a shadow root (as Chrome: its children's markup)
+    default: return String(n.nodeValue || '');
+  }
+}
+
+/** s in parts of HTML_PART characters. @param {string} s */
+function parts(s) {
+  const out = [];
+  for (let i = 0; i < s.length; i += HTML_PART) out.push(s.slice(i, i + HTML_PART));
+  return out;
+}
+
+/**
+ * Attributes typed as text (`a="1" b`), parsed inertly as the attributes
+ * of an element in a template (no script runs, nothing loads).
+ * @param {any} doc @param {string} text
+ * @returns {Array<[string, string]>}
+ */
+function parseAttributes(doc, text) {
+  const t = doc.createElement('template');
+  t.innerHTML = '<span ' + text + '></span>';
+  const el = t.content.firstElementChild;
+  /** @type {Array<[string, string]>} */
+  const out = [];
+  if (el) for (const a of el.attributes) out.push([a.name, a.value]);
+  return out;
+}
+
+return { HTML_PART: HTML_PART, MAX_SEARCH_RESULTS: MAX_SEARCH_RESULTS, search: search, outerHTML: outerHTML, parts: parts, parseAttributes: parseAttributes };
+})();
+// ---- END domread.mjs ----
 // ---- BEGIN css.mjs (generated by build.mjs from css.mjs: edit css.mjs, then run `node client/js/build.mjs`) ----
 var IWCSS = (function () {
 'use strict';
@@ -4668,8 +4988,24 @@ var IWDOM = (function () {
 // document again).
 //
 // Like Chrome's Elements panel, whitespace-only text nodes are not shown.
+//
+// Shadow roots and <template> contents (shadow.mjs) are nodes of the same
+// session table: described on their host (`shadowRoots`, `templateContent`)
+// and observed by the same MutationObserver, one observe() call per root or
+// content a window was sent. A root attached to a host the window holds
+// goes as shadowRootPushed in the next flush. The DOM has no way to detach
+// a shadow root, so shadowRootPopped is never sent: a host that goes takes
+// its root with it (childNodeRemoved).
+//
+// A same-origin <iframe>'s document is its `contentDocument`, in the same
+// table, observed too. When the frame loads another document (a `load`
+// event on the owner, caught in the capture phase of each document the
+// window was sent), the owner goes out and in again with its new document,
+// as Chrome's InvalidateFrameOwnerElement does.
 var capString = IWCore.capString, measureJSON = IWCore.measureJSON, MAX_FRAME_OBJECTS = IWCore.MAX_FRAME_OBJECTS, MAX_DEPTH = IWCore.MAX_DEPTH;
 var OWN = IWOverlay.OWN, Overlay = IWOverlay.Overlay, boxModel = IWOverlay.boxModel;
+var HOOKS = IWShadow.HOOKS, TEMPLATE_OF = IWShadow.TEMPLATE_OF, rootOf = IWShadow.rootOf, contentOf = IWShadow.contentOf, frameDocOf = IWShadow.frameDocOf, up = IWShadow.up, inTree = IWShadow.inTree;
+var search = IWDOMRead.search, outerHTML = IWDOMRead.outerHTML, parts = IWDOMRead.parts, parseAttributes = IWDOMRead.parseAttributes;
 var cssCommand = IWCSS.cssCommand;
 
 /** The coalescing window: mutations are sent at most this often per page. */
@@ -4684,10 +5020,6 @@ const MAX_NODES_PER_SESSION = 100000;
 const MAX_DESCRIBE_DEPTH = 16;
 /** Bytes of one text or attribute value sent (Chrome sends all; one JSON string is bounded by MaxStringBytes). */
 const MAX_TEXT = 16384;
-/** Characters per outerHTML part (a part is one JSON string, under MaxStringBytes). */
-const HTML_PART = 8192;
-/** Nodes one search keeps. */
-const MAX_SEARCH_RESULTS = 10000;
 /**
  * Searches a session keeps: the frontend searches as the user types and may
  * still ask for an earlier one's results; older ones are forgotten.
@@ -4704,6 +5036,8 @@ const MAX_SEARCHES_PER_SESSION = 4;
 const MAX_LOOSE_NODES = 1000;
 /** The page document's id in every session. */
 const DOCUMENT_ID = 1;
+/** What the MutationObserver watches, in the document and in each root. */
+const OBSERVED = { childList: true, subtree: true, attributes: true, characterData: true };
 
 const G = /** @type {any} */ (globalThis);
 
@@ -4725,6 +5059,7 @@ class DOMFailure extends Error {
  * @property {number} next
  * @property {Map<string, Node[]>} searches the last searches' nodes, oldest first
  * @property {Set<number>} loose ids only describeNode answers named, oldest first (MAX_LOOSE_NODES)
+ * @property {Map<number, Document>} frames the document each frame owner was sent with
  */
 
 /**
@@ -4753,6 +5088,17 @@ class DOMAgent {
     this.attrs = new Map();
     /** @type {Set<Node>} */
     this.texts = new Set();
+    /** @type {Set<Element>} hosts that got a shadow root since the last flush */
+    this.attached = new Set();
+    /** @type {Set<Element>} frame owners that loaded a document since the last flush */
+    this.loaded = new Set();
+    /** @param {Event} e */
+    this.onFrameLoad = (e) => {
+      const t = /** @type {any} */ (e.target);
+      if (!this.observer || !t || (t.localName !== 'iframe' && t.localName !== 'frame')) return;
+      this.loaded.add(t);
+      this.schedule();
+    };
     this.scheduled = false;
     // Counters for stats().
     this.flushes = 0;
@@ -4783,6 +5129,36 @@ class DOMAgent {
     let id;
     try { id = this.idOf(s, el); } catch (e) { return; } // over MAX_NODES_PER_SESSION: the click picks nothing
     this.sendEvents(session, s.doc, [{ kind: 'inspectNodeRequested', node: id }]);
+  }
+
+  /**
+   * Inspect mode's pointer is over el: the window gets its path, then
+   * nodeHighlightRequested, so its tree follows the pointer as Chrome's.
+   * @param {string} session @param {Element} el
+   */
+  hovered(session, el) {
+    this.flush();
+    const s = this.sessions.get(session);
+    if (!s) return;
+    /** @type {any[]} */
+    const children = [];
+    let id;
+    try { id = this.pushPath(s, el, children); } catch (e) { return; } // over MAX_NODES_PER_SESSION
+    if (children.length) this.observe();
+    const events = children.map((c) => ({ kind: 'setChildNodes', parent: c.parent, nodes: c.nodes }));
+    if (id) events.push({ kind: 'nodeHighlightRequested', node: id });
+    if (events.length) this.sendEvents(session, s.doc, events);
+  }
+
+  /**
+   * A shadow root was attached to host (shadow.mjs): sessions that hold
+   * the host get shadowRootPushed in the next flush.
+   * @param {Element} host
+   */
+  hostAttached(host) {
+    if (OWN.has(host)) return; // the overlay's own root
+    this.attached.add(host);
+    this.schedule();
   }
 
   /** $0…$4 of session (none before the window selected a node). @param {string} session */
@@ -4824,11 +5200,11 @@ class DOMAgent {
       case 'domChildren': {
         const n = this.node(s, p.node);
         this.observe();
-        return { children: [{ parent: p.node, nodes: this.childList(s, n, depthOf(p.depth, 1)) }] };
+        return { children: [{ parent: p.node, nodes: this.childList(s, n, depthOf(p.depth, 1), !!p.pierce) }] };
       }
       case 'domDescribe':
         this.trimLoose(s);
-        return { node: this.describe(s, this.target(s, p, session, lookup), depthOf(p.depth, 0), false) };
+        return { node: this.describe(s, this.target(s, p, session, lookup), depthOf(p.depth, 0), false, !!p.pierce) };
       case 'domPush': return this.push(s, p, session, lookup);
       case 'domOuterHTML': return { html: parts(outerHTML(this.target(s, p, session, lookup))) };
       case 'domEdit': {
@@ -4849,8 +5225,9 @@ class DOMAgent {
         if (p.overlay === 'hide') o.hide(session);
         else if (p.overlay === 'highlight') o.highlight(session, this.target(s, p, session, lookup));
         else if (p.overlay === 'inspect') o.inspect(session, this.target(s, p, session, lookup));
-        else if (p.overlay === 'pick') o.pick(session, (name, el) => this.picked(name, el));
+        else if (p.overlay === 'pick') o.pick(session, (name, el) => this.picked(name, el), (name, el) => this.hovered(name, el));
         else if (p.overlay === 'unpick') o.unpick(session);
+        else if (p.overlay === 'rect') o.rect(session, p.rect, p.colors);
         else throw new DOMFailure('invalid-argument', 'overlay ' + p.overlay);
         return {};
       }
@@ -4885,7 +5262,7 @@ class DOMAgent {
   session(name, doc) {
     let s = this.sessions.get(name);
     if (!s || s.doc !== doc) {
-      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map(), counts: new Map(), loose: new Set() };
+      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map(), counts: new Map(), loose: new Set(), frames: new Map() };
       s.ids.set(this.doc, DOCUMENT_ID);
       s.nodes.set(DOCUMENT_ID, this.doc);
       this.sessions.set(name, s);
@@ -4935,7 +5312,10 @@ class DOMAgent {
     return v;
   }
 
-  /** Forgets n and every descendant the session knows. @param {Session} s @param {Node} n */
+  /**
+   * Forgets n and every descendant the session knows (its shadow root and
+   * template content included). @param {Session} s @param {Node} n
+   */
   unbind(s, n) {
     const id = s.ids.get(n);
     if (!id) return;
@@ -4946,6 +5326,13 @@ class DOMAgent {
     const kids = s.kids.get(id);
     s.kids.delete(id);
     if (kids) for (const k of kids) { const c = s.nodes.get(k); if (c) this.unbind(s, c); }
+    const root = rootOf(n);
+    if (root) this.unbind(s, root);
+    const content = contentOf(n);
+    if (content) this.unbind(s, content);
+    const frame = s.frames.get(id);
+    s.frames.delete(id);
+    if (frame) this.unbind(s, frame);
   }
 
   // -------------------------------------------------------------------------
@@ -4953,13 +5340,13 @@ class DOMAgent {
 
   /**
    * A node's children, described to depth, recorded as sent.
-   * @param {Session} s @param {Node} n @param {number} depth
+   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} [pierce]
    */
-  childList(s, n, depth) {
+  childList(s, n, depth, pierce = false) {
     const out = [];
     const ids = [];
     for (const c of shown(n)) {
-      const d = this.describe(s, c, depth - 1, true);
+      const d = this.describe(s, c, depth - 1, true, pierce);
       out.push(d);
       ids.push(d.nodeId);
     }
@@ -4971,11 +5358,15 @@ class DOMAgent {
 
   /**
    * CDP's DOM.Node for n, with children to depth (recorded as sent when
-   * record: describeNode sends nothing the window keeps).
-   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} record
+   * record: describeNode sends nothing the window keeps). A shadow root
+   * and a template's content come with their element as Chrome sends them:
+   * unexpanded unless pierce (then the root to depth - 1: each level of
+   * nesting is one level of the frame's JSON depth too); the content
+   * always unexpanded.
+   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} record @param {boolean} [pierce]
    * @returns {Record<string, any>}
    */
-  describe(s, n, depth, record) {
+  describe(s, n, depth, record, pierce = false) {
     const a = /** @type {any} */ (n);
     /** @type {Record<string, any>} */
     const known = s.ids.has(n);
@@ -4990,6 +5381,27 @@ class DOMAgent {
       const attrs = [];
       for (const at of a.attributes) attrs.push(at.name, capString(at.value, MAX_TEXT));
       if (attrs.length) d.attributes = attrs;
+      const root = OWN.has(a) ? null : rootOf(a);
+      if (root) {
+        d.shadowRoots = [this.describe(s, root, pierce && depth > 0 ? depth - 1 : 0, record, pierce)];
+        if (record) this.watch(root);
+      }
+      const content = contentOf(a);
+      if (content) {
+        TEMPLATE_OF.set(content, a);
+        d.templateContent = this.describe(s, content, 0, record, pierce);
+        if (record) this.watch(content);
+      }
+      const frame = frameDocOf(a);
+      if (frame) {
+        d.contentDocument = this.describe(s, frame, pierce && depth > 0 ? depth - 1 : 0, record, pierce);
+        if (record) {
+          s.frames.set(d.nodeId, frame);
+          this.watch(frame);
+        }
+      }
+    } else if (a.nodeType === 11) {
+      if (a.host && (a.mode === 'open' || a.mode === 'closed')) d.shadowRootType = a.mode;
     } else if (a.nodeType === 9) {
       d.documentURL = String(a.URL || '');
       d.baseURL = String(a.baseURI || '');
@@ -5003,10 +5415,22 @@ class DOMAgent {
     // tree shows <h1>Title</h1> on one line without asking.
     if (depth === 0 && record && kids.length === 1 && kids[0].nodeType === 3 && a.nodeType === 1) depth = 1;
     if (depth !== 0 && kids.length) {
-      if (record) d.children = this.childList(s, n, depth);
-      else d.children = kids.map((c) => this.describe(s, c, depth - 1, false));
+      if (record) d.children = this.childList(s, n, depth, pierce);
+      else d.children = kids.map((c) => this.describe(s, c, depth - 1, false, pierce));
     } else if (record) s.counts.set(d.nodeId, kids.length);
     return d;
+  }
+
+  /**
+   * Observes a shadow root, template content or frame's document the
+   * window was sent (the document's observer does not see inside them);
+   * a document's frames' loads too.
+   * @param {Node} root
+   */
+  watch(root) {
+    this.observe();
+    /** @type {MutationObserver} */ (this.observer).observe(root, OBSERVED);
+    if (root.nodeType === 9) root.addEventListener('load', this.onFrameLoad, true);
   }
 
   /**
@@ -5025,19 +5449,29 @@ class DOMAgent {
     return children.length ? { nodes, children } : { nodes };
   }
 
-  /** @param {Session} s @param {Node} n @param {any[]} children */
+  /**
+   * Through shadow roots (host, then root), template contents and
+   * same-origin frames (owner, then document) too. A node the window
+   * cannot be sent is 0: in our overlay, in a closed root made before the
+   * client loaded, or in the content of a template not described yet.
+   * @param {Session} s @param {Node} n @param {any[]} children
+   */
   pushPath(s, n, children) {
     if (n === this.doc) return DOCUMENT_ID;
-    if (!n.isConnected || n.getRootNode() !== this.doc) return 0;
     const path = [];
-    for (let a = n.parentNode; a; a = a.parentNode) path.unshift(a);
+    let top = n;
+    for (let a = up(n); a; a = up(a)) { path.unshift(a); top = a; }
+    if (top !== this.doc || OWN.has(n)) return 0;
     for (const a of path) {
+      // A root or content is sent with its element (the step before).
+      if (OWN.has(a) || ((a.nodeType === 11 || (a.nodeType === 9 && a !== this.doc)) && !s.ids.has(a))) return 0;
       const id = this.idOf(s, a);
       if (s.kids.has(id)) continue;
       children.push({ parent: id, nodes: this.childList(s, a, 1) });
     }
-    // A whitespace-only text node is in no list the window holds.
     const id = s.ids.get(n);
+    if (n.nodeType === 11 || n.nodeType === 9) return id || 0;
+    // A whitespace-only text node is in no list the window holds.
     const siblings = s.kids.get(/** @type {number} */ (s.ids.get(/** @type {Node} */ (n.parentNode))));
     return id && siblings && siblings.includes(id) ? id : 0;
   }
@@ -5068,7 +5502,8 @@ class DOMAgent {
           n.nodeValue = p.value || '';
           return;
         case 'removeNode':
-          if (n === this.doc) throw new DOMFailure('invalid-argument', 'the document cannot be removed');
+          if (n.nodeType === 9) throw new DOMFailure('invalid-argument', 'a document cannot be removed');
+          if (n.nodeType === 11) throw new DOMFailure('invalid-argument', 'a shadow root or template content cannot be removed (remove its element)');
           n.parentNode && n.parentNode.removeChild(n);
           return;
         case 'setOuterHTML':
@@ -5090,16 +5525,30 @@ class DOMAgent {
     if (this.observer) return;
     this.observer = this.makeObserver((records) => this.record(records));
     this.observers++;
-    this.observer.observe(this.doc, { childList: true, subtree: true, attributes: true, characterData: true });
+    this.observer.observe(this.doc, OBSERVED);
+    this.doc.addEventListener('load', this.onFrameLoad, true);
+    HOOKS.add(this);
   }
 
   stopObserving() {
     if (!this.observer) return;
     this.observer.disconnect();
     this.observer = null;
+    HOOKS.delete(this);
+    // A frame document's listener stays with it, idle (onFrameLoad checks).
+    this.doc.removeEventListener('load', this.onFrameLoad, true);
+    this.loaded.clear();
     this.dirty.clear();
     this.attrs.clear();
     this.texts.clear();
+    this.attached.clear();
+  }
+
+  /** A flush within FLUSH_MS, if none is due. */
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.timer(() => { this.scheduled = false; this.flush(); }, FLUSH_MS);
   }
 
   /** @param {MutationRecord[]} records */
@@ -5117,10 +5566,7 @@ class DOMAgent {
         if (r.target.parentNode) this.dirty.add(r.target.parentNode);
       }
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      this.timer(() => { this.scheduled = false; this.flush(); }, FLUSH_MS);
-    }
+    this.schedule();
   }
 
   /** Sends what changed since the last flush to every session. */
@@ -5128,7 +5574,7 @@ class DOMAgent {
     if (!this.observer) return;
     const pending = this.observer.takeRecords();
     if (pending.length) this.record(pending);
-    if (!this.dirty.size && !this.attrs.size && !this.texts.size) return;
+    if (!this.dirty.size && !this.attrs.size && !this.texts.size && !this.attached.size && !this.loaded.size) return;
     this.flushes++;
     for (const [name, s] of this.sessions) {
       let events;
@@ -5149,6 +5595,8 @@ class DOMAgent {
     this.dirty.clear();
     this.attrs.clear();
     this.texts.clear();
+    this.attached.clear();
+    this.loaded.clear();
     if (!this.sessions.size) this.stopObserving();
   }
 
@@ -5165,7 +5613,7 @@ class DOMAgent {
       const pid = s.ids.get(parent);
       if (!pid) continue;
       const known = s.kids.get(pid);
-      const now = parent.isConnected ? shown(parent) : [];
+      const now = inTree(parent, this.doc) ? shown(parent) : [];
       if (!known) {
         // Only a count the window holds that changed (a text edit inside
         // marks the parent too).
@@ -5209,6 +5657,15 @@ class DOMAgent {
       });
       s.kids.set(pid, ids);
     }
+    for (const owner of this.loaded) this.frameLoaded(s, owner, events);
+    for (const host of this.attached) {
+      const hid = s.ids.get(host);
+      const root = rootOf(host);
+      if (hid && root && !s.ids.has(root) && inTree(host, this.doc)) {
+        events.push({ kind: 'shadowRootPushed', parent: hid, inserted: this.describe(s, root, 0, true) });
+        this.watch(root);
+      }
+    }
     for (const [n, names] of this.attrs) {
       const id = s.ids.get(n);
       if (!id) continue;
@@ -5223,6 +5680,26 @@ class DOMAgent {
       if (id) events.push({ kind: 'characterDataModified', node: id, value: capString(String(/** @type {any} */ (n).nodeValue), MAX_TEXT) });
     }
     return events;
+  }
+
+  /**
+   * A frame owner the session holds loaded another document: the owner
+   * out and in again, with a new id and its new document (as Chrome).
+   * @param {Session} s @param {Element} owner @param {any[]} events
+   */
+  frameLoaded(s, owner, events) {
+    const id = s.ids.get(owner);
+    if (!id || s.frames.get(id) === (frameDocOf(owner) || undefined)) return;
+    const parent = up(owner);
+    const pid = parent && s.ids.get(parent);
+    const list = pid ? s.kids.get(pid) : undefined;
+    const at = list ? list.indexOf(id) : -1;
+    if (!pid || !list || at < 0) return; // not in a list the window holds
+    events.push({ kind: 'childNodeRemoved', parent: pid, node: id });
+    this.unbind(s, owner);
+    const d = this.describe(s, owner, 0, true);
+    events.push({ kind: 'childNodeInserted', parent: pid, previous: at > 0 ? list[at - 1] : 0, inserted: d });
+    list[at] = d.nodeId;
   }
 
   /** @param {string} session @param {number} doc @param {any[]} events */
@@ -5271,41 +5748,18 @@ function inOrder(pos) {
 }
 
 /**
- * DOM.performSearch in one page: a CSS selector's elements, an XPath's
- * nodes (a query starting with / or ( ), and nodes whose tag name,
- * attribute or text contains the query (case-insensitive), in document
- * order, each once, at most MAX_SEARCH_RESULTS.
- * @param {any} doc @param {string} q
- * @returns {Node[]}
+ * Whether v is a node of the page or of one of its same-origin frames
+ * (a frame's nodes are instances of its own realm's Node).
+ * @param {any} v
  */
-function search(doc, q) {
-  /** @type {Set<Node>} */
-  const hits = new Set();
-  try { for (const el of doc.querySelectorAll(q)) hits.add(el); } catch (e) { /* not a selector */ }
-  if (/^[/(]/.test(q)) {
-    try {
-      const r = doc.evaluate(q, doc, null, 7 /* ORDERED_NODE_SNAPSHOT_TYPE */, null);
-      for (let i = 0; i < r.snapshotLength; i++) hits.add(r.snapshotItem(i));
-    } catch (e) { /* not an XPath */ }
-  }
-  const text = q.toLowerCase();
-  const tag = text.replace(/^<|>$/g, '');
-  const walker = doc.createTreeWalker(doc, 1 | 4 | 8 /* elements, text, comments */);
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    if (n.nodeType === 1) {
-      let hit = tag !== '' && n.nodeName.toLowerCase() === tag;
-      for (const a of n.attributes) if (hit || a.name.toLowerCase().includes(text) || a.value.toLowerCase().includes(text)) { hit = true; break; }
-      if (hit) hits.add(n);
-    } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
-  }
-  const out = [...hits].filter((n) => n.isConnected && !OWN.has(n));
-  out.sort((a, b) => (a === b ? 0 : a.compareDocumentPosition(b) & 4 /* FOLLOWING */ ? -1 : 1));
-  return out.slice(0, MAX_SEARCH_RESULTS);
-}
-
-/** @param {any} v */
 function isNode(v) {
-  try { return !!v && typeof v === 'object' && typeof v.nodeType === 'number' && G.Node && v instanceof G.Node; } catch (e) { return false; }
+  try {
+    if (!v || typeof v !== 'object' || typeof v.nodeType !== 'number') return false;
+    if (G.Node && v instanceof G.Node) return true;
+    const d = v.nodeType === 9 ? v : v.ownerDocument;
+    const w = d && d.defaultView;
+    return !!(w && w !== G && w.Node && v instanceof w.Node);
+  } catch (e) { return false; }
 }
 
 /** @param {unknown} d @param {number} dflt */
@@ -5330,45 +5784,7 @@ function shown(n) {
   return out;
 }
 
-/** @param {any} n */
-function outerHTML(n) {
-  switch (n.nodeType) {
-    case 1: return n.outerHTML;
-    case 9: {
-      let s = '';
-      for (let c = n.firstChild; c; c = c.nextSibling) s += outerHTML(c);
-      return s;
-    }
-    case 10: return '<!DOCTYPE ' + n.name + (n.publicId ? ' PUBLIC "' + n.publicId + '"' : '') + (n.systemId ? ' "' + n.systemId + '"' : '') + '>';
-    case 8: return '<!--' + n.data + '-->';
-    default: return String(n.nodeValue || '');
-  }
-}
-
-/** @param {string} s */
-function parts(s) {
-  const out = [];
-  for (let i = 0; i < s.length; i += HTML_PART) out.push(s.slice(i, i + HTML_PART));
-  return out;
-}
-
-/**
- * Attributes typed as text (`a="1" b`), parsed inertly as the attributes
- * of an element in a template (no script runs, nothing loads).
- * @param {any} doc @param {string} text
- * @returns {Array<[string, string]>}
- */
-function parseAttributes(doc, text) {
-  const t = doc.createElement('template');
-  t.innerHTML = '<span ' + text + '></span>';
-  const el = t.content.firstElementChild;
-  /** @type {Array<[string, string]>} */
-  const out = [];
-  if (el) for (const a of el.attributes) out.push([a.name, a.value]);
-  return out;
-}
-
-return { FLUSH_MS: FLUSH_MS, MAX_EVENTS_PER_FLUSH: MAX_EVENTS_PER_FLUSH, MAX_EVENTS_PER_FRAME: MAX_EVENTS_PER_FRAME, MAX_NODES_PER_SESSION: MAX_NODES_PER_SESSION, MAX_DESCRIBE_DEPTH: MAX_DESCRIBE_DEPTH, MAX_TEXT: MAX_TEXT, HTML_PART: HTML_PART, MAX_SEARCH_RESULTS: MAX_SEARCH_RESULTS, MAX_SEARCHES_PER_SESSION: MAX_SEARCHES_PER_SESSION, MAX_LOOSE_NODES: MAX_LOOSE_NODES, DOCUMENT_ID: DOCUMENT_ID, DOMFailure: DOMFailure, DOMAgent: DOMAgent, inOrder: inOrder, search: search, shown: shown };
+return { FLUSH_MS: FLUSH_MS, MAX_EVENTS_PER_FLUSH: MAX_EVENTS_PER_FLUSH, MAX_EVENTS_PER_FRAME: MAX_EVENTS_PER_FRAME, MAX_NODES_PER_SESSION: MAX_NODES_PER_SESSION, MAX_DESCRIBE_DEPTH: MAX_DESCRIBE_DEPTH, MAX_TEXT: MAX_TEXT, MAX_SEARCHES_PER_SESSION: MAX_SEARCHES_PER_SESSION, MAX_LOOSE_NODES: MAX_LOOSE_NODES, DOCUMENT_ID: DOCUMENT_ID, DOMFailure: DOMFailure, DOMAgent: DOMAgent, inOrder: inOrder, shown: shown };
 })();
 // ---- END dom.mjs ----
 
@@ -6794,6 +7210,9 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
   var captureSink = { producer: /** @type {any} */ (heldProducer), isOwn: isOwn, budget: IWCapture.bodyBudget(attr('data-capture-body-bytes')) };
   var unwrapFetch = safeInstall(function () { return IWCapture.wrapFetch(w, captureSink); });
   var unwrapXHR = safeInstall(function () { return IWCapture.wrapXHR(w, captureSink); });
+  // Closed shadow roots made from now on, kept for the Elements panel
+  // (shadow.mjs): one WeakMap write per attachShadow, no DOM work.
+  var unwrapShadow = safeInstall(function () { return IWShadow.watchShadowRoots(w); });
   connect();
 
   try {
@@ -7291,6 +7710,7 @@ return { CAPTURE_BODY_BYTES: CAPTURE_BODY_BYTES, CAPTURE_MAX_HEADERS: CAPTURE_MA
     unwrapConsole();
     unwrapFetch();
     unwrapXHR();
+    unwrapShadow();
     unhook();
     if (realm.listenerLog) realm.listenerLog.undo();
     try { delete w.__inspectorWorkerClient; } catch (e) { /* ignore */ }

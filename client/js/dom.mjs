@@ -28,8 +28,24 @@
 // document again).
 //
 // Like Chrome's Elements panel, whitespace-only text nodes are not shown.
+//
+// Shadow roots and <template> contents (shadow.mjs) are nodes of the same
+// session table: described on their host (`shadowRoots`, `templateContent`)
+// and observed by the same MutationObserver, one observe() call per root or
+// content a window was sent. A root attached to a host the window holds
+// goes as shadowRootPushed in the next flush. The DOM has no way to detach
+// a shadow root, so shadowRootPopped is never sent: a host that goes takes
+// its root with it (childNodeRemoved).
+//
+// A same-origin <iframe>'s document is its `contentDocument`, in the same
+// table, observed too. When the frame loads another document (a `load`
+// event on the owner, caught in the capture phase of each document the
+// window was sent), the owner goes out and in again with its new document,
+// as Chrome's InvalidateFrameOwnerElement does.
 import { capString, measureJSON, MAX_FRAME_OBJECTS, MAX_DEPTH } from './core.mjs';
 import { OWN, Overlay, boxModel } from './overlay.mjs';
+import { HOOKS, TEMPLATE_OF, rootOf, contentOf, frameDocOf, up, inTree } from './shadow.mjs';
+import { search, outerHTML, parts, parseAttributes } from './domread.mjs';
 import { cssCommand } from './css.mjs';
 
 /** The coalescing window: mutations are sent at most this often per page. */
@@ -44,10 +60,6 @@ export const MAX_NODES_PER_SESSION = 100000;
 export const MAX_DESCRIBE_DEPTH = 16;
 /** Bytes of one text or attribute value sent (Chrome sends all; one JSON string is bounded by MaxStringBytes). */
 export const MAX_TEXT = 16384;
-/** Characters per outerHTML part (a part is one JSON string, under MaxStringBytes). */
-export const HTML_PART = 8192;
-/** Nodes one search keeps. */
-export const MAX_SEARCH_RESULTS = 10000;
 /**
  * Searches a session keeps: the frontend searches as the user types and may
  * still ask for an earlier one's results; older ones are forgotten.
@@ -64,6 +76,8 @@ export const MAX_SEARCHES_PER_SESSION = 4;
 export const MAX_LOOSE_NODES = 1000;
 /** The page document's id in every session. */
 export const DOCUMENT_ID = 1;
+/** What the MutationObserver watches, in the document and in each root. */
+const OBSERVED = { childList: true, subtree: true, attributes: true, characterData: true };
 
 const G = /** @type {any} */ (globalThis);
 
@@ -85,6 +99,7 @@ export class DOMFailure extends Error {
  * @property {number} next
  * @property {Map<string, Node[]>} searches the last searches' nodes, oldest first
  * @property {Set<number>} loose ids only describeNode answers named, oldest first (MAX_LOOSE_NODES)
+ * @property {Map<number, Document>} frames the document each frame owner was sent with
  */
 
 /**
@@ -113,6 +128,17 @@ export class DOMAgent {
     this.attrs = new Map();
     /** @type {Set<Node>} */
     this.texts = new Set();
+    /** @type {Set<Element>} hosts that got a shadow root since the last flush */
+    this.attached = new Set();
+    /** @type {Set<Element>} frame owners that loaded a document since the last flush */
+    this.loaded = new Set();
+    /** @param {Event} e */
+    this.onFrameLoad = (e) => {
+      const t = /** @type {any} */ (e.target);
+      if (!this.observer || !t || (t.localName !== 'iframe' && t.localName !== 'frame')) return;
+      this.loaded.add(t);
+      this.schedule();
+    };
     this.scheduled = false;
     // Counters for stats().
     this.flushes = 0;
@@ -143,6 +169,36 @@ export class DOMAgent {
     let id;
     try { id = this.idOf(s, el); } catch (e) { return; } // over MAX_NODES_PER_SESSION: the click picks nothing
     this.sendEvents(session, s.doc, [{ kind: 'inspectNodeRequested', node: id }]);
+  }
+
+  /**
+   * Inspect mode's pointer is over el: the window gets its path, then
+   * nodeHighlightRequested, so its tree follows the pointer as Chrome's.
+   * @param {string} session @param {Element} el
+   */
+  hovered(session, el) {
+    this.flush();
+    const s = this.sessions.get(session);
+    if (!s) return;
+    /** @type {any[]} */
+    const children = [];
+    let id;
+    try { id = this.pushPath(s, el, children); } catch (e) { return; } // over MAX_NODES_PER_SESSION
+    if (children.length) this.observe();
+    const events = children.map((c) => ({ kind: 'setChildNodes', parent: c.parent, nodes: c.nodes }));
+    if (id) events.push({ kind: 'nodeHighlightRequested', node: id });
+    if (events.length) this.sendEvents(session, s.doc, events);
+  }
+
+  /**
+   * A shadow root was attached to host (shadow.mjs): sessions that hold
+   * the host get shadowRootPushed in the next flush.
+   * @param {Element} host
+   */
+  hostAttached(host) {
+    if (OWN.has(host)) return; // the overlay's own root
+    this.attached.add(host);
+    this.schedule();
   }
 
   /** $0…$4 of session (none before the window selected a node). @param {string} session */
@@ -184,11 +240,11 @@ export class DOMAgent {
       case 'domChildren': {
         const n = this.node(s, p.node);
         this.observe();
-        return { children: [{ parent: p.node, nodes: this.childList(s, n, depthOf(p.depth, 1)) }] };
+        return { children: [{ parent: p.node, nodes: this.childList(s, n, depthOf(p.depth, 1), !!p.pierce) }] };
       }
       case 'domDescribe':
         this.trimLoose(s);
-        return { node: this.describe(s, this.target(s, p, session, lookup), depthOf(p.depth, 0), false) };
+        return { node: this.describe(s, this.target(s, p, session, lookup), depthOf(p.depth, 0), false, !!p.pierce) };
       case 'domPush': return this.push(s, p, session, lookup);
       case 'domOuterHTML': return { html: parts(outerHTML(this.target(s, p, session, lookup))) };
       case 'domEdit': {
@@ -209,8 +265,9 @@ export class DOMAgent {
         if (p.overlay === 'hide') o.hide(session);
         else if (p.overlay === 'highlight') o.highlight(session, this.target(s, p, session, lookup));
         else if (p.overlay === 'inspect') o.inspect(session, this.target(s, p, session, lookup));
-        else if (p.overlay === 'pick') o.pick(session, (name, el) => this.picked(name, el));
+        else if (p.overlay === 'pick') o.pick(session, (name, el) => this.picked(name, el), (name, el) => this.hovered(name, el));
         else if (p.overlay === 'unpick') o.unpick(session);
+        else if (p.overlay === 'rect') o.rect(session, p.rect, p.colors);
         else throw new DOMFailure('invalid-argument', 'overlay ' + p.overlay);
         return {};
       }
@@ -245,7 +302,7 @@ export class DOMAgent {
   session(name, doc) {
     let s = this.sessions.get(name);
     if (!s || s.doc !== doc) {
-      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map(), counts: new Map(), loose: new Set() };
+      s = { doc, ids: new Map(), nodes: new Map(), kids: new Map(), next: DOCUMENT_ID + 1, searches: new Map(), counts: new Map(), loose: new Set(), frames: new Map() };
       s.ids.set(this.doc, DOCUMENT_ID);
       s.nodes.set(DOCUMENT_ID, this.doc);
       this.sessions.set(name, s);
@@ -295,7 +352,10 @@ export class DOMAgent {
     return v;
   }
 
-  /** Forgets n and every descendant the session knows. @param {Session} s @param {Node} n */
+  /**
+   * Forgets n and every descendant the session knows (its shadow root and
+   * template content included). @param {Session} s @param {Node} n
+   */
   unbind(s, n) {
     const id = s.ids.get(n);
     if (!id) return;
@@ -306,6 +366,13 @@ export class DOMAgent {
     const kids = s.kids.get(id);
     s.kids.delete(id);
     if (kids) for (const k of kids) { const c = s.nodes.get(k); if (c) this.unbind(s, c); }
+    const root = rootOf(n);
+    if (root) this.unbind(s, root);
+    const content = contentOf(n);
+    if (content) this.unbind(s, content);
+    const frame = s.frames.get(id);
+    s.frames.delete(id);
+    if (frame) this.unbind(s, frame);
   }
 
   // -------------------------------------------------------------------------
@@ -313,13 +380,13 @@ export class DOMAgent {
 
   /**
    * A node's children, described to depth, recorded as sent.
-   * @param {Session} s @param {Node} n @param {number} depth
+   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} [pierce]
    */
-  childList(s, n, depth) {
+  childList(s, n, depth, pierce = false) {
     const out = [];
     const ids = [];
     for (const c of shown(n)) {
-      const d = this.describe(s, c, depth - 1, true);
+      const d = this.describe(s, c, depth - 1, true, pierce);
       out.push(d);
       ids.push(d.nodeId);
     }
@@ -331,11 +398,15 @@ export class DOMAgent {
 
   /**
    * CDP's DOM.Node for n, with children to depth (recorded as sent when
-   * record: describeNode sends nothing the window keeps).
-   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} record
+   * record: describeNode sends nothing the window keeps). A shadow root
+   * and a template's content come with their element as Chrome sends them:
+   * unexpanded unless pierce (then the root to depth - 1: each level of
+   * nesting is one level of the frame's JSON depth too); the content
+   * always unexpanded.
+   * @param {Session} s @param {Node} n @param {number} depth @param {boolean} record @param {boolean} [pierce]
    * @returns {Record<string, any>}
    */
-  describe(s, n, depth, record) {
+  describe(s, n, depth, record, pierce = false) {
     const a = /** @type {any} */ (n);
     /** @type {Record<string, any>} */
     const known = s.ids.has(n);
@@ -350,6 +421,27 @@ export class DOMAgent {
       const attrs = [];
       for (const at of a.attributes) attrs.push(at.name, capString(at.value, MAX_TEXT));
       if (attrs.length) d.attributes = attrs;
+      const root = OWN.has(a) ? null : rootOf(a);
+      if (root) {
+        d.shadowRoots = [this.describe(s, root, pierce && depth > 0 ? depth - 1 : 0, record, pierce)];
+        if (record) this.watch(root);
+      }
+      const content = contentOf(a);
+      if (content) {
+        TEMPLATE_OF.set(content, a);
+        d.templateContent = this.describe(s, content, 0, record, pierce);
+        if (record) this.watch(content);
+      }
+      const frame = frameDocOf(a);
+      if (frame) {
+        d.contentDocument = this.describe(s, frame, pierce && depth > 0 ? depth - 1 : 0, record, pierce);
+        if (record) {
+          s.frames.set(d.nodeId, frame);
+          this.watch(frame);
+        }
+      }
+    } else if (a.nodeType === 11) {
+      if (a.host && (a.mode === 'open' || a.mode === 'closed')) d.shadowRootType = a.mode;
     } else if (a.nodeType === 9) {
       d.documentURL = String(a.URL || '');
       d.baseURL = String(a.baseURI || '');
@@ -363,10 +455,22 @@ export class DOMAgent {
     // tree shows <h1>Title</h1> on one line without asking.
     if (depth === 0 && record && kids.length === 1 && kids[0].nodeType === 3 && a.nodeType === 1) depth = 1;
     if (depth !== 0 && kids.length) {
-      if (record) d.children = this.childList(s, n, depth);
-      else d.children = kids.map((c) => this.describe(s, c, depth - 1, false));
+      if (record) d.children = this.childList(s, n, depth, pierce);
+      else d.children = kids.map((c) => this.describe(s, c, depth - 1, false, pierce));
     } else if (record) s.counts.set(d.nodeId, kids.length);
     return d;
+  }
+
+  /**
+   * Observes a shadow root, template content or frame's document the
+   * window was sent (the document's observer does not see inside them);
+   * a document's frames' loads too.
+   * @param {Node} root
+   */
+  watch(root) {
+    this.observe();
+    /** @type {MutationObserver} */ (this.observer).observe(root, OBSERVED);
+    if (root.nodeType === 9) root.addEventListener('load', this.onFrameLoad, true);
   }
 
   /**
@@ -385,19 +489,29 @@ export class DOMAgent {
     return children.length ? { nodes, children } : { nodes };
   }
 
-  /** @param {Session} s @param {Node} n @param {any[]} children */
+  /**
+   * Through shadow roots (host, then root), template contents and
+   * same-origin frames (owner, then document) too. A node the window
+   * cannot be sent is 0: in our overlay, in a closed root made before the
+   * client loaded, or in the content of a template not described yet.
+   * @param {Session} s @param {Node} n @param {any[]} children
+   */
   pushPath(s, n, children) {
     if (n === this.doc) return DOCUMENT_ID;
-    if (!n.isConnected || n.getRootNode() !== this.doc) return 0;
     const path = [];
-    for (let a = n.parentNode; a; a = a.parentNode) path.unshift(a);
+    let top = n;
+    for (let a = up(n); a; a = up(a)) { path.unshift(a); top = a; }
+    if (top !== this.doc || OWN.has(n)) return 0;
     for (const a of path) {
+      // A root or content is sent with its element (the step before).
+      if (OWN.has(a) || ((a.nodeType === 11 || (a.nodeType === 9 && a !== this.doc)) && !s.ids.has(a))) return 0;
       const id = this.idOf(s, a);
       if (s.kids.has(id)) continue;
       children.push({ parent: id, nodes: this.childList(s, a, 1) });
     }
-    // A whitespace-only text node is in no list the window holds.
     const id = s.ids.get(n);
+    if (n.nodeType === 11 || n.nodeType === 9) return id || 0;
+    // A whitespace-only text node is in no list the window holds.
     const siblings = s.kids.get(/** @type {number} */ (s.ids.get(/** @type {Node} */ (n.parentNode))));
     return id && siblings && siblings.includes(id) ? id : 0;
   }
@@ -428,7 +542,8 @@ export class DOMAgent {
           n.nodeValue = p.value || '';
           return;
         case 'removeNode':
-          if (n === this.doc) throw new DOMFailure('invalid-argument', 'the document cannot be removed');
+          if (n.nodeType === 9) throw new DOMFailure('invalid-argument', 'a document cannot be removed');
+          if (n.nodeType === 11) throw new DOMFailure('invalid-argument', 'a shadow root or template content cannot be removed (remove its element)');
           n.parentNode && n.parentNode.removeChild(n);
           return;
         case 'setOuterHTML':
@@ -450,16 +565,30 @@ export class DOMAgent {
     if (this.observer) return;
     this.observer = this.makeObserver((records) => this.record(records));
     this.observers++;
-    this.observer.observe(this.doc, { childList: true, subtree: true, attributes: true, characterData: true });
+    this.observer.observe(this.doc, OBSERVED);
+    this.doc.addEventListener('load', this.onFrameLoad, true);
+    HOOKS.add(this);
   }
 
   stopObserving() {
     if (!this.observer) return;
     this.observer.disconnect();
     this.observer = null;
+    HOOKS.delete(this);
+    // A frame document's listener stays with it, idle (onFrameLoad checks).
+    this.doc.removeEventListener('load', this.onFrameLoad, true);
+    this.loaded.clear();
     this.dirty.clear();
     this.attrs.clear();
     this.texts.clear();
+    this.attached.clear();
+  }
+
+  /** A flush within FLUSH_MS, if none is due. */
+  schedule() {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    this.timer(() => { this.scheduled = false; this.flush(); }, FLUSH_MS);
   }
 
   /** @param {MutationRecord[]} records */
@@ -477,10 +606,7 @@ export class DOMAgent {
         if (r.target.parentNode) this.dirty.add(r.target.parentNode);
       }
     }
-    if (!this.scheduled) {
-      this.scheduled = true;
-      this.timer(() => { this.scheduled = false; this.flush(); }, FLUSH_MS);
-    }
+    this.schedule();
   }
 
   /** Sends what changed since the last flush to every session. */
@@ -488,7 +614,7 @@ export class DOMAgent {
     if (!this.observer) return;
     const pending = this.observer.takeRecords();
     if (pending.length) this.record(pending);
-    if (!this.dirty.size && !this.attrs.size && !this.texts.size) return;
+    if (!this.dirty.size && !this.attrs.size && !this.texts.size && !this.attached.size && !this.loaded.size) return;
     this.flushes++;
     for (const [name, s] of this.sessions) {
       let events;
@@ -509,6 +635,8 @@ export class DOMAgent {
     this.dirty.clear();
     this.attrs.clear();
     this.texts.clear();
+    this.attached.clear();
+    this.loaded.clear();
     if (!this.sessions.size) this.stopObserving();
   }
 
@@ -525,7 +653,7 @@ export class DOMAgent {
       const pid = s.ids.get(parent);
       if (!pid) continue;
       const known = s.kids.get(pid);
-      const now = parent.isConnected ? shown(parent) : [];
+      const now = inTree(parent, this.doc) ? shown(parent) : [];
       if (!known) {
         // Only a count the window holds that changed (a text edit inside
         // marks the parent too).
@@ -569,6 +697,15 @@ export class DOMAgent {
       });
       s.kids.set(pid, ids);
     }
+    for (const owner of this.loaded) this.frameLoaded(s, owner, events);
+    for (const host of this.attached) {
+      const hid = s.ids.get(host);
+      const root = rootOf(host);
+      if (hid && root && !s.ids.has(root) && inTree(host, this.doc)) {
+        events.push({ kind: 'shadowRootPushed', parent: hid, inserted: this.describe(s, root, 0, true) });
+        this.watch(root);
+      }
+    }
     for (const [n, names] of this.attrs) {
       const id = s.ids.get(n);
       if (!id) continue;
@@ -583,6 +720,26 @@ export class DOMAgent {
       if (id) events.push({ kind: 'characterDataModified', node: id, value: capString(String(/** @type {any} */ (n).nodeValue), MAX_TEXT) });
     }
     return events;
+  }
+
+  /**
+   * A frame owner the session holds loaded another document: the owner
+   * out and in again, with a new id and its new document (as Chrome).
+   * @param {Session} s @param {Element} owner @param {any[]} events
+   */
+  frameLoaded(s, owner, events) {
+    const id = s.ids.get(owner);
+    if (!id || s.frames.get(id) === (frameDocOf(owner) || undefined)) return;
+    const parent = up(owner);
+    const pid = parent && s.ids.get(parent);
+    const list = pid ? s.kids.get(pid) : undefined;
+    const at = list ? list.indexOf(id) : -1;
+    if (!pid || !list || at < 0) return; // not in a list the window holds
+    events.push({ kind: 'childNodeRemoved', parent: pid, node: id });
+    this.unbind(s, owner);
+    const d = this.describe(s, owner, 0, true);
+    events.push({ kind: 'childNodeInserted', parent: pid, previous: at > 0 ? list[at - 1] : 0, inserted: d });
+    list[at] = d.nodeId;
   }
 
   /** @param {string} session @param {number} doc @param {any[]} events */
@@ -631,41 +788,18 @@ export function inOrder(pos) {
 }
 
 /**
- * DOM.performSearch in one page: a CSS selector's elements, an XPath's
- * nodes (a query starting with / or ( ), and nodes whose tag name,
- * attribute or text contains the query (case-insensitive), in document
- * order, each once, at most MAX_SEARCH_RESULTS.
- * @param {any} doc @param {string} q
- * @returns {Node[]}
+ * Whether v is a node of the page or of one of its same-origin frames
+ * (a frame's nodes are instances of its own realm's Node).
+ * @param {any} v
  */
-export function search(doc, q) {
-  /** @type {Set<Node>} */
-  const hits = new Set();
-  try { for (const el of doc.querySelectorAll(q)) hits.add(el); } catch (e) { /* not a selector */ }
-  if (/^[/(]/.test(q)) {
-    try {
-      const r = doc.evaluate(q, doc, null, 7 /* ORDERED_NODE_SNAPSHOT_TYPE */, null);
-      for (let i = 0; i < r.snapshotLength; i++) hits.add(r.snapshotItem(i));
-    } catch (e) { /* not an XPath */ }
-  }
-  const text = q.toLowerCase();
-  const tag = text.replace(/^<|>$/g, '');
-  const walker = doc.createTreeWalker(doc, 1 | 4 | 8 /* elements, text, comments */);
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    if (n.nodeType === 1) {
-      let hit = tag !== '' && n.nodeName.toLowerCase() === tag;
-      for (const a of n.attributes) if (hit || a.name.toLowerCase().includes(text) || a.value.toLowerCase().includes(text)) { hit = true; break; }
-      if (hit) hits.add(n);
-    } else if (/\S/.test(n.data) && n.data.toLowerCase().includes(text)) hits.add(n);
-  }
-  const out = [...hits].filter((n) => n.isConnected && !OWN.has(n));
-  out.sort((a, b) => (a === b ? 0 : a.compareDocumentPosition(b) & 4 /* FOLLOWING */ ? -1 : 1));
-  return out.slice(0, MAX_SEARCH_RESULTS);
-}
-
-/** @param {any} v */
 function isNode(v) {
-  try { return !!v && typeof v === 'object' && typeof v.nodeType === 'number' && G.Node && v instanceof G.Node; } catch (e) { return false; }
+  try {
+    if (!v || typeof v !== 'object' || typeof v.nodeType !== 'number') return false;
+    if (G.Node && v instanceof G.Node) return true;
+    const d = v.nodeType === 9 ? v : v.ownerDocument;
+    const w = d && d.defaultView;
+    return !!(w && w !== G && w.Node && v instanceof w.Node);
+  } catch (e) { return false; }
 }
 
 /** @param {unknown} d @param {number} dflt */
@@ -687,43 +821,5 @@ export function shown(n) {
     if (OWN.has(c)) continue; // the overlay's host (overlay.mjs)
     out.push(c);
   }
-  return out;
-}
-
-/** @param {any} n */
-function outerHTML(n) {
-  switch (n.nodeType) {
-    case 1: return n.outerHTML;
-    case 9: {
-      let s = '';
-      for (let c = n.firstChild; c; c = c.nextSibling) s += outerHTML(c);
-      return s;
-    }
-    case 10: return '<!DOCTYPE ' + n.name + (n.publicId ? ' PUBLIC "' + n.publicId + '"' : '') + (n.systemId ? ' "' + n.systemId + '"' : '') + '>';
-    case 8: return '<!--' + n.data + '-->';
-    default: return String(n.nodeValue || '');
-  }
-}
-
-/** @param {string} s */
-function parts(s) {
-  const out = [];
-  for (let i = 0; i < s.length; i += HTML_PART) out.push(s.slice(i, i + HTML_PART));
-  return out;
-}
-
-/**
- * Attributes typed as text (`a="1" b`), parsed inertly as the attributes
- * of an element in a template (no script runs, nothing loads).
- * @param {any} doc @param {string} text
- * @returns {Array<[string, string]>}
- */
-function parseAttributes(doc, text) {
-  const t = doc.createElement('template');
-  t.innerHTML = '<span ' + text + '></span>';
-  const el = t.content.firstElementChild;
-  /** @type {Array<[string, string]>} */
-  const out = [];
-  if (el) for (const a of el.attributes) out.push([a.name, a.value]);
   return out;
 }

@@ -65,7 +65,20 @@ export function boxModel(el) {
   const bw = side('border', '-width');
   const pad = side('padding');
   const mar = side('margin');
-  const border = [r.left, r.top, r.right, r.bottom];
+  // An element of a same-origin frame: its frame's viewport is where
+  // the frame's content box is in the page's (Chrome gives main-frame
+  // coordinates too).
+  let dx = 0, dy = 0;
+  try {
+    for (let w = el.ownerDocument.defaultView; w && w.frameElement; w = w.parent) {
+      const fe = w.frameElement;
+      const fr = fe.getBoundingClientRect();
+      const fs = fe.ownerDocument.defaultView.getComputedStyle(fe);
+      dx += fr.left + (parseFloat(fs.borderLeftWidth) || 0) + (parseFloat(fs.paddingLeft) || 0);
+      dy += fr.top + (parseFloat(fs.borderTopWidth) || 0) + (parseFloat(fs.paddingTop) || 0);
+    }
+  } catch (e) { /* a cross-origin parent: its offset is unknown */ }
+  const border = [r.left + dx, r.top + dy, r.right + dx, r.bottom + dy];
   const padding = inset(border, bw);
   const content = inset(padding, pad);
   const margin = inset(border, mar.map((v) => -v));
@@ -111,20 +124,30 @@ export class Overlay {
     this.picker = '';
     /** @type {((session: string, el: Element) => void)|null} */
     this.onPick = null;
+    /** @type {((session: string, el: Element) => void)|null} */
+    this.onHover = null;
+    /** @type {number[]|null} the rectangle shown (Overlay.highlightRect), in place of a node's boxes */
+    this.box = null;
     /** @type {(() => void)|null} removes inspect mode's listeners */
     this.unlisten = null;
   }
 
   /** Counters for stats(). */
-  stats() { return { shown: !!this.host, draws: this.draws, selected: this.selected.size, picking: !!this.picker }; }
+  stats() { return { shown: !!this.host, draws: this.draws, selected: this.selected.size, picking: !!this.picker, rect: this.box }; }
 
   /**
    * Shows session's highlight of n (replacing any other).
    * @param {string} session @param {any} n
    */
   highlight(session, n) {
-    if (!n || n.nodeType !== 1) n = n && n.nodeType === 9 ? n.documentElement : n && n.parentElement;
-    if (!n) throw new OverlayFailure('invalid-argument', 'the node has no element to highlight');
+    // A document: its <html>; a shadow root: its host (as Chrome); text:
+    // its element.
+    if (!n || n.nodeType !== 1) n = n && n.nodeType === 9 ? n.documentElement : n && n.nodeType === 11 ? n.host : n && n.parentElement;
+    if (!n) { // a template's content: nothing to draw, as Chrome draws nothing
+      this.hide(session);
+      return;
+    }
+    this.box = null;
     this.target = n;
     this.owner = session;
     this.mount();
@@ -135,9 +158,35 @@ export class Overlay {
     }
   }
 
+  /**
+   * Shows session's rectangle (Overlay.highlightRect: x, y, width, height
+   * in the viewport's CSS pixels, fill and outline colors) in place of any
+   * highlight. It stays where it is put: nothing follows it.
+   * @param {string} session @param {number[]} rect @param {string[]} colors
+   */
+  rect(session, rect, colors) {
+    if (!Array.isArray(rect) || rect.length !== 4 || !rect.every((v) => typeof v === 'number' && isFinite(v))) {
+      throw new OverlayFailure('invalid-argument', 'a rect is x, y, width, height');
+    }
+    this.target = null;
+    this.owner = session;
+    this.box = rect;
+    this.mount();
+    const parts = this.parts;
+    this.draws++;
+    const [x, y, w, h] = rect;
+    for (const k in parts.paths) parts.paths[k].setAttribute('d', '');
+    const p = parts.paths.content;
+    p.setAttribute('d', 'M' + x + ' ' + y + 'h' + w + 'v' + h + 'h' + (-w) + 'Z');
+    p.setAttribute('fill', colors && colors[0] ? colors[0] : 'transparent');
+    p.setAttribute('stroke', colors && colors[1] ? colors[1] : 'transparent');
+    parts.label.style.display = 'none';
+  }
+
   /** Hides session's highlight (another session's stays). @param {string} session */
   hide(session) {
     if (this.owner !== session) return;
+    this.box = null;
     this.target = null;
     this.owner = '';
     if (this.host) {
@@ -162,11 +211,15 @@ export class Overlay {
    * the page added on its document or elements; the page's own capturing
    * listeners on the window, if added earlier, still run). Only the user's
    * input (isTrusted) is taken: the page's own el.click() runs as ever.
+   * The element under the pointer goes to onHover too (the window's tree
+   * follows it: nodeHighlightRequested).
    * @param {string} session @param {(session: string, el: Element) => void} onPick
+   * @param {(session: string, el: Element) => void} [onHover]
    */
-  pick(session, onPick) {
+  pick(session, onPick, onHover) {
     this.picker = session;
     this.onPick = onPick;
+    this.onHover = onHover || null;
     if (this.unlisten) return;
     const w = this.doc.defaultView;
     /** @param {Event} e */
@@ -175,16 +228,22 @@ export class Overlay {
       e.preventDefault();
       e.stopImmediatePropagation();
     };
+    // The innermost element, inside open shadow roots too (a closed
+    // root's content is hidden from the window's listeners: its host).
+    /** @param {Event} e */
+    const under = (e) => /** @type {any} */ ((e.composedPath && e.composedPath()[0]) || e.target);
     /** @param {Event} e */
     const move = (e) => {
-      const t = /** @type {any} */ (e.target);
-      if (e.isTrusted && t && t.nodeType === 1 && !OWN.has(t) && t !== this.target) this.highlight(this.picker, t);
+      const t = under(e);
+      if (!e.isTrusted || !t || t.nodeType !== 1 || OWN.has(t) || t === this.target) return;
+      this.highlight(this.picker, t);
+      if (this.onHover) this.onHover(this.picker, t);
     };
     /** @param {Event} e */
     const click = (e) => {
       if (!e.isTrusted) return;
       swallow(e);
-      const t = /** @type {any} */ (e.target);
+      const t = under(e);
       if (t && t.nodeType === 1 && this.onPick) this.onPick(this.picker, t);
     };
     /** @type {Array<[string, (e: Event) => void]>} */
@@ -200,6 +259,7 @@ export class Overlay {
     this.unlisten();
     this.unlisten = null;
     this.onPick = null;
+    this.onHover = null;
     this.picker = '';
     this.hide(session);
   }
@@ -275,13 +335,15 @@ export class Overlay {
     parts.paths.border.setAttribute('d', path(m.border) + path(m.padding));
     parts.paths.padding.setAttribute('d', path(m.padding) + path(m.content));
     parts.paths.content.setAttribute('d', path(m.content));
+    parts.paths.content.setAttribute('fill', COLORS.content); // a rect (rect()) may have changed it
+    parts.paths.content.removeAttribute('stroke');
     const r = t.getBoundingClientRect();
     parts.name.textContent = describe(t);
     parts.size.textContent = fmt(r.width) + ' × ' + fmt(r.height);
     // Below the element, or above it when that leaves the viewport.
     const vh = this.doc.documentElement.clientHeight || 0;
     const below = m.margin[5] + 6;
-    parts.label.style.left = Math.max(0, r.left) + 'px';
+    parts.label.style.left = Math.max(0, m.border[0]) + 'px';
     parts.label.style.top = (below + 28 > vh && m.margin[1] > 34 ? m.margin[1] - 30 : below) + 'px';
   }
 }
