@@ -144,18 +144,24 @@ func (h *Hub) cssCallLocked(w *Window, req Request, n pageNode, p *sourceproto.D
 	p.CSS = cssQueryOf[req.Method]
 	return h.domCallLocked(w, req, n, sourceproto.MethodDOMCSS, p,
 		func(call *runtimeCall, res *sourceproto.DOMResult, _ *objectMapper) ([][]byte, []byte, error) {
-			if res.CSS == nil {
-				return nil, nil, errors.New("the page answered without styles")
-			}
-			x := &cssIDs{ns: call.domNS}
-			events := sheetEvents(call, res.CSS, x)
-			answer := render(res.CSS, x)
-			if x.err != nil {
-				return nil, nil, x.err
-			}
-			b, err := cdpproject.Marshal(answer)
-			return events, b, err
+			return cssAnswer(call, res, render)
 		})
+}
+
+// cssAnswer is a domCSS result's events (the sheets it names first) and
+// answer, in the window's ids.
+func cssAnswer(call *runtimeCall, res *sourceproto.DOMResult, render func(r *sourceproto.CSSResult, x *cssIDs) any) ([][]byte, []byte, error) {
+	if res.CSS == nil {
+		return nil, nil, errors.New("the page answered without styles")
+	}
+	x := &cssIDs{ns: call.domNS}
+	events := sheetEvents(call, res.CSS, x)
+	answer := render(res.CSS, x)
+	if x.err != nil {
+		return nil, nil, x.err
+	}
+	b, err := cdpproject.Marshal(answer)
+	return events, b, err
 }
 
 // matchedAnswer is getMatchedStylesForNode's answer with its arrays always
@@ -252,15 +258,7 @@ var (
 		if e.Range.StartLine < 0 || e.Range.StartLine > sourceproto.MaxSafeInteger {
 			return nil, fmt.Errorf("range.startLine %d is not a line", e.Range.StartLine)
 		}
-		return nil, h.cssCallLocked(w, req, n, &sourceproto.DOMParams{Sheet: local, Line: e.Range.StartLine, Text: e.Text},
-			func(r *sourceproto.CSSResult, x *cssIDs) any {
-				if r.Style == nil {
-					x.err = errors.New("the page answered without the edited style")
-					return nil
-				}
-				x.style(r.Style)
-				return &css.SetStyleTextsResult{Styles: []*css.Style{r.Style}}
-			})
+		return nil, h.liveEditLocked(w, req, n, styleKey{ns: n.ns, sheet: local, line: e.Range.StartLine}, e.Text)
 	}
 
 	// CreateStyleSheet is the page's inspector sheet (the Styles pane's

@@ -87,30 +87,101 @@ export function specificity(sel) {
 }
 
 /**
+ * A declaration block's parts: declarations (up to and with their ';') and
+ * comments, each with its offset; separators inside brackets, quotes and
+ * comments do not split.
+ * @param {string} text
+ * @returns {{text: string, at: number, comment: boolean}[]}
+ */
+export function declarations(text) {
+  const out = [];
+  let depth = 0, quote = '', start = 0;
+  /** @param {number} end @param {boolean} comment */
+  const part = (end, comment) => {
+    const raw = text.slice(start, end);
+    const lead = raw.length - raw.trimStart().length;
+    if (raw.trim()) out.push({ text: raw.trim(), at: start + lead, comment });
+    start = end;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = '';
+    } else if (c === '/' && text[i + 1] === '*' && depth === 0) {
+      part(i, false);
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 2;
+      part(i, true);
+      i--;
+    } else if (c === '"' || c === '\'') quote = c;
+    else if (c === '(' || c === '[') depth++;
+    else if (c === ')' || c === ']') depth--;
+    else if (c === ';' && depth === 0) part(i + 1, false);
+  }
+  part(text.length, false);
+  return out;
+}
+
+/**
+ * Whether the page's CSS parser takes value for property name (a value
+ * being typed is not yet valid: Chrome shows it struck out).
+ * @param {string} name @param {string} value
+ */
+function parses(name, value) {
+  if (name.startsWith('--') || !G.CSS || typeof G.CSS.supports !== 'function') return true;
+  try { return G.CSS.supports(name, value); } catch (e) { return true; }
+}
+
+/**
  * CDP's CSSStyle for a declaration block whose text starts at column start
- * of line.
+ * of line. A comment holding a declaration (how the Styles pane toggles a
+ * property off) is that property, disabled.
  * @param {string} sheet @param {number} line @param {number} start @param {string} text
  */
 export function styleJSON(sheet, line, start, text) {
   const props = [];
-  for (const part of splitTop(text, ';')) {
-    const lead = part.text.length - part.text.trimStart().length;
-    const decl = part.text.trim();
+  for (const part of declarations(text)) {
+    const decl = part.comment ? part.text.slice(2, part.text.endsWith('*/') ? -2 : undefined).trim() : part.text;
     const colon = decl.indexOf(':');
-    if (colon <= 0) continue;
-    let value = decl.slice(colon + 1).replace(/;$/, '').trim();
+    if (colon <= 0 || (part.comment && !/^[\w-]+\s*:/.test(decl))) continue;
+    let value = decl.slice(colon + 1).replace(/;\s*$/, '').trim();
     const important = /!\s*important$/i.test(value);
     if (important) value = value.replace(/\s*!\s*important$/i, '');
-    const from = start + part.at + lead;
+    const name = decl.slice(0, colon).trim();
+    const from = start + part.at;
     props.push({
-      name: decl.slice(0, colon).trim(), value, important, implicit: false, text: decl, parsedOk: true, disabled: false,
-      range: { startLine: line, startColumn: from, endLine: line, endColumn: from + decl.length },
+      name, value, important, implicit: false, text: part.text, parsedOk: part.comment || parses(name, value), disabled: part.comment,
+      range: { startLine: line, startColumn: from, endLine: line, endColumn: from + part.text.length },
     });
   }
   return {
     styleSheetId: sheet, cssProperties: props, shorthandEntries: [], cssText: text,
     range: { startLine: line, startColumn: start, endLine: line, endColumn: start + text.length },
   };
+}
+
+/**
+ * The text a window gave each style (setStyle), kept while the CSSOM's
+ * text is still what applying it left: the CSSOM drops comments (a
+ * property toggled off) and declarations it cannot parse (a value being
+ * typed), which the Styles pane must get back as it sent them.
+ * @type {WeakMap<object, {text: string, applied: string}>}
+ */
+const given = new WeakMap();
+
+/** A style's text: as last given if the page has not changed it since. @param {any} style */
+export function textOf(style) {
+  const g = given.get(style);
+  return g && g.applied === style.cssText ? g.text : String(style.cssText);
+}
+
+/** Sets a style's declarations from a window's text (one line). @param {any} style @param {string} text */
+export function setText(style, text) {
+  text = oneLine(text).trim();
+  style.cssText = text;
+  if (text === style.cssText) given.delete(style);
+  else given.set(style, { text, applied: style.cssText });
 }
 
 /**
@@ -140,7 +211,7 @@ export function flatten(sheet, budget) {
       if (r.type === 1 && r.style) {
         budget.n--;
         const sel = oneLine(String(r.selectorText));
-        lines.push(sel + ' { ' + r.style.cssText + ' }');
+        lines.push(sel + ' { ' + textOf(r.style) + ' }');
         entries.push({ rule: r, line, start: sel.length + 3, groups, order: 0 });
       } else if (r.cssRules && groupHeader(r) !== null) {
         lines.push(groupHeader(r) + ' {');
@@ -214,7 +285,7 @@ function ruleJSON(id, e) {
   /** @type {Record<string, any>} */
   const r = {
     styleSheetId: id, selectorList: { selectors: sels.map((t) => ({ text: t })), text: oneLine(String(e.rule.selectorText)) },
-    origin: inspectorSheets.has(e.rule.parentStyleSheet) ? 'inspector' : 'regular', style: styleJSON(id, e.line, e.start, e.rule.style.cssText),
+    origin: inspectorSheets.has(e.rule.parentStyleSheet) ? 'inspector' : 'regular', style: styleJSON(id, e.line, e.start, textOf(e.rule.style)),
   };
   const { c } = conditions(id, e.groups);
   for (const k of Object.keys(c)) if (c[k].length) r[k] = c[k];
@@ -320,7 +391,7 @@ function isElement(n) { return !!n && n.nodeType === 1; }
 
 /** An element's inline style. @param {any} el @param {number} id the page's node id */
 function inline(el, id) {
-  return styleJSON('i' + id, 0, 0, el.style ? el.style.cssText : '');
+  return styleJSON('i' + id, 0, 0, el.style ? textOf(el.style) : '');
 }
 
 /** @param {string} text */
@@ -381,7 +452,7 @@ export function cssCommand(agent, s, p) {
       return isElement(n) ? { css: { inline: inline(n, p.node) } } : { css: {} };
     }
     case 'sheetText': {
-      if (p.sheet[0] === 'i') return { css: { text: parts(element(agent.node(s, Number(p.sheet.slice(1)))).style.cssText) } };
+      if (p.sheet[0] === 'i') return { css: { text: parts(textOf(element(agent.node(s, Number(p.sheet.slice(1)))).style)) } };
       const sheet = sheetOf(s, p.sheet);
       return { css: { text: parts(flatten(sheet, { n: MAX_RULES }).lines.join('\n')) } };
     }
@@ -390,7 +461,7 @@ export function cssCommand(agent, s, p) {
       if (p.sheet[0] === 'i') {
         const id = Number(p.sheet.slice(1));
         const el = element(agent.node(s, id));
-        el.style.cssText = text;
+        setText(el.style, text);
         agent.flush(); // the style attribute's change goes before the answer
         return { css: { style: inline(el, id) } };
       }
@@ -398,10 +469,10 @@ export function cssCommand(agent, s, p) {
       const line = p.line || 0;
       const e = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.line === line);
       if (!e) throw failure('invalid-argument', 'no style rule on line ' + line + ' of style sheet ' + p.sheet + ' (the page\'s rules changed): reselect the element');
-      e.rule.style.cssText = text;
+      setText(e.rule.style, text);
       const again = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.rule === e.rule);
       if (!again) throw failure('invalid-argument', 'the rule is gone from style sheet ' + p.sheet);
-      return { css: { style: styleJSON(p.sheet, again.line, again.start, again.rule.style.cssText) } };
+      return { css: { style: styleJSON(p.sheet, again.line, again.start, textOf(again.rule.style)) } };
     }
     case 'newSheet': return newSheet(doc, s);
     case 'addRule': return { css: { rule: addRule(sheetOf(s, p.sheet), p.sheet, p.line || 0, String(p.text || '')) } };

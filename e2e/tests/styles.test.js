@@ -84,12 +84,12 @@ test('styles: a page element\'s @media rule shows in Styles; editing its value c
     const box = await value.boundingBox();
     await value.click({ position: { x: (box?.width || 10) - 3, y: (box?.height || 10) / 2 } });
     await page.keyboard.press('Control+A');
-    // One input event (insertText), not a keystroke each: the pane applies
-    // every keystroke as a live edit, and on a loaded machine an earlier
-    // edit's answer could land after later keys and reset the editor
-    // ('rgb(0, 0, 2' was committed once in CI). Fast typing against a slow
-    // page is a known limit (docs/agent-note.md, Styles of pages).
-    await page.keyboard.insertText('rgb(0, 0, 255)');
+    // Key by key, as a user types (100 ms a key): the pane applies every
+    // keystroke as a live edit (CSS.setStyleTexts), and the intermediate
+    // values the page's CSS parser refuses ('r', 'rgb(0, 0,') come back as
+    // typed, so the property stays in the editor (docs/agent-note.md,
+    // Styles of pages).
+    await page.keyboard.type('rgb(0, 0, 255)', { delay: 100 });
     await page.keyboard.press('Enter');
     const deadline = Date.now() + STEP_MS;
     let color = '';
