@@ -58,4 +58,3 @@ func TestCSSLiveEditsNewestWins(t *testing.T) {
 		t.Errorf("an edit after the burst: %s", m.Raw)
 	}
 }
-
