@@ -497,6 +497,7 @@ var methods = map[string]methodEntry{
 	"CSS.setStyleTexts":                     pageDOM(pagerealm.SetStyleTexts),
 	"CSS.createStyleSheet":                  pageDOM(pagerealm.CreateStyleSheet),
 	"CSS.addRule":                           pageDOM(pagerealm.AddRule),
+	"CSS.forcePseudoState":                  pageDOM(pagerealm.ForcePseudoState),
 	"CSS.getPlatformFontsForNode":           refusal(notYetInPages("fonts")),
 	"CSS.takeComputedStyleUpdates":          refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),

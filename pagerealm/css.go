@@ -183,6 +183,7 @@ var cssQueryOf = map[string]sourceproto.CSSQuery{
 	"CSS.setStyleTexts":           sourceproto.CSSSetStyle,
 	"CSS.createStyleSheet":        sourceproto.CSSNewSheet,
 	"CSS.addRule":                 sourceproto.CSSAddRule,
+	"CSS.forcePseudoState":        sourceproto.CSSForce,
 }
 
 // The CSS methods (the method table's CSS entries).
@@ -298,3 +299,28 @@ var (
 			})
 	}
 )
+
+// forcible are the pseudo-classes CSS.forcePseudoState forces in a page
+// (client/js/css.mjs FORCIBLE).
+var forcible = map[string]bool{"active": true, "focus": true, "focus-within": true, "focus-visible": true,
+	"hover": true, "target": true, "visited": true}
+
+// ForcePseudoState forces states on a page's element: the page mirrors the
+// rules that use them onto that element (docs/agent-note.md "Styles of
+// pages"); an empty list clears the element's.
+var ForcePseudoState DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+	for _, s := range p.ForcedPseudoClasses {
+		if !forcible[s] {
+			return nil, fmt.Errorf("cannot force :%s in a page (it can force :active, :focus, :focus-within, :focus-visible, :hover, :target, :visited)", s)
+		}
+	}
+	n, host, err := h.cssNodeLocked(w, p)
+	switch {
+	case err != nil:
+		return nil, err
+	case host:
+		return []byte(`{}`), nil
+	}
+	return nil, h.cssCallLocked(w, req, n, &sourceproto.DOMParams{Node: n.local, Text: strings.Join(p.ForcedPseudoClasses, ",")},
+		func(*sourceproto.CSSResult, *cssIDs) any { return struct{}{} })
+}

@@ -26,9 +26,10 @@ const (
 	CSSSetStyle  CSSQuery = "setStyle"  // one edit of CSS.setStyleTexts: sheet, line, text
 	CSSNewSheet  CSSQuery = "newSheet"  // CSS.createStyleSheet: the session's inspector sheet
 	CSSAddRule   CSSQuery = "addRule"   // CSS.addRule: sheet, line (where), text (the rule)
+	CSSForce     CSSQuery = "force"     // CSS.forcePseudoState: node, text (the states, comma-separated; none: clear)
 )
 
-var cssQueries = []CSSQuery{CSSMatched, CSSComputed, CSSInline, CSSSheetText, CSSSetStyle, CSSNewSheet, CSSAddRule}
+var cssQueries = []CSSQuery{CSSMatched, CSSComputed, CSSInline, CSSSheetText, CSSSetStyle, CSSNewSheet, CSSAddRule, CSSForce}
 
 func (v *CSSQuery) UnmarshalEasyJSON(l *jlexer.Lexer) { *v = readEnum(l, cssQueries) }
 func (v CSSQuery) MarshalEasyJSON(w *jwriter.Writer)  { w.String(string(v)) }
@@ -74,6 +75,10 @@ func (p *DOMParams) validateCSS() *RejectError {
 	case CSSMatched, CSSComputed, CSSInline:
 		if p.Node == 0 || p.Sheet != "" || p.Line != 0 || p.Text != "" {
 			return malformed("domCSS " + string(p.CSS) + " takes node only")
+		}
+	case CSSForce:
+		if p.Node == 0 || p.Sheet != "" || p.Line != 0 {
+			return malformed("domCSS force takes node and text")
 		}
 	case CSSSheetText:
 		if p.Node != 0 || !ValidCSSSheet(p.Sheet) || p.Line != 0 || p.Text != "" {

@@ -322,7 +322,7 @@ export function unreadable(sheet) {
  */
 function sheets(doc, s) {
   const st = state(s);
-  const all = [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])];
+  const all = [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])].filter((x) => !forcedSheets.has(x));
   const added = [];
   for (const sheet of all) {
     if (st.ids.has(sheet)) continue;
@@ -344,7 +344,7 @@ function sheets(doc, s) {
  * cascade order (least specific first, as CDP lists them).
  * @param {any} el @param {{id: string, e: Entry}[]} rules
  */
-function matches(el, rules) {
+function matches(el, rules, forced) {
   /** @type {{m: any, key: number[]}[]} */
   const own = [];
   /** @type {Map<string, {m: any, key: number[]}[]>} */
@@ -359,7 +359,7 @@ function matches(el, rules) {
       const m = /::?(before|after|marker)$/.exec(sels[i]);
       const base = m ? sels[i].slice(0, m.index) || '*' : sels[i];
       let ok = false;
-      try { ok = el.matches(base); } catch (err) { ok = false; }
+      try { ok = el.matches(base) || (!!forced && forced.re.test(base) && el.matches(substitute(base, forced))); } catch (err) { ok = false; }
       if (!ok) continue;
       spec = Math.max(spec, specificity(sels[i]));
       if (m) ph.set(m[1], [...(ph.get(m[1]) || []), i]);
@@ -426,13 +426,14 @@ export function cssCommand(agent, s, p) {
         for (const e of flatten(sheet, budget).entries) rules.push({ id, e });
       }
       rules.forEach((r, i) => { r.e.order = i; });
-      const m = matches(el, rules);
+      const forced = forcedNow(agent);
+      const m = matches(el, rules, forced);
       /** @type {Record<string, any>} */
       const out = { inlineStyle: inline(el, p.node), matchedCSSRules: m.own, pseudoElements: m.pseudo, inherited: [] };
       let up = el.parentElement;
       for (let i = 0; up && i < MAX_INHERITED; i++, up = up.parentElement) {
         /** @type {Record<string, any>} */
-        const entry = { matchedCSSRules: matches(up, rules).own };
+        const entry = { matchedCSSRules: matches(up, rules, forced).own };
         if (up.hasAttribute('style')) entry.inlineStyle = inline(up, agent.idOf(s, up));
         out.inherited.push(entry);
       }
@@ -470,12 +471,21 @@ export function cssCommand(agent, s, p) {
       const e = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.line === line);
       if (!e) throw failure('invalid-argument', 'no style rule on line ' + line + ' of style sheet ' + p.sheet + ' (the page\'s rules changed): reselect the element');
       setText(e.rule.style, text);
+      refreshForced(agent);
       const again = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.rule === e.rule);
       if (!again) throw failure('invalid-argument', 'the rule is gone from style sheet ' + p.sheet);
       return { css: { style: styleJSON(p.sheet, again.line, again.start, textOf(again.rule.style)) } };
     }
     case 'newSheet': return newSheet(doc, s);
-    case 'addRule': return { css: { rule: addRule(sheetOf(s, p.sheet), p.sheet, p.line || 0, String(p.text || '')) } };
+    case 'addRule': {
+      const rule = addRule(sheetOf(s, p.sheet), p.sheet, p.line || 0, String(p.text || ''));
+      refreshForced(agent);
+      return { css: { rule } };
+    }
+    case 'force': {
+      forceStates(agent, s, element(agent.node(s, p.node)), String(p.text || ''));
+      return { css: {} };
+    }
   }
   throw failure('unsupported', 'css query ' + p.css + ' is not in the page CSS agent');
 }
@@ -561,4 +571,167 @@ function sheetOf(s, id) {
   const why = unreadable(sheet);
   if (why) throw failure('invalid-argument', why);
   return sheet;
+}
+
+// ---------------------------------------------------------------------------
+// Forced states (CSS.forcePseudoState). A page cannot set an element's
+// :hover, so each readable style rule whose selector uses a forced
+// pseudo-class is mirrored into a constructed sheet adopted by the
+// document (never in the DOM tree, never listed as a sheet), with the
+// pseudo-class replaced by a match on the forced elements: their
+// positions from :root (":root > :nth-child(2) > :nth-child(1)"), under
+// :where() so it counts nothing, then :not(.FORCED_NONE) for the
+// pseudo-class's own (0,1,0). The mirror keeps the rule's @media,
+// @supports, @layer and @container around it. It is rebuilt when a
+// window forces or unforces, edits a rule, when the page's element tree
+// changes (the positions move) and when a window goes.
+
+/** The pseudo-classes a window may force (the Styles pane's :hov). */
+export const FORCIBLE = ['active', 'focus', 'focus-within', 'focus-visible', 'hover', 'target', 'visited'];
+/** A class no element has: :not() of it adds a pseudo-class's specificity. */
+const FORCED_NONE = 'inspector-worker-forced-none';
+/** The mirror sheets (left out of every list of the page's sheets). */
+const forcedSheets = new WeakSet();
+
+/**
+ * @typedef {object} Forced the page's forced states, over every session
+ * @property {Map<any, Map<any, string[]>>} by per session: element → states
+ * @property {any} [sheet] the adopted mirror sheet
+ * @property {any} [observer] watches the element tree while anything is forced
+ * @property {string} [text] the mirror's text now
+ */
+
+/** @param {any} agent @returns {Forced} */
+function forcedOf(agent) {
+  if (!agent.forced) agent.forced = { by: new Map() };
+  return agent.forced;
+}
+
+/**
+ * Sets el's forced states for session s (states: comma-separated; none
+ * clears them).
+ * @param {any} agent @param {any} s @param {any} el @param {string} states
+ */
+function forceStates(agent, s, el, states) {
+  const list = states ? states.split(',') : [];
+  for (const st of list) if (!FORCIBLE.includes(st)) throw failure('invalid-argument', 'cannot force :' + st + ' (only :' + FORCIBLE.join(', :') + ')');
+  if (list.length && el.getRootNode() !== agent.doc) throw failure('invalid-argument', 'a state can be forced on an element of the document only (not inside a shadow root or detached)');
+  const f = forcedOf(agent);
+  let mine = f.by.get(s);
+  if (!mine) f.by.set(s, (mine = new Map()));
+  if (list.length) mine.set(el, list);
+  else mine.delete(el);
+  if (!mine.size) f.by.delete(s);
+  refreshForced(agent);
+}
+
+/**
+ * Forgets the forced states of sessions the agent no longer has (a window
+ * went, or asked for a new document). dom.mjs calls it when it drops one.
+ * @param {any} agent
+ */
+export function forgetForced(agent) {
+  if (!agent.forced) return;
+  const live = new Set(agent.sessions.values());
+  for (const s of [...agent.forced.by.keys()]) if (!live.has(s)) agent.forced.by.delete(s);
+  refreshForced(agent);
+}
+
+/**
+ * What is forced now: each state's elements, and a test for selectors that
+ * use one of them; null if nothing is.
+ * @param {any} agent
+ * @returns {{states: Map<string, any[]>, re: RegExp} | null}
+ */
+function forcedNow(agent) {
+  if (!agent.forced || !agent.forced.by.size) return null;
+  /** @type {Map<string, any[]>} */
+  const states = new Map();
+  for (const mine of agent.forced.by.values()) {
+    for (const [el, list] of mine) {
+      if (!el.isConnected) continue;
+      for (const st of list) {
+        if (!states.has(st)) states.set(st, []);
+        const els = /** @type {any[]} */ (states.get(st));
+        if (!els.includes(el)) els.push(el);
+      }
+    }
+  }
+  if (!states.size) return null;
+  return { states, re: new RegExp(':(' + [...states.keys()].join('|') + ')(?![\\w(-])') };
+}
+
+/** el's position from :root, as a selector. @param {any} el */
+export function positionOf(el) {
+  const parts = [];
+  for (let n = el; n.parentElement; n = n.parentElement) {
+    let i = 1;
+    for (let c = n.previousElementSibling; c; c = c.previousElementSibling) i++;
+    parts.unshift(':nth-child(' + i + ')');
+  }
+  return [':root', ...parts].join(' > ');
+}
+
+/**
+ * sel with each forced pseudo-class replaced by a match on its elements.
+ * @param {string} sel @param {{states: Map<string, any[]>}} forced
+ */
+function substitute(sel, forced) {
+  return sel.replace(new RegExp(':(' + [...forced.states.keys()].join('|') + ')(?![\\w(-])', 'g'),
+    (_, st) => ':where(' + /** @type {any[]} */ (forced.states.get(st)).map(positionOf).join(', ') + '):not(.' + FORCED_NONE + ')');
+}
+
+/** The mirror sheet's text for what is forced now. @param {any} agent @param {{states: Map<string, any[]>, re: RegExp}} forced */
+function mirrorText(agent, forced) {
+  const out = [];
+  const budget = { n: MAX_RULES };
+  for (const sheet of [...agent.doc.styleSheets, ...(agent.doc.adoptedStyleSheets || [])]) {
+    if (forcedSheets.has(sheet) || sheet.disabled || unreadable(sheet)) continue;
+    for (const e of flatten(sheet, budget).entries) {
+      const sels = splitTop(String(e.rule.selectorText), ',').map((p) => p.text.replace(/,$/, '').trim()).filter((x) => forced.re.test(x));
+      if (!sels.length) continue;
+      let text = sels.map((x) => substitute(x, forced)).join(', ') + ' { ' + e.rule.style.cssText + ' }';
+      for (const g of e.groups) text = (groupHeader(g.rule) || '') + ' { ' + text + ' }';
+      out.push(text);
+    }
+  }
+  return out.join('\n');
+}
+
+/**
+ * Brings the mirror sheet up to date (adopts it on the first forced
+ * state, takes it away with the last).
+ * @param {any} agent
+ */
+function refreshForced(agent) {
+  const f = agent.forced;
+  if (!f) return;
+  const doc = agent.doc;
+  const forced = forcedNow(agent);
+  if (!forced) {
+    if (f.sheet) doc.adoptedStyleSheets = doc.adoptedStyleSheets.filter((/** @type {any} */ x) => x !== f.sheet);
+    if (f.observer) f.observer.disconnect();
+    agent.forced = undefined;
+    return;
+  }
+  if (!G.CSSStyleSheet || !Array.isArray(doc.adoptedStyleSheets)) throw failure('unsupported', 'this browser has no constructed style sheets (adoptedStyleSheets): states cannot be forced');
+  if (!f.sheet) {
+    f.sheet = new G.CSSStyleSheet();
+    forcedSheets.add(f.sheet);
+  }
+  if (!doc.adoptedStyleSheets.includes(f.sheet)) doc.adoptedStyleSheets = [...doc.adoptedStyleSheets, f.sheet];
+  if (!f.observer && G.MutationObserver) {
+    let queued = false;
+    f.observer = new G.MutationObserver(() => {
+      if (queued) return;
+      queued = true;
+      queueMicrotask(() => { queued = false; if (agent.forced === f) refreshForced(agent); });
+    });
+    f.observer.observe(doc, { childList: true, subtree: true });
+  }
+  const text = mirrorText(agent, forced);
+  if (text !== f.text) {
+    f.sheet.replaceSync(text);
+    f.text = text;
+  }
 }

@@ -30,7 +30,7 @@
 // Like Chrome's Elements panel, whitespace-only text nodes are not shown.
 import { capString, measureJSON, MAX_FRAME_OBJECTS, MAX_DEPTH } from './core.mjs';
 import { OWN, Overlay, boxModel } from './overlay.mjs';
-import { cssCommand } from './css.mjs';
+import { cssCommand, forgetForced } from './css.mjs';
 
 /** The coalescing window: mutations are sent at most this often per page. */
 export const FLUSH_MS = 50;
@@ -148,6 +148,7 @@ export class DOMAgent {
   /** A new generation (or none): every session's table is gone. */
   reset() {
     this.sessions.clear();
+    forgetForced(this);
     this.stopObserving();
     if (this.overlayAgent) for (const name of [...this.overlayAgent.selected.keys(), this.overlayAgent.owner, this.overlayAgent.picker]) this.overlayAgent.forget(name);
   }
@@ -164,6 +165,7 @@ export class DOMAgent {
     if (method === 'domDisable') {
       const old = this.sessions.get(session);
       if (old && old.doc === p.doc) this.sessions.delete(session);
+      forgetForced(this); // its forced :hover and the like go with it
       if (!this.sessions.size) this.stopObserving();
       if (this.overlayAgent && (!old || old.doc === p.doc)) this.overlayAgent.forget(session);
       return {};
@@ -238,6 +240,7 @@ export class DOMAgent {
       s.ids.set(this.doc, DOCUMENT_ID);
       s.nodes.set(DOCUMENT_ID, this.doc);
       this.sessions.set(name, s);
+      forgetForced(this); // the session's earlier document's states
     }
     return s;
   }
@@ -473,6 +476,7 @@ export class DOMAgent {
       if (!events || events.length > MAX_EVENTS_PER_FLUSH) {
         this.overflows++;
         this.sessions.delete(name);
+        forgetForced(this);
         this.sendEvents(name, s.doc, [{ kind: 'documentUpdated' }]);
         continue;
       }
