@@ -184,6 +184,11 @@ var cssQueryOf = map[string]sourceproto.CSSQuery{
 	"CSS.createStyleSheet":        sourceproto.CSSNewSheet,
 	"CSS.addRule":                 sourceproto.CSSAddRule,
 	"CSS.forcePseudoState":        sourceproto.CSSForce,
+	"CSS.setRuleSelector":         sourceproto.CSSSelector,
+	"CSS.setMediaText":            sourceproto.CSSMedia,
+	"CSS.setSupportsText":         sourceproto.CSSSupports,
+	"CSS.getBackgroundColors":     sourceproto.CSSBack,
+	"CSS.getPlatformFontsForNode": sourceproto.CSSFonts,
 }
 
 // The CSS methods (the method table's CSS entries).

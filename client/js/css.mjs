@@ -250,30 +250,54 @@ function conditions(id, groups) {
   const c = { media: [], supports: [], layers: [], containerQueries: [], ruleTypes: [] };
   let active = true;
   for (const { rule: g, line } of groups) {
-    const head = groupHeader(g) || '';
-    const text = head.replace(/^@[\w-]+\s*/, '');
-    const range = { startLine: line, startColumn: head.length - text.length, endLine: line, endColumn: head.length };
-    if (g.type === 4) {
-      const on = !!G.matchMedia && G.matchMedia(g.media.mediaText).matches;
-      active = active && on;
-      c.media.push({ text: g.media.mediaText, source: 'mediaRule', styleSheetId: id, range });
-      c.ruleTypes.push('MediaRule');
-    } else if (g.type === 12) {
-      const on = !!G.CSS && G.CSS.supports(g.conditionText);
-      active = active && on;
-      c.supports.push({ text: g.conditionText, active: on, styleSheetId: id, range });
-      c.ruleTypes.push('SupportsRule');
-    } else if (G.CSSLayerBlockRule && g instanceof G.CSSLayerBlockRule) {
-      c.layers.push({ text: g.name, styleSheetId: id, range });
-      c.ruleTypes.push('LayerRule');
-    } else if (G.CSSContainerRule && g instanceof G.CSSContainerRule) {
-      // Whether a container query holds is not readable from the page:
-      // the rule is listed as Chrome lists one that applies.
-      c.containerQueries.push({ text: g.conditionText, conditionText: g.conditionText, name: g.containerName || '', styleSheetId: id, range });
-      c.ruleTypes.push('ContainerRule');
-    }
+    const q = groupJSON(id, g, line);
+    if (!q) continue;
+    active = active && q.on;
+    c[q.kind].push(q.json);
+    c.ruleTypes.push(q.type);
   }
   return { c, active };
+}
+
+/**
+ * CDP's description of grouping rule g on line of sheet id (CSSMedia,
+ * CSSSupports, CSSLayer, CSSContainerQuery), and whether its condition
+ * holds now; null for other rules.
+ * @param {string} id @param {any} g @param {number} line
+ */
+function groupJSON(id, g, line) {
+  const head = groupHeader(g) || '';
+  const text = head.replace(/^@[\w-]+\s*/, '');
+  const range = { startLine: line, startColumn: head.length - text.length, endLine: line, endColumn: head.length };
+  if (g.type === 4) {
+    return { kind: 'media', type: 'MediaRule', on: !!G.matchMedia && G.matchMedia(g.media.mediaText).matches, json: { text: g.media.mediaText, source: 'mediaRule', styleSheetId: id, range } };
+  }
+  if (g.type === 12) {
+    const on = !!G.CSS && G.CSS.supports(g.conditionText);
+    return { kind: 'supports', type: 'SupportsRule', on, json: { text: g.conditionText, active: on, styleSheetId: id, range } };
+  }
+  if (G.CSSLayerBlockRule && g instanceof G.CSSLayerBlockRule) return { kind: 'layers', type: 'LayerRule', on: true, json: { text: g.name, styleSheetId: id, range } };
+  if (G.CSSContainerRule && g instanceof G.CSSContainerRule) {
+    // Whether a container query holds is not readable from the page: the
+    // rule is listed as Chrome lists one that applies.
+    return { kind: 'containerQueries', type: 'ContainerRule', on: true, json: { conditionText: g.conditionText, name: g.containerName || '', styleSheetId: id, range } };
+  }
+  return null;
+}
+
+/**
+ * CDP's SelectorList of a rule whose selector text starts line (each
+ * selector with its range, so the Styles pane can edit it).
+ * @param {any} rule @param {number} line
+ */
+function selectorsJSON(rule, line) {
+  const text = oneLine(String(rule.selectorText));
+  const selectors = splitTop(text, ',').map((p) => {
+    const t = p.text.replace(/,$/, '');
+    const from = p.at + t.length - t.trimStart().length;
+    return { text: t.trim(), range: { startLine: line, startColumn: from, endLine: line, endColumn: from + t.trim().length } };
+  });
+  return { selectors, text };
 }
 
 /**
@@ -281,10 +305,9 @@ function conditions(id, groups) {
  * @param {string} id @param {Entry} e
  */
 function ruleJSON(id, e) {
-  const sels = splitTop(String(e.rule.selectorText), ',').map((p) => p.text.replace(/,$/, '').trim());
   /** @type {Record<string, any>} */
   const r = {
-    styleSheetId: id, selectorList: { selectors: sels.map((t) => ({ text: t })), text: oneLine(String(e.rule.selectorText)) },
+    styleSheetId: id, selectorList: selectorsJSON(e.rule, e.line),
     origin: inspectorSheets.has(e.rule.parentStyleSheet) ? 'inspector' : 'regular', style: styleJSON(id, e.line, e.start, textOf(e.rule.style)),
   };
   const { c } = conditions(id, e.groups);
@@ -467,9 +490,7 @@ export function cssCommand(agent, s, p) {
         return { css: { style: inline(el, id) } };
       }
       const sheet = sheetOf(s, p.sheet);
-      const line = p.line || 0;
-      const e = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.line === line);
-      if (!e) throw failure('invalid-argument', 'no style rule on line ' + line + ' of style sheet ' + p.sheet + ' (the page\'s rules changed): reselect the element');
+      const e = ruleAt(sheet, p.sheet, p.line || 0);
       setText(e.rule.style, text);
       refreshForced(agent);
       const again = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.rule === e.rule);
@@ -482,12 +503,89 @@ export function cssCommand(agent, s, p) {
       refreshForced(agent);
       return { css: { rule } };
     }
+    case 'setSelector': {
+      const e = ruleAt(sheetOf(s, p.sheet), p.sheet, p.line || 0);
+      const before = e.rule.selectorText;
+      e.rule.selectorText = String(p.text || '');
+      if (e.rule.selectorText === before && oneLine(String(p.text || '')).trim() !== before) {
+        throw failure('invalid-argument', 'the page\'s CSS parser refused the selector ' + JSON.stringify(String(p.text || '').slice(0, 200)));
+      }
+      refreshForced(agent);
+      return { css: { selectorList: selectorsJSON(e.rule, e.line) } };
+    }
+    case 'setMedia':
+    case 'setSupports': {
+      const sheet = sheetOf(s, p.sheet);
+      const q = setCondition(sheet, p.sheet, p.line || 0, String(p.text || ''), p.css === 'setMedia' ? 4 : 12);
+      refreshForced(agent);
+      return { css: p.css === 'setMedia' ? { media: q } : { supports: q } };
+    }
+    case 'background': {
+      const n = agent.node(s, p.node);
+      return { css: { background: isElement(n) ? background(n) : {} } };
+    }
+    case 'fonts': {
+      const n = agent.node(s, p.node);
+      return isElement(n) ? { css: { fonts: fonts(agent.doc, n) } } : { css: {} };
+    }
     case 'force': {
       forceStates(agent, s, element(agent.node(s, p.node)), String(p.text || ''));
       return { css: {} };
     }
   }
   throw failure('unsupported', 'css query ' + p.css + ' is not in the page CSS agent');
+}
+
+/**
+ * The style rule on line of a sheet's text.
+ * @param {any} sheet @param {string} id @param {number} line
+ */
+function ruleAt(sheet, id, line) {
+  const e = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.line === line);
+  if (!e) throw failure('invalid-argument', 'no style rule on line ' + line + ' of style sheet ' + id + ' (the page\'s rules changed): reselect the element');
+  return e;
+}
+
+/**
+ * Sets the condition of the @media (type 4) or @supports (type 12) rule
+ * on line; answers its CSSMedia or CSSSupports. A media list is writable;
+ * a @supports condition is not, so that rule is replaced by one with the
+ * new condition and the same rules inside.
+ * @param {any} sheet @param {string} id @param {number} line @param {string} text @param {number} type
+ */
+function setCondition(sheet, id, line, text, type) {
+  /** @type {{rule: any, line: number} | undefined} */
+  let found;
+  const visit = (/** @type {any} */ list, /** @type {number} */ at) => {
+    for (const r of list) {
+      if (found) return at;
+      if (at === line && r.type === type) { found = { rule: r, line: at }; return at; }
+      if (r.cssRules && groupHeader(r) !== null && !(r.type === 1 && r.style)) at = visit(r.cssRules, at + 1) + 1;
+      else at++;
+    }
+    return at;
+  };
+  visit(sheet.cssRules, 0);
+  if (!found) throw failure('invalid-argument', 'no ' + (type === 4 ? '@media' : '@supports') + ' rule on line ' + line + ' of style sheet ' + id + ' (the page\'s rules changed): reselect the element');
+  let g = found.rule;
+  text = oneLine(text).trim();
+  if (type === 4) {
+    g.media.mediaText = text;
+  } else {
+    const parent = g.parentRule || g.parentStyleSheet;
+    const index = [...parent.cssRules].indexOf(g);
+    const inner = [...g.cssRules].map((r) => r.cssText).join('\n');
+    parent.deleteRule(index);
+    try {
+      parent.insertRule('@supports ' + text + ' {\n' + inner + '\n}', index);
+    } catch (e) {
+      parent.insertRule(g.cssText, index);
+      throw failure('invalid-argument', 'the page\'s CSS parser refused the condition ' + JSON.stringify(text.slice(0, 200)) + ': ' + String(/** @type {any} */ (e).message || e));
+    }
+    g = parent.cssRules[index];
+  }
+  const q = groupJSON(id, g, found.line);
+  return q ? q.json : null;
 }
 
 /**
@@ -734,4 +832,100 @@ function refreshForced(agent) {
     f.sheet.replaceSync(text);
     f.text = text;
   }
+}
+
+// ---------------------------------------------------------------------------
+// Background colors and fonts: what the page can tell (docs/agent-note.md
+// "Styles of pages" says which parts are guesses).
+
+/** @param {string} c a computed color @returns {number[] | null} r, g, b, a */
+function rgba(c) {
+  const m = /^rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)(?:\s*[,/]\s*([\d.]+%?))?\s*\)$/.exec(c);
+  if (!m) return null;
+  const a = m[4] === undefined ? 1 : m[4].endsWith('%') ? parseFloat(m[4]) / 100 : parseFloat(m[4]);
+  return [Number(m[1]), Number(m[2]), Number(m[3]), a];
+}
+
+/** top over bottom (bottom opaque). @param {number[]} top @param {number[]} bottom */
+function over(top, bottom) {
+  const a = top[3];
+  return [0, 1, 2].map((i) => Math.round(top[i] * a + bottom[i] * (1 - a))).concat(1);
+}
+
+/**
+ * CSS.getBackgroundColors: the background-colors of el and its ancestors
+ * down to the first opaque one (or the white canvas), blended into one;
+ * an empty list for a gradient (Chrome lists its stops) or a color the
+ * page serializes other than rgb(); no colors for an element without text.
+ * @param {any} el
+ */
+function background(el) {
+  const cs = G.getComputedStyle(el);
+  /** @type {Record<string, any>} */
+  const out = { computedFontSize: cs.fontSize, computedFontWeight: cs.fontWeight };
+  if (!/\S/.test(String(el.textContent || ''))) return out;
+  const layers = [];
+  for (let n = el; n; n = n.parentElement) {
+    const c = n === el ? cs : G.getComputedStyle(n);
+    if (/gradient\(/.test(String(c.backgroundImage))) return { ...out, backgroundColors: [] };
+    const col = rgba(String(c.backgroundColor));
+    if (!col) return { ...out, backgroundColors: [] };
+    if (col[3] > 0) layers.push(col);
+    if (col[3] >= 1) break;
+  }
+  let acc = [255, 255, 255, 1];
+  for (const l of layers.reverse()) acc = over(l, acc);
+  return { ...out, backgroundColors: ['rgb(' + acc.slice(0, 3).join(', ') + ')'] };
+}
+
+/** The generic font families (a platform font stands behind each). */
+const GENERIC = new Set(['serif', 'sans-serif', 'monospace', 'cursive', 'fantasy', 'system-ui', 'ui-serif', 'ui-sans-serif', 'ui-monospace', 'ui-rounded', 'math', 'emoji', 'fangsong']);
+
+/** Text that tells fonts apart by width. */
+const PROBE = 'mmmmmmmmmmlli WwQ@#0';
+
+/**
+ * Whether the platform has font family fam: text in fam falls back to
+ * none of three generic families (it measures differently from each).
+ * @param {any} doc @param {string} fam
+ */
+function installed(doc, fam) {
+  const canvas = G.OffscreenCanvas ? new G.OffscreenCanvas(1, 1) : doc.createElement('canvas');
+  const ctx = canvas.getContext && canvas.getContext('2d');
+  if (!ctx) return false;
+  for (const base of ['monospace', 'serif', 'sans-serif']) {
+    ctx.font = '72px ' + base;
+    const w = ctx.measureText(PROBE).width;
+    ctx.font = '72px ' + JSON.stringify(fam) + ', ' + base;
+    if (ctx.measureText(PROBE).width !== w) return true;
+  }
+  return false;
+}
+
+/**
+ * CSS.getPlatformFontsForNode: the first family of el's computed
+ * font-family the page finds (a loaded @font-face face: isCustomFont; a
+ * generic family; an installed one by measurement), with el's own text's
+ * characters as the glyph count; none if no family is found.
+ * @param {any} doc @param {any} el
+ */
+function fonts(doc, el) {
+  let text = '';
+  for (let c = el.firstChild; c; c = c.nextSibling) if (c.nodeType === 3) text += c.data;
+  text = text.replace(/\s+/g, ' ').trim();
+  if (!text) return [];
+  const glyphCount = [...text].length;
+  const cs = G.getComputedStyle(el);
+  for (const part of splitTop(String(cs.fontFamily), ',')) {
+    const fam = part.text.replace(/,$/, '').trim().replace(/^(["'])(.*)\1$/, '$2');
+    if (!fam) continue;
+    let custom = false;
+    if (doc.fonts && typeof doc.fonts.forEach === 'function') {
+      doc.fonts.forEach((/** @type {any} */ f) => { if (f.status === 'loaded' && f.family.replace(/^(["'])(.*)\1$/, '$2') === fam) custom = true; });
+    }
+    if (custom || GENERIC.has(fam.toLowerCase()) || installed(doc, fam)) {
+      return [{ familyName: fam, postScriptName: '', isCustomFont: custom, glyphCount }];
+    }
+  }
+  return [];
 }
