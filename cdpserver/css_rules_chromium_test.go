@@ -105,3 +105,53 @@ func TestCSSSetSelectorMediaSupports(t *testing.T) {
 		t.Errorf("setMediaText on a line without @media: %q", got)
 	}
 }
+
+// CSS.getBackgroundColors: the <h1>'s half-transparent red over its
+// <div>'s blue, blended as the page paints it, with its computed font size
+// and weight; CSS.getPlatformFontsForNode: the first family of its
+// font-family the platform has (an unknown one skipped), then a loaded
+// @font-face family as a custom font, with the <h1>'s text's characters as
+// glyphs.
+func TestCSSBackgroundColorsAndFonts(t *testing.T) {
+	_, a, ctx, h1 := cssTitle(t)
+	evalValue(t, a, ctx, `(() => { const s = document.createElement('style');
+		s.textContent = 'div { background-color: rgb(0, 0, 255); } #title { background-color: rgba(255, 0, 0, 0.5); font-weight: 700; font-family: "NoSuchFamilyXyz", "DejaVu Serif", serif; }';
+		document.head.append(s); return 1; })()`)
+	m := a.MustCall("CSS.getBackgroundColors", map[string]any{"nodeId": h1})
+	var bg struct {
+		BackgroundColors   []string `json:"backgroundColors"`
+		ComputedFontSize   string   `json:"computedFontSize"`
+		ComputedFontWeight string   `json:"computedFontWeight"`
+	}
+	_ = json.Unmarshal(m.Result, &bg)
+	if len(bg.BackgroundColors) != 1 || bg.BackgroundColors[0] != "rgb(128, 0, 128)" || bg.ComputedFontSize != "20px" || bg.ComputedFontWeight != "700" {
+		t.Errorf("CSS.getBackgroundColors of the <h1>: %s, want rgb(128, 0, 128), 20px, 700", m.Raw)
+	}
+	type font struct {
+		FamilyName   string  `json:"familyName"`
+		IsCustomFont bool    `json:"isCustomFont"`
+		GlyphCount   float64 `json:"glyphCount"`
+	}
+	fonts := func() []font {
+		m := a.MustCall("CSS.getPlatformFontsForNode", map[string]any{"nodeId": h1})
+		var ans struct {
+			Fonts []font `json:"fonts"`
+		}
+		if err := json.Unmarshal(m.Result, &ans); err != nil {
+			t.Fatalf("CSS.getPlatformFontsForNode: %s", m.Raw)
+		}
+		return ans.Fonts
+	}
+	if f := fonts(); len(f) != 1 || f[0].FamilyName != "DejaVu Serif" || f[0].IsCustomFont || f[0].GlyphCount != float64(len("CSS page")) {
+		t.Errorf("the <h1>'s fonts: %+v, want DejaVu Serif (installed), not custom, 8 glyphs", f)
+	}
+	evalValue(t, a, ctx, `(async () => { const f = new FontFace('IWFace', 'local("DejaVu Sans")'); await f.load(); document.fonts.add(f);
+		document.getElementById('title').style.fontFamily = 'IWFace, serif'; return 1; })()`)
+	if f := fonts(); len(f) != 1 || f[0].FamilyName != "IWFace" || !f[0].IsCustomFont {
+		t.Errorf("the <h1>'s fonts with a loaded @font-face family: %+v, want IWFace, custom", f)
+	}
+	// A host placeholder has none.
+	if m := a.MustCall("CSS.getPlatformFontsForNode", map[string]any{"nodeId": 4}); compact(t, m.Result) != `{"fonts":[]}` {
+		t.Errorf("the host <body>'s fonts: %s", m.Raw)
+	}
+}
