@@ -1,7 +1,8 @@
 // Styles: the Elements panel's Styles pane for a page's element. A tab loads the
 // page served by fixtures/page-host.js, which gets a style sheet with a rule inside
 // @media; selecting the page's <h1> in the tree shows that rule with its media
-// condition, and editing its value in the pane changes the page's computed style.
+// condition, editing its value in the pane changes the page's computed style, and
+// toggling the property off keeps it shown, disabled.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -100,6 +101,23 @@ test('styles: a page element\'s @media rule shows in Styles; editing its value c
     }
     assert.equal(color, 'rgb(0, 0, 255)', 'editing the @media rule\'s value in Styles changes the page\'s computed color');
     t.diagnostic(`screenshot: ${await dt.screenshot('styles-edited')}`);
+
+    // Toggle the property off with its checkbox: the page stops applying it
+    // and the pane keeps showing it, disabled (the frontend writes it as a
+    // comment; the page gives the comment back as a disabled property).
+    await page.keyboard.press('Escape'); // Enter moved on to a new property's name
+    const prop = section.locator('li', { has: page.locator('span.value[aria-label="CSS property value: rgb(0, 0, 255)"]') }).first();
+    await prop.hover();
+    await prop.locator('input[type=checkbox]').first().click({ force: true });
+    const off = Date.now() + STEP_MS;
+    while (Date.now() < off) {
+      color = await tab.evaluate(() => getComputedStyle(/** @type {Element} */ (document.querySelector('h1'))).color);
+      if (color !== 'rgb(0, 0, 255)') break;
+      await page.waitForTimeout(100);
+    }
+    assert.equal(color, 'rgb(0, 0, 0)', 'the toggled-off color no longer applies to the page\'s <h1>');
+    await section.locator('li.disabled', { has: page.locator('span.value[aria-label="CSS property value: rgb(0, 0, 255)"]') }).first().waitFor({ state: 'visible' });
+    t.diagnostic(`screenshot: ${await dt.screenshot('styles-toggled')}`);
 
     const proxy = /** @type {NonNullable<typeof h.proxy>} */ (h.proxy);
     const a = await proxy.settle({ timeoutMs: 15_000 });
