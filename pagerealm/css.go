@@ -306,7 +306,7 @@ var (
 )
 
 // forcible are the pseudo-classes CSS.forcePseudoState forces in a page
-// (client/js/css.mjs FORCIBLE).
+// (client/js/cssforce.mjs FORCIBLE).
 var forcible = map[string]bool{"active": true, "focus": true, "focus-within": true, "focus-visible": true,
 	"hover": true, "target": true, "visited": true}
 

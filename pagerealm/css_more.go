@@ -10,7 +10,7 @@ import (
 
 // The CSS methods that edit a rule's selector or a grouping rule's
 // condition, and the node queries for the contrast checker and the
-// Computed pane's fonts (client/js/css.mjs).
+// Computed pane's fonts (client/js/css.mjs, cssfont.mjs).
 
 // ruleEditLocked sends a sheet edit named by a range's line (setSelector,
 // setMedia, setSupports).

@@ -48,6 +48,9 @@
 // build.mjs inlines sideeffect.mjs here
 // build.mjs inlines runtime.mjs here
 // build.mjs inlines overlay.mjs here
+// build.mjs inlines csstext.mjs here
+// build.mjs inlines cssforce.mjs here
+// build.mjs inlines cssfont.mjs here
 // build.mjs inlines css.mjs here
 // build.mjs inlines dom.mjs here
 

@@ -2,7 +2,7 @@
 // against real Chromium pages: cdpserver/css_chromium_test.go).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { splitTop, specificity, styleJSON, flatten } from './css.mjs';
+import { splitTop, specificity, styleJSON, flatten } from './csstext.mjs';
 
 test('splitTop keeps separators inside brackets and quotes', () => {
   assert.deepEqual(splitTop('a, b:is(c, d), [x=","], e', ',').map((p) => p.text.replace(/,$/, '').trim()), ['a', 'b:is(c, d)', '[x=","]', 'e']);

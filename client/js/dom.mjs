@@ -30,7 +30,8 @@
 // Like Chrome's Elements panel, whitespace-only text nodes are not shown.
 import { capString, measureJSON, MAX_FRAME_OBJECTS, MAX_DEPTH } from './core.mjs';
 import { OWN, Overlay, boxModel } from './overlay.mjs';
-import { cssCommand, forgetForced } from './css.mjs';
+import { cssCommand } from './css.mjs';
+import { forgetForced } from './cssforce.mjs';
 
 /** The coalescing window: mutations are sent at most this often per page. */
 export const FLUSH_MS = 50;
