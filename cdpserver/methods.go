@@ -162,12 +162,6 @@ type methodEntry struct {
 	after func(*Session)
 }
 
-// notYetInPages is the refusal of an Elements feature the page agent does
-// not serve yet.
-func notYetInPages(what string) string {
-	return "not served yet: " + what + " of a page's node (inspector-worker shows the pages' DOM tree; styles, layout and $0 come later)"
-}
-
 // pageDOM is a DOM method answered by the page backend: from the host
 // document the worker shows, or by the page that owns the node
 // (pagerealm/dom.go).

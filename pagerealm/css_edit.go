@@ -112,6 +112,13 @@ func (h *Hub) editDoneLocked(w *Window, n pageNode, k styleKey, le *liveEdits, c
 		delete(d.edits, k)
 		return
 	}
+	if h.byRef[n.ctx.ref] != n.ctx || d.byNS[k.ns] != n.ctx {
+		// The page closed or reloaded (its calls are being failed now):
+		// answer at once rather than queue on a flow nobody sends.
+		delete(d.edits, k)
+		answerAll(w, next, nil, nil, fmt.Errorf("the page %q closed or reloaded before the edit was made", n.ctx.frame.displayName()))
+		return
+	}
 	if err := h.sendEditLocked(w, n, k, le, next, text); err != nil {
 		delete(d.edits, k)
 		answerAll(w, next, nil, nil, err)
