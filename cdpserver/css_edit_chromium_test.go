@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/inspector-worker/inspector-worker/internal/cdptest"
 )
@@ -152,5 +153,33 @@ func TestCSSToggledPropertyStaysDisabled(t *testing.T) {
 	// A value being typed: "7p" does not parse yet.
 	if text, props = setStyle(t, a, media.StyleSheetID, rule.Rule.Style.Range, "margin-left: 7p;"); text != "margin-left: 7p;" || len(props) != 1 || props[0].ParsedOk || props[0].Value != "7p" {
 		t.Errorf("a value the parser refuses: %q %+v, want it kept as typed, parsedOk false", text, props)
+	}
+}
+
+// A page that reloads while a style's edits wait behind the one on its way
+// answers every one of them at once, with an error naming the reason, not
+// at the Runtime deadline (a minute here).
+func TestCSSLiveEditsPageReloads(t *testing.T) {
+	_, a, ctx, h1 := cssTitle(t)
+	media := ruleOf(matchedOf(t, a, h1).MatchedCSSRules, "#title")
+	evalValue(t, a, ctx, `(() => { setTimeout(() => { const end = Date.now() + 1000; while (Date.now() < end); location.reload(); }, 0); return 1; })()`)
+	start := time.Now()
+	ids := make([]int64, 3)
+	for i := range ids {
+		ids[i] = a.Send("CSS.setStyleTexts", map[string]any{"edits": []map[string]any{
+			{"styleSheetId": media.StyleSheetID, "range": media.Style.Range, "text": fmt.Sprintf("margin-left: %dpx;", i+1)}}})
+	}
+	for i, id := range ids {
+		m := a.ExpectResponse(id)
+		if m.Error == nil {
+			t.Errorf("edit %d answered %s after the page reloaded, want an error", i, m.Raw)
+		} else if !strings.Contains(m.Error.Message, "closed") && !strings.Contains(m.Error.Message, "reloaded") && !strings.Contains(m.Error.Message, "replaced") {
+			t.Errorf("edit %d: %q, want it to say the page went", i, m.Error.Message)
+		}
+	}
+	took := time.Since(start)
+	t.Logf("3 edits answered %v after they were sent (the page reloaded after 1 s)", took)
+	if took > 30*time.Second {
+		t.Errorf("the edits waiting behind the one in flight were answered after %v: at the deadline, not when the page went", took)
 	}
 }
