@@ -220,12 +220,6 @@ var (
 	noMetrics      = jsAgentCannot("change the browser's device metrics (viewport size, scale factor)")
 )
 
-// notYetInPages is the refusal of an Elements feature the page agent does
-// not serve yet.
-func notYetInPages(what string) string {
-	return "not served yet: " + what + " of a page's node (inspector-worker shows the pages' DOM tree; styles, layout and $0 come later)"
-}
-
 // pageDOM is a DOM method answered by the page backend: from the host
 // document the worker shows, or by the page that owns the node
 // (pagerealm/dom.go).
@@ -551,16 +545,22 @@ var methods = map[string]methodEntry{
 	"DOM.getNodesForSubtreeByStyle": refusal("no DOM: this target is a Node.js host"),
 	// The Elements panel's sidebar and $0 for a page's node: not served
 	// yet; -32000 keeps the frontend's own console quiet.
-	"CSS.getComputedStyleForNode":          pageDOM(pagerealm.GetComputedStyleForNode),
-	"CSS.getMatchedStylesForNode":          pageDOM(pagerealm.GetMatchedStylesForNode),
-	"CSS.getInlineStylesForNode":           pageDOM(pagerealm.GetInlineStylesForNode),
-	"CSS.getStyleSheetText":                pageDOM(pagerealm.GetStyleSheetText),
-	"CSS.getEnvironmentVariables":          noop(`{"environmentVariables":{}}`),
-	"CSS.getBackgroundColors":              noop(`{}`),
-	"CSS.setStyleTexts":                    pageDOM(pagerealm.SetStyleTexts),
-	"CSS.createStyleSheet":                 pageDOM(pagerealm.CreateStyleSheet),
-	"CSS.addRule":                          pageDOM(pagerealm.AddRule),
-	"CSS.getPlatformFontsForNode":          refusal(notYetInPages("fonts")),
+	"CSS.getComputedStyleForNode": pageDOM(pagerealm.GetComputedStyleForNode),
+	"CSS.getMatchedStylesForNode": pageDOM(pagerealm.GetMatchedStylesForNode),
+	"CSS.getInlineStylesForNode":  pageDOM(pagerealm.GetInlineStylesForNode),
+	"CSS.getStyleSheetText":       pageDOM(pagerealm.GetStyleSheetText),
+	"CSS.getEnvironmentVariables": noop(`{"environmentVariables":{}}`),
+	"CSS.getBackgroundColors":     pageDOM(pagerealm.GetBackgroundColors),
+	"CSS.setStyleTexts":           pageDOM(pagerealm.SetStyleTexts),
+	"CSS.createStyleSheet":        pageDOM(pagerealm.CreateStyleSheet),
+	"CSS.addRule":                 pageDOM(pagerealm.AddRule),
+	"CSS.forcePseudoState":        pageDOM(pagerealm.ForcePseudoState),
+	"CSS.getPlatformFontsForNode": pageDOM(pagerealm.GetPlatformFontsForNode),
+	"CSS.setRuleSelector":         pageDOM(pagerealm.SetRuleSelector),
+	"CSS.setMediaText":            pageDOM(pagerealm.SetMediaText),
+	"CSS.setSupportsText":         pageDOM(pagerealm.SetSupportsText),
+	// The Styles pane marks each edit for Ctrl-Z; a page keeps no undo history.
+	"DOM.markUndoableState":                noop(`{}`),
 	"CSS.takeComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdates":        refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdatesForNode": refusal("no CSS: this target is a Node.js host"),

@@ -79,10 +79,11 @@ func TestMethodTableAnswers(t *testing.T) {
 		"Overlay.highlightRect":         "Overlay.highlightRect: the window's document holds 0 pages and no highlight: a rect names no page, so highlight a node of the page first (Overlay.highlightNode)",
 	}
 	// The CSS methods of pages (pagerealm/css.go), with no page and no params.
-	for _, m := range []string{"getMatchedStylesForNode", "getComputedStyleForNode", "getInlineStylesForNode"} {
+	for _, m := range []string{"getMatchedStylesForNode", "getComputedStyleForNode", "getInlineStylesForNode",
+		"forcePseudoState", "getBackgroundColors", "getPlatformFontsForNode"} {
 		wantLocalError["CSS."+m] = "CSS." + m + ": node id 0 is not a node id (ids come from DOM.getDocument and DOM.setChildNodes)"
 	}
-	for _, m := range []string{"getStyleSheetText", "addRule"} {
+	for _, m := range []string{"getStyleSheetText", "addRule", "setRuleSelector", "setMediaText", "setSupportsText"} {
 		wantLocalError["CSS."+m] = "CSS." + m + `: no style sheet "" in this window (ids come from CSS.styleSheetAdded and CSS.getMatchedStylesForNode)`
 	}
 	wantLocalError["CSS.setStyleTexts"] = "CSS.setStyleTexts: give exactly one edit with styleSheetId, range and text (the Styles pane sends one at a time)"

@@ -170,18 +170,24 @@ func (h *Hub) cssCallLocked(w *Window, req Request, n pageNode, p *sourceproto.D
 	p.CSS = cssQueryOf[req.Method]
 	return h.domCallLocked(w, req, n, sourceproto.MethodDOMCSS, p,
 		func(call *runtimeCall, res *sourceproto.DOMResult, _ *objectMapper) ([][]byte, []byte, error) {
-			if res.CSS == nil {
-				return nil, nil, errors.New("the page answered without styles")
-			}
-			x := &cssIDs{ns: call.domNS}
-			events := sheetEvents(call, res.CSS, x)
-			answer := render(res.CSS, x)
-			if x.err != nil {
-				return nil, nil, x.err
-			}
-			b, err := cdpproject.Marshal(answer)
-			return events, b, err
+			return cssAnswer(call, res, render)
 		})
+}
+
+// cssAnswer is a domCSS result's events (the sheets it names first) and
+// answer, in the window's ids.
+func cssAnswer(call *runtimeCall, res *sourceproto.DOMResult, render func(r *sourceproto.CSSResult, x *cssIDs) any) ([][]byte, []byte, error) {
+	if res.CSS == nil {
+		return nil, nil, errors.New("the page answered without styles")
+	}
+	x := &cssIDs{ns: call.domNS}
+	events := sheetEvents(call, res.CSS, x)
+	answer := render(res.CSS, x)
+	if x.err != nil {
+		return nil, nil, x.err
+	}
+	b, err := cdpproject.Marshal(answer)
+	return events, b, err
 }
 
 // matchedAnswer is getMatchedStylesForNode's answer with its arrays always
@@ -203,6 +209,12 @@ var cssQueryOf = map[string]sourceproto.CSSQuery{
 	"CSS.setStyleTexts":           sourceproto.CSSSetStyle,
 	"CSS.createStyleSheet":        sourceproto.CSSNewSheet,
 	"CSS.addRule":                 sourceproto.CSSAddRule,
+	"CSS.forcePseudoState":        sourceproto.CSSForce,
+	"CSS.setRuleSelector":         sourceproto.CSSSelector,
+	"CSS.setMediaText":            sourceproto.CSSMedia,
+	"CSS.setSupportsText":         sourceproto.CSSSupports,
+	"CSS.getBackgroundColors":     sourceproto.CSSBack,
+	"CSS.getPlatformFontsForNode": sourceproto.CSSFonts,
 }
 
 // The CSS methods (the method table's CSS entries).
@@ -278,15 +290,7 @@ var (
 		if e.Range.StartLine < 0 || e.Range.StartLine > sourceproto.MaxSafeInteger {
 			return nil, fmt.Errorf("range.startLine %d is not a line", e.Range.StartLine)
 		}
-		return nil, h.cssCallLocked(w, req, n, &sourceproto.DOMParams{Sheet: local, Line: e.Range.StartLine, Text: e.Text},
-			func(r *sourceproto.CSSResult, x *cssIDs) any {
-				if r.Style == nil {
-					x.err = errors.New("the page answered without the edited style")
-					return nil
-				}
-				x.style(r.Style)
-				return &css.SetStyleTextsResult{Styles: []*css.Style{r.Style}}
-			})
+		return nil, h.liveEditLocked(w, req, n, styleKey{ns: n.ns, sheet: local, line: e.Range.StartLine}, e.Text)
 	}
 
 	// CreateStyleSheet is the page's inspector sheet (the Styles pane's
@@ -326,3 +330,28 @@ var (
 			})
 	}
 )
+
+// forcible are the pseudo-classes CSS.forcePseudoState forces in a page
+// (client/js/cssforce.mjs FORCIBLE).
+var forcible = map[string]bool{"active": true, "focus": true, "focus-within": true, "focus-visible": true,
+	"hover": true, "target": true, "visited": true}
+
+// ForcePseudoState forces states on a page's element: the page mirrors the
+// rules that use them onto that element (docs/agent-note.md "Styles of
+// pages"); an empty list clears the element's.
+var ForcePseudoState DOM = func(h *Hub, w *Window, req Request, p *cdpDOMParams, _ *[][]byte) ([]byte, error) {
+	for _, s := range p.ForcedPseudoClasses {
+		if !forcible[s] {
+			return nil, fmt.Errorf("cannot force :%s in a page (it can force :active, :focus, :focus-within, :focus-visible, :hover, :target, :visited)", s)
+		}
+	}
+	n, host, err := h.cssNodeLocked(w, p)
+	switch {
+	case err != nil:
+		return nil, err
+	case host:
+		return []byte(`{}`), nil
+	}
+	return nil, h.cssCallLocked(w, req, n, &sourceproto.DOMParams{Node: n.local, Text: strings.Join(p.ForcedPseudoClasses, ",")},
+		func(*sourceproto.CSSResult, *cssIDs) any { return struct{}{} })
+}

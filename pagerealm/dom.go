@@ -74,6 +74,8 @@ type domState struct {
 	// highlight is the namespace of the page showing the window's
 	// highlight (overlay.go); 0: none.
 	highlight uint64
+	// edits are the styles with a live edit in flight (css_edit.go).
+	edits map[styleKey]*liveEdits
 }
 
 // markUsed notes that the window sent a page command in namespace ns.

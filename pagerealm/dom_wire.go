@@ -48,6 +48,10 @@ type cdpDOMParams struct {
 	Edits        []cssEdit        `json:"edits"`
 	RuleText     string           `json:"ruleText"`
 	Location     *css.SourceRange `json:"location"`
+	// CSS.forcePseudoState's, setRuleSelector's and set…Text's.
+	ForcedPseudoClasses []string         `json:"forcedPseudoClasses"`
+	Selector            string           `json:"selector"`
+	Range               *css.SourceRange `json:"range"`
 }
 
 // DOM is a DOM method's handler (the method table's DOM entries): it runs

@@ -15,10 +15,13 @@
 #   elements-search.png Elements: Ctrl-F with a CSS selector, a match in each page
 #   realms-console.png  Console: messages of the host, a worker thread and a forked
 #                child, each linked to its own script
+#   elements-styles.png  Styles of a page's <h1>: a rule inside @media
+#   elements-styles-hover.png  Styles with :hover forced (:hov): the page's h1:hover
+#                rule, and the color toggled off, struck through
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export E2E_ARTIFACTS=$(mktemp -d "${TMPDIR:-/tmp}/inspector-worker-screens.XXXXXX")
-bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js tests/threads.test.js tests/elements.test.js tests/realms.test.js
+bash scripts/e2e.sh tests/console.test.js tests/sources.test.js tests/debugging.test.js tests/client-pages.test.js tests/threads.test.js tests/elements.test.js tests/realms.test.js tests/styles.test.js
 mkdir -p docs/screenshots
 copy() {
   [ -f "$E2E_ARTIFACTS/$1" ] || { echo "screenshots.sh: the suite did not write $1" >&2; exit 1; }
@@ -34,4 +37,6 @@ copy thread-breakpoint-01-thread-paused.png thread-paused.png
 copy elements-01-tree.png elements.png
 copy elements-03-search.png elements-search.png
 copy realms-01-console.png realms-console.png
+copy styles-01-styles.png elements-styles.png
+copy styles-04-styles-hover.png elements-styles-hover.png
 rm -rf "$E2E_ARTIFACTS"

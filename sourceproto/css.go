@@ -19,16 +19,23 @@ import (
 type CSSQuery string
 
 const (
-	CSSMatched   CSSQuery = "matched"   // CSS.getMatchedStylesForNode of node
-	CSSComputed  CSSQuery = "computed"  // CSS.getComputedStyleForNode of node
-	CSSInline    CSSQuery = "inline"    // CSS.getInlineStylesForNode of node
-	CSSSheetText CSSQuery = "sheetText" // CSS.getStyleSheetText of sheet
-	CSSSetStyle  CSSQuery = "setStyle"  // one edit of CSS.setStyleTexts: sheet, line, text
-	CSSNewSheet  CSSQuery = "newSheet"  // CSS.createStyleSheet: the session's inspector sheet
-	CSSAddRule   CSSQuery = "addRule"   // CSS.addRule: sheet, line (where), text (the rule)
+	CSSMatched   CSSQuery = "matched"     // CSS.getMatchedStylesForNode of node
+	CSSComputed  CSSQuery = "computed"    // CSS.getComputedStyleForNode of node
+	CSSInline    CSSQuery = "inline"      // CSS.getInlineStylesForNode of node
+	CSSSheetText CSSQuery = "sheetText"   // CSS.getStyleSheetText of sheet
+	CSSSetStyle  CSSQuery = "setStyle"    // one edit of CSS.setStyleTexts: sheet, line, text
+	CSSNewSheet  CSSQuery = "newSheet"    // CSS.createStyleSheet: the session's inspector sheet
+	CSSAddRule   CSSQuery = "addRule"     // CSS.addRule: sheet, line (where), text (the rule)
+	CSSForce     CSSQuery = "force"       // CSS.forcePseudoState: node, text (the states, comma-separated; none: clear)
+	CSSSelector  CSSQuery = "setSelector" // CSS.setRuleSelector: sheet, line (the rule's), text (the selector)
+	CSSMedia     CSSQuery = "setMedia"    // CSS.setMediaText: sheet, line (the @media rule's), text
+	CSSSupports  CSSQuery = "setSupports" // CSS.setSupportsText: sheet, line (the @supports rule's), text
+	CSSBack      CSSQuery = "background"  // CSS.getBackgroundColors of node
+	CSSFonts     CSSQuery = "fonts"       // CSS.getPlatformFontsForNode of node
 )
 
-var cssQueries = []CSSQuery{CSSMatched, CSSComputed, CSSInline, CSSSheetText, CSSSetStyle, CSSNewSheet, CSSAddRule}
+var cssQueries = []CSSQuery{CSSMatched, CSSComputed, CSSInline, CSSSheetText, CSSSetStyle, CSSNewSheet, CSSAddRule, CSSForce,
+	CSSSelector, CSSMedia, CSSSupports, CSSBack, CSSFonts}
 
 func (v *CSSQuery) UnmarshalEasyJSON(l *jlexer.Lexer) { *v = readEnum(l, cssQueries) }
 func (v CSSQuery) MarshalEasyJSON(w *jwriter.Writer)  { w.String(string(v)) }
@@ -52,6 +59,15 @@ type CSSResult struct {
 	// the first time). Rule: the added rule (addRule).
 	Sheet string    `json:"sheet,omitempty"`
 	Rule  *css.Rule `json:"rule,omitempty"`
+	// SelectorList: the edited rule's selectors (setSelector); Media and
+	// Supports: the edited grouping rule's condition (setMedia, setSupports).
+	SelectorList *css.SelectorList `json:"selectorList,omitempty"`
+	Media        *css.Media        `json:"media,omitempty"`
+	Supports     *css.Supports     `json:"supports,omitempty"`
+	// Background: the node's background colors and font (background);
+	// Fonts: the fonts its text uses, as far as the page can tell (fonts).
+	Background *css.GetBackgroundColorsResult `json:"background,omitempty"`
+	Fonts      []*css.PlatformFontUsage       `json:"fonts,omitempty"`
 }
 
 // cssSheetID is a page's style sheet id.
@@ -71,15 +87,19 @@ func (p *DOMParams) validateCSS() *RejectError {
 		return malformed("line must be in 0..2^53-1")
 	}
 	switch p.CSS {
-	case CSSMatched, CSSComputed, CSSInline:
+	case CSSMatched, CSSComputed, CSSInline, CSSBack, CSSFonts:
 		if p.Node == 0 || p.Sheet != "" || p.Line != 0 || p.Text != "" {
 			return malformed("domCSS " + string(p.CSS) + " takes node only")
+		}
+	case CSSForce:
+		if p.Node == 0 || p.Sheet != "" || p.Line != 0 {
+			return malformed("domCSS force takes node and text")
 		}
 	case CSSSheetText:
 		if p.Node != 0 || !ValidCSSSheet(p.Sheet) || p.Line != 0 || p.Text != "" {
 			return malformed("domCSS sheetText takes sheet only")
 		}
-	case CSSSetStyle, CSSAddRule:
+	case CSSSetStyle, CSSAddRule, CSSSelector, CSSMedia, CSSSupports:
 		if p.Node != 0 || !ValidCSSSheet(p.Sheet) {
 			return malformed("domCSS " + string(p.CSS) + " takes sheet, line and text")
 		}

@@ -169,6 +169,77 @@ func easyjson4f959b03DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				}
 				easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in, out.Rule)
 			}
+		case "selectorList":
+			if in.IsNull() {
+				in.Skip()
+				out.SelectorList = nil
+			} else {
+				if out.SelectorList == nil {
+					out.SelectorList = new(css.SelectorList)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss5(in, out.SelectorList)
+			}
+		case "media":
+			if in.IsNull() {
+				in.Skip()
+				out.Media = nil
+			} else {
+				if out.Media == nil {
+					out.Media = new(css.Media)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, out.Media)
+			}
+		case "supports":
+			if in.IsNull() {
+				in.Skip()
+				out.Supports = nil
+			} else {
+				if out.Supports == nil {
+					out.Supports = new(css.Supports)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in, out.Supports)
+			}
+		case "background":
+			if in.IsNull() {
+				in.Skip()
+				out.Background = nil
+			} else {
+				if out.Background == nil {
+					out.Background = new(css.GetBackgroundColorsResult)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in, out.Background)
+			}
+		case "fonts":
+			if in.IsNull() {
+				in.Skip()
+				out.Fonts = nil
+			} else {
+				in.Delim('[')
+				if out.Fonts == nil {
+					if !in.IsDelim(']') {
+						out.Fonts = make([]*css.PlatformFontUsage, 0, 8)
+					} else {
+						out.Fonts = []*css.PlatformFontUsage{}
+					}
+				} else {
+					out.Fonts = (out.Fonts)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v4 *css.PlatformFontUsage
+					if in.IsNull() {
+						in.Skip()
+						v4 = nil
+					} else {
+						if v4 == nil {
+							v4 = new(css.PlatformFontUsage)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss9(in, v4)
+					}
+					out.Fonts = append(out.Fonts, v4)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -193,14 +264,14 @@ func easyjson4f959b03EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		out.RawString(prefix[1:])
 		{
 			out.RawByte('[')
-			for v4, v5 := range in.Sheets {
-				if v4 > 0 {
+			for v5, v6 := range in.Sheets {
+				if v5 > 0 {
 					out.RawByte(',')
 				}
-				if v5 == nil {
+				if v6 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss(out, *v5)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss(out, *v6)
 				}
 			}
 			out.RawByte(']')
@@ -226,14 +297,14 @@ func easyjson4f959b03EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		{
 			out.RawByte('[')
-			for v6, v7 := range in.Computed {
-				if v6 > 0 {
+			for v7, v8 := range in.Computed {
+				if v7 > 0 {
 					out.RawByte(',')
 				}
-				if v7 == nil {
+				if v8 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss2(out, *v7)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss2(out, *v8)
 				}
 			}
 			out.RawByte(']')
@@ -259,11 +330,11 @@ func easyjson4f959b03EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		{
 			out.RawByte('[')
-			for v8, v9 := range in.Text {
-				if v8 > 0 {
+			for v9, v10 := range in.Text {
+				if v9 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v9))
+				out.String(string(v10))
 			}
 			out.RawByte(']')
 		}
@@ -298,6 +369,69 @@ func easyjson4f959b03EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		easyjson4f959b03EncodeGithubComChromedpCdprotoCss4(out, *in.Rule)
 	}
+	if in.SelectorList != nil {
+		const prefix string = ",\"selectorList\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss5(out, *in.SelectorList)
+	}
+	if in.Media != nil {
+		const prefix string = ",\"media\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *in.Media)
+	}
+	if in.Supports != nil {
+		const prefix string = ",\"supports\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out, *in.Supports)
+	}
+	if in.Background != nil {
+		const prefix string = ",\"background\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out, *in.Background)
+	}
+	if len(in.Fonts) != 0 {
+		const prefix string = ",\"fonts\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		{
+			out.RawByte('[')
+			for v11, v12 := range in.Fonts {
+				if v11 > 0 {
+					out.RawByte(',')
+				}
+				if v12 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss9(out, *v12)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
 	out.RawByte('}')
 }
 
@@ -310,7 +444,7 @@ func (v CSSResult) MarshalEasyJSON(w *jwriter.Writer) {
 func (v *CSSResult) UnmarshalEasyJSON(l *jlexer.Lexer) {
 	easyjson4f959b03DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(l, v)
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in *jlexer.Lexer, out *css.Rule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss9(in *jlexer.Lexer, out *css.PlatformFontUsage) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -324,314 +458,29 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in *jlexer.Lexer, out *c
 		key := in.UnsafeFieldName(false)
 		in.WantColon()
 		switch key {
-		case "styleSheetId":
+		case "familyName":
 			if in.IsNull() {
 				in.Skip()
 			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
+				out.FamilyName = string(in.String())
 			}
-		case "selectorList":
+		case "postScriptName":
 			if in.IsNull() {
 				in.Skip()
-				out.SelectorList = nil
 			} else {
-				if out.SelectorList == nil {
-					out.SelectorList = new(css.SelectorList)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss5(in, out.SelectorList)
+				out.PostScriptName = string(in.String())
 			}
-		case "nestingSelectors":
+		case "isCustomFont":
 			if in.IsNull() {
 				in.Skip()
-				out.NestingSelectors = nil
 			} else {
-				in.Delim('[')
-				if out.NestingSelectors == nil {
-					if !in.IsDelim(']') {
-						out.NestingSelectors = make([]string, 0, 4)
-					} else {
-						out.NestingSelectors = []string{}
-					}
-				} else {
-					out.NestingSelectors = (out.NestingSelectors)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v10 string
-					if in.IsNull() {
-						in.Skip()
-					} else {
-						v10 = string(in.String())
-					}
-					out.NestingSelectors = append(out.NestingSelectors, v10)
-					in.WantComma()
-				}
-				in.Delim(']')
+				out.IsCustomFont = bool(in.Bool())
 			}
-		case "origin":
+		case "glyphCount":
 			if in.IsNull() {
 				in.Skip()
 			} else {
-				out.Origin = css.StyleSheetOrigin(in.String())
-			}
-		case "style":
-			if in.IsNull() {
-				in.Skip()
-				out.Style = nil
-			} else {
-				if out.Style == nil {
-					out.Style = new(css.Style)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in, out.Style)
-			}
-		case "originTreeScopeNodeId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.OriginTreeScopeNodeID = cdp.BackendNodeID(in.Int64())
-			}
-		case "media":
-			if in.IsNull() {
-				in.Skip()
-				out.Media = nil
-			} else {
-				in.Delim('[')
-				if out.Media == nil {
-					if !in.IsDelim(']') {
-						out.Media = make([]*css.Media, 0, 8)
-					} else {
-						out.Media = []*css.Media{}
-					}
-				} else {
-					out.Media = (out.Media)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v11 *css.Media
-					if in.IsNull() {
-						in.Skip()
-						v11 = nil
-					} else {
-						if v11 == nil {
-							v11 = new(css.Media)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, v11)
-					}
-					out.Media = append(out.Media, v11)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "containerQueries":
-			if in.IsNull() {
-				in.Skip()
-				out.ContainerQueries = nil
-			} else {
-				in.Delim('[')
-				if out.ContainerQueries == nil {
-					if !in.IsDelim(']') {
-						out.ContainerQueries = make([]*css.ContainerQuery, 0, 8)
-					} else {
-						out.ContainerQueries = []*css.ContainerQuery{}
-					}
-				} else {
-					out.ContainerQueries = (out.ContainerQueries)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v12 *css.ContainerQuery
-					if in.IsNull() {
-						in.Skip()
-						v12 = nil
-					} else {
-						if v12 == nil {
-							v12 = new(css.ContainerQuery)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in, v12)
-					}
-					out.ContainerQueries = append(out.ContainerQueries, v12)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "supports":
-			if in.IsNull() {
-				in.Skip()
-				out.Supports = nil
-			} else {
-				in.Delim('[')
-				if out.Supports == nil {
-					if !in.IsDelim(']') {
-						out.Supports = make([]*css.Supports, 0, 8)
-					} else {
-						out.Supports = []*css.Supports{}
-					}
-				} else {
-					out.Supports = (out.Supports)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v13 *css.Supports
-					if in.IsNull() {
-						in.Skip()
-						v13 = nil
-					} else {
-						if v13 == nil {
-							v13 = new(css.Supports)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in, v13)
-					}
-					out.Supports = append(out.Supports, v13)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "layers":
-			if in.IsNull() {
-				in.Skip()
-				out.Layers = nil
-			} else {
-				in.Delim('[')
-				if out.Layers == nil {
-					if !in.IsDelim(']') {
-						out.Layers = make([]*css.Layer, 0, 8)
-					} else {
-						out.Layers = []*css.Layer{}
-					}
-				} else {
-					out.Layers = (out.Layers)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v14 *css.Layer
-					if in.IsNull() {
-						in.Skip()
-						v14 = nil
-					} else {
-						if v14 == nil {
-							v14 = new(css.Layer)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss9(in, v14)
-					}
-					out.Layers = append(out.Layers, v14)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "scopes":
-			if in.IsNull() {
-				in.Skip()
-				out.Scopes = nil
-			} else {
-				in.Delim('[')
-				if out.Scopes == nil {
-					if !in.IsDelim(']') {
-						out.Scopes = make([]*css.Scope, 0, 8)
-					} else {
-						out.Scopes = []*css.Scope{}
-					}
-				} else {
-					out.Scopes = (out.Scopes)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v15 *css.Scope
-					if in.IsNull() {
-						in.Skip()
-						v15 = nil
-					} else {
-						if v15 == nil {
-							v15 = new(css.Scope)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, v15)
-					}
-					out.Scopes = append(out.Scopes, v15)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "ruleTypes":
-			if in.IsNull() {
-				in.Skip()
-				out.RuleTypes = nil
-			} else {
-				in.Delim('[')
-				if out.RuleTypes == nil {
-					if !in.IsDelim(']') {
-						out.RuleTypes = make([]css.RuleType, 0, 4)
-					} else {
-						out.RuleTypes = []css.RuleType{}
-					}
-				} else {
-					out.RuleTypes = (out.RuleTypes)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v16 css.RuleType
-					if in.IsNull() {
-						in.Skip()
-					} else {
-						v16 = css.RuleType(in.String())
-					}
-					out.RuleTypes = append(out.RuleTypes, v16)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "startingStyles":
-			if in.IsNull() {
-				in.Skip()
-				out.StartingStyles = nil
-			} else {
-				in.Delim('[')
-				if out.StartingStyles == nil {
-					if !in.IsDelim(']') {
-						out.StartingStyles = make([]*css.StartingStyle, 0, 8)
-					} else {
-						out.StartingStyles = []*css.StartingStyle{}
-					}
-				} else {
-					out.StartingStyles = (out.StartingStyles)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v17 *css.StartingStyle
-					if in.IsNull() {
-						in.Skip()
-						v17 = nil
-					} else {
-						if v17 == nil {
-							v17 = new(css.StartingStyle)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in, v17)
-					}
-					out.StartingStyles = append(out.StartingStyles, v17)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "navigations":
-			if in.IsNull() {
-				in.Skip()
-				out.Navigations = nil
-			} else {
-				in.Delim('[')
-				if out.Navigations == nil {
-					if !in.IsDelim(']') {
-						out.Navigations = make([]*css.Navigation, 0, 8)
-					} else {
-						out.Navigations = []*css.Navigation{}
-					}
-				} else {
-					out.Navigations = (out.Navigations)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v18 *css.Navigation
-					if in.IsNull() {
-						in.Skip()
-						v18 = nil
-					} else {
-						if v18 == nil {
-							v18 = new(css.Navigation)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in, v18)
-					}
-					out.Navigations = append(out.Navigations, v18)
-					in.WantComma()
-				}
-				in.Delim(']')
+				out.GlyphCount = float64(in.Float64())
 			}
 		default:
 			in.AddError(&jlexer.LexerError{
@@ -647,206 +496,141 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in *jlexer.Lexer, out *c
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss4(out *jwriter.Writer, in css.Rule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss9(out *jwriter.Writer, in css.PlatformFontUsage) {
 	out.RawByte('{')
 	first := true
 	_ = first
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
-		first = false
+	{
+		const prefix string = ",\"familyName\":"
 		out.RawString(prefix[1:])
-		out.String(string(in.StyleSheetID))
+		out.String(string(in.FamilyName))
 	}
 	{
-		const prefix string = ",\"selectorList\":"
+		const prefix string = ",\"postScriptName\":"
+		out.RawString(prefix)
+		out.String(string(in.PostScriptName))
+	}
+	{
+		const prefix string = ",\"isCustomFont\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.IsCustomFont))
+	}
+	{
+		const prefix string = ",\"glyphCount\":"
+		out.RawString(prefix)
+		out.Float64(float64(in.GlyphCount))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in *jlexer.Lexer, out *css.GetBackgroundColorsResult) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "backgroundColors":
+			if in.IsNull() {
+				in.Skip()
+				out.BackgroundColors = nil
+			} else {
+				in.Delim('[')
+				if out.BackgroundColors == nil {
+					if !in.IsDelim(']') {
+						out.BackgroundColors = make([]string, 0, 4)
+					} else {
+						out.BackgroundColors = []string{}
+					}
+				} else {
+					out.BackgroundColors = (out.BackgroundColors)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v13 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v13 = string(in.String())
+					}
+					out.BackgroundColors = append(out.BackgroundColors, v13)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "computedFontSize":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ComputedFontSize = string(in.String())
+			}
+		case "computedFontWeight":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ComputedFontWeight = string(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out *jwriter.Writer, in css.GetBackgroundColorsResult) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	if in.BackgroundColors != nil && len(in.BackgroundColors) != 0 {
+		const prefix string = ",\"backgroundColors\":"
+		first = false
+		out.RawString(prefix[1:])
+		{
+			out.RawByte('[')
+			for v14, v15 := range in.BackgroundColors {
+				if v14 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v15))
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.ComputedFontSize != "" {
+		const prefix string = ",\"computedFontSize\":"
 		if first {
 			first = false
 			out.RawString(prefix[1:])
 		} else {
 			out.RawString(prefix)
 		}
-		if in.SelectorList == nil {
-			out.RawString("null")
+		out.String(string(in.ComputedFontSize))
+	}
+	if in.ComputedFontWeight != "" {
+		const prefix string = ",\"computedFontWeight\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss5(out, *in.SelectorList)
+			out.RawString(prefix)
 		}
-	}
-	if in.NestingSelectors != nil && len(in.NestingSelectors) != 0 {
-		const prefix string = ",\"nestingSelectors\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v19, v20 := range in.NestingSelectors {
-				if v19 > 0 {
-					out.RawByte(',')
-				}
-				out.String(string(v20))
-			}
-			out.RawByte(']')
-		}
-	}
-	{
-		const prefix string = ",\"origin\":"
-		out.RawString(prefix)
-		out.String(string(in.Origin))
-	}
-	{
-		const prefix string = ",\"style\":"
-		out.RawString(prefix)
-		if in.Style == nil {
-			out.RawString("null")
-		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out, *in.Style)
-		}
-	}
-	if in.OriginTreeScopeNodeID != 0 {
-		const prefix string = ",\"originTreeScopeNodeId\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.OriginTreeScopeNodeID))
-	}
-	if in.Media != nil && len(in.Media) != 0 {
-		const prefix string = ",\"media\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v21, v22 := range in.Media {
-				if v21 > 0 {
-					out.RawByte(',')
-				}
-				if v22 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *v22)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.ContainerQueries != nil && len(in.ContainerQueries) != 0 {
-		const prefix string = ",\"containerQueries\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v23, v24 := range in.ContainerQueries {
-				if v23 > 0 {
-					out.RawByte(',')
-				}
-				if v24 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out, *v24)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Supports != nil && len(in.Supports) != 0 {
-		const prefix string = ",\"supports\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v25, v26 := range in.Supports {
-				if v25 > 0 {
-					out.RawByte(',')
-				}
-				if v26 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out, *v26)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Layers != nil && len(in.Layers) != 0 {
-		const prefix string = ",\"layers\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v27, v28 := range in.Layers {
-				if v27 > 0 {
-					out.RawByte(',')
-				}
-				if v28 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss9(out, *v28)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Scopes != nil && len(in.Scopes) != 0 {
-		const prefix string = ",\"scopes\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v29, v30 := range in.Scopes {
-				if v29 > 0 {
-					out.RawByte(',')
-				}
-				if v30 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *v30)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.RuleTypes != nil && len(in.RuleTypes) != 0 {
-		const prefix string = ",\"ruleTypes\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v31, v32 := range in.RuleTypes {
-				if v31 > 0 {
-					out.RawByte(',')
-				}
-				out.String(string(v32))
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.StartingStyles != nil && len(in.StartingStyles) != 0 {
-		const prefix string = ",\"startingStyles\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v33, v34 := range in.StartingStyles {
-				if v33 > 0 {
-					out.RawByte(',')
-				}
-				if v34 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out, *v34)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	if in.Navigations != nil && len(in.Navigations) != 0 {
-		const prefix string = ",\"navigations\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v35, v36 := range in.Navigations {
-				if v35 > 0 {
-					out.RawByte(',')
-				}
-				if v36 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out, *v36)
-				}
-			}
-			out.RawByte(']')
-		}
+		out.String(string(in.ComputedFontWeight))
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in *jlexer.Lexer, out *css.Navigation) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in *jlexer.Lexer, out *css.Supports) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -880,7 +664,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in *jlexer.Lexer, out *
 				if out.Range == nil {
 					out.Range = new(css.SourceRange)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.Range)
 			}
 		case "styleSheetId":
 			if in.IsNull() {
@@ -902,7 +686,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out *jwriter.Writer, in css.Navigation) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out *jwriter.Writer, in css.Supports) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -919,7 +703,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out *jwriter.Writer, in
 	if in.Range != nil {
 		const prefix string = ",\"range\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.Range)
 	}
 	if in.StyleSheetID != "" {
 		const prefix string = ",\"styleSheetId\":"
@@ -928,7 +712,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in *jlexer.Lexer, out *css.SourceRange) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in *jlexer.Lexer, out *css.SourceRange) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -980,7 +764,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out *jwriter.Writer, in css.SourceRange) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out *jwriter.Writer, in css.SourceRange) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1006,7 +790,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in *jlexer.Lexer, out *css.StartingStyle) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in *jlexer.Lexer, out *css.Media) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1020,6 +804,24 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in *jlexer.Lexer, out *
 		key := in.UnsafeFieldName(false)
 		in.WantColon()
 		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "source":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Source = css.MediaSource(in.String())
+			}
+		case "sourceURL":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.SourceURL = string(in.String())
+			}
 		case "range":
 			if in.IsNull() {
 				in.Skip()
@@ -1028,13 +830,44 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in *jlexer.Lexer, out *
 				if out.Range == nil {
 					out.Range = new(css.SourceRange)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.Range)
 			}
 		case "styleSheetId":
 			if in.IsNull() {
 				in.Skip()
 			} else {
 				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		case "mediaList":
+			if in.IsNull() {
+				in.Skip()
+				out.MediaList = nil
+			} else {
+				in.Delim('[')
+				if out.MediaList == nil {
+					if !in.IsDelim(']') {
+						out.MediaList = make([]*css.MediaQuery, 0, 8)
+					} else {
+						out.MediaList = []*css.MediaQuery{}
+					}
+				} else {
+					out.MediaList = (out.MediaList)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v16 *css.MediaQuery
+					if in.IsNull() {
+						in.Skip()
+						v16 = nil
+					} else {
+						if v16 == nil {
+							v16 = new(css.MediaQuery)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in, v16)
+					}
+					out.MediaList = append(out.MediaList, v16)
+					in.WantComma()
+				}
+				in.Delim(']')
 			}
 		default:
 			in.AddError(&jlexer.LexerError{
@@ -1050,171 +883,1146 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out *jwriter.Writer, in css.StartingStyle) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out *jwriter.Writer, in css.Media) {
 	out.RawByte('{')
 	first := true
 	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	{
+		const prefix string = ",\"source\":"
+		out.RawString(prefix)
+		out.String(string(in.Source))
+	}
+	if in.SourceURL != "" {
+		const prefix string = ",\"sourceURL\":"
+		out.RawString(prefix)
+		out.String(string(in.SourceURL))
+	}
 	if in.Range != nil {
 		const prefix string = ",\"range\":"
-		first = false
-		out.RawString(prefix[1:])
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.Range)
 	}
 	if in.StyleSheetID != "" {
 		const prefix string = ",\"styleSheetId\":"
+		out.RawString(prefix)
+		out.String(string(in.StyleSheetID))
+	}
+	if in.MediaList != nil && len(in.MediaList) != 0 {
+		const prefix string = ",\"mediaList\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v17, v18 := range in.MediaList {
+				if v17 > 0 {
+					out.RawByte(',')
+				}
+				if v18 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out, *v18)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss11(in *jlexer.Lexer, out *css.MediaQuery) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "expressions":
+			if in.IsNull() {
+				in.Skip()
+				out.Expressions = nil
+			} else {
+				in.Delim('[')
+				if out.Expressions == nil {
+					if !in.IsDelim(']') {
+						out.Expressions = make([]*css.MediaQueryExpression, 0, 8)
+					} else {
+						out.Expressions = []*css.MediaQueryExpression{}
+					}
+				} else {
+					out.Expressions = (out.Expressions)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v19 *css.MediaQueryExpression
+					if in.IsNull() {
+						in.Skip()
+						v19 = nil
+					} else {
+						if v19 == nil {
+							v19 = new(css.MediaQueryExpression)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in, v19)
+					}
+					out.Expressions = append(out.Expressions, v19)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "active":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Active = bool(in.Bool())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss11(out *jwriter.Writer, in css.MediaQuery) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"expressions\":"
+		out.RawString(prefix[1:])
+		if in.Expressions == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v20, v21 := range in.Expressions {
+				if v20 > 0 {
+					out.RawByte(',')
+				}
+				if v21 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out, *v21)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	{
+		const prefix string = ",\"active\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.Active))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in *jlexer.Lexer, out *css.MediaQueryExpression) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "value":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Value = float64(in.Float64())
+			}
+		case "unit":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Unit = string(in.String())
+			}
+		case "feature":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Feature = string(in.String())
+			}
+		case "valueRange":
+			if in.IsNull() {
+				in.Skip()
+				out.ValueRange = nil
+			} else {
+				if out.ValueRange == nil {
+					out.ValueRange = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.ValueRange)
+			}
+		case "computedLength":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.ComputedLength = float64(in.Float64())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out *jwriter.Writer, in css.MediaQueryExpression) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"value\":"
+		out.RawString(prefix[1:])
+		out.Float64(float64(in.Value))
+	}
+	{
+		const prefix string = ",\"unit\":"
+		out.RawString(prefix)
+		out.String(string(in.Unit))
+	}
+	{
+		const prefix string = ",\"feature\":"
+		out.RawString(prefix)
+		out.String(string(in.Feature))
+	}
+	if in.ValueRange != nil {
+		const prefix string = ",\"valueRange\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.ValueRange)
+	}
+	if in.ComputedLength != 0 {
+		const prefix string = ",\"computedLength\":"
+		out.RawString(prefix)
+		out.Float64(float64(in.ComputedLength))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss5(in *jlexer.Lexer, out *css.SelectorList) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "selectors":
+			if in.IsNull() {
+				in.Skip()
+				out.Selectors = nil
+			} else {
+				in.Delim('[')
+				if out.Selectors == nil {
+					if !in.IsDelim(']') {
+						out.Selectors = make([]*css.Value, 0, 8)
+					} else {
+						out.Selectors = []*css.Value{}
+					}
+				} else {
+					out.Selectors = (out.Selectors)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v22 *css.Value
+					if in.IsNull() {
+						in.Skip()
+						v22 = nil
+					} else {
+						if v22 == nil {
+							v22 = new(css.Value)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, v22)
+					}
+					out.Selectors = append(out.Selectors, v22)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss5(out *jwriter.Writer, in css.SelectorList) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"selectors\":"
+		out.RawString(prefix[1:])
+		if in.Selectors == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
+			out.RawString("null")
+		} else {
+			out.RawByte('[')
+			for v23, v24 := range in.Selectors {
+				if v23 > 0 {
+					out.RawByte(',')
+				}
+				if v24 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *v24)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix)
+		out.String(string(in.Text))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in *jlexer.Lexer, out *css.Value) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.Range)
+			}
+		case "specificity":
+			if in.IsNull() {
+				in.Skip()
+				out.Specificity = nil
+			} else {
+				if out.Specificity == nil {
+					out.Specificity = new(css.Specificity)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss14(in, out.Specificity)
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out *jwriter.Writer, in css.Value) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.Range)
+	}
+	if in.Specificity != nil {
+		const prefix string = ",\"specificity\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss14(out, *in.Specificity)
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss14(in *jlexer.Lexer, out *css.Specificity) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "a":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.A = int64(in.Int64())
+			}
+		case "b":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.B = int64(in.Int64())
+			}
+		case "c":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.C = int64(in.Int64())
+			}
+		case "components":
+			if in.IsNull() {
+				in.Skip()
+				out.Components = nil
+			} else {
+				in.Delim('[')
+				if out.Components == nil {
+					if !in.IsDelim(']') {
+						out.Components = make([]*css.SpecificityComponent, 0, 8)
+					} else {
+						out.Components = []*css.SpecificityComponent{}
+					}
+				} else {
+					out.Components = (out.Components)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v25 *css.SpecificityComponent
+					if in.IsNull() {
+						in.Skip()
+						v25 = nil
+					} else {
+						if v25 == nil {
+							v25 = new(css.SpecificityComponent)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss15(in, v25)
+					}
+					out.Components = append(out.Components, v25)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss14(out *jwriter.Writer, in css.Specificity) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"a\":"
+		out.RawString(prefix[1:])
+		out.Int64(int64(in.A))
+	}
+	{
+		const prefix string = ",\"b\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.B))
+	}
+	{
+		const prefix string = ",\"c\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.C))
+	}
+	if in.Components != nil && len(in.Components) != 0 {
+		const prefix string = ",\"components\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v26, v27 := range in.Components {
+				if v26 > 0 {
+					out.RawByte(',')
+				}
+				if v27 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss15(out, *v27)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss15(in *jlexer.Lexer, out *css.SpecificityComponent) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "a":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.A = int64(in.Int64())
+			}
+		case "b":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.B = int64(in.Int64())
+			}
+		case "c":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.C = int64(in.Int64())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss15(out *jwriter.Writer, in css.SpecificityComponent) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	{
+		const prefix string = ",\"a\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.A))
+	}
+	{
+		const prefix string = ",\"b\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.B))
+	}
+	{
+		const prefix string = ",\"c\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.C))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss4(in *jlexer.Lexer, out *css.Rule) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		case "selectorList":
+			if in.IsNull() {
+				in.Skip()
+				out.SelectorList = nil
+			} else {
+				if out.SelectorList == nil {
+					out.SelectorList = new(css.SelectorList)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss5(in, out.SelectorList)
+			}
+		case "nestingSelectors":
+			if in.IsNull() {
+				in.Skip()
+				out.NestingSelectors = nil
+			} else {
+				in.Delim('[')
+				if out.NestingSelectors == nil {
+					if !in.IsDelim(']') {
+						out.NestingSelectors = make([]string, 0, 4)
+					} else {
+						out.NestingSelectors = []string{}
+					}
+				} else {
+					out.NestingSelectors = (out.NestingSelectors)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v28 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v28 = string(in.String())
+					}
+					out.NestingSelectors = append(out.NestingSelectors, v28)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "origin":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Origin = css.StyleSheetOrigin(in.String())
+			}
+		case "style":
+			if in.IsNull() {
+				in.Skip()
+				out.Style = nil
+			} else {
+				if out.Style == nil {
+					out.Style = new(css.Style)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in, out.Style)
+			}
+		case "originTreeScopeNodeId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.OriginTreeScopeNodeID = cdp.BackendNodeID(in.Int64())
+			}
+		case "media":
+			if in.IsNull() {
+				in.Skip()
+				out.Media = nil
+			} else {
+				in.Delim('[')
+				if out.Media == nil {
+					if !in.IsDelim(']') {
+						out.Media = make([]*css.Media, 0, 8)
+					} else {
+						out.Media = []*css.Media{}
+					}
+				} else {
+					out.Media = (out.Media)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v29 *css.Media
+					if in.IsNull() {
+						in.Skip()
+						v29 = nil
+					} else {
+						if v29 == nil {
+							v29 = new(css.Media)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in, v29)
+					}
+					out.Media = append(out.Media, v29)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "containerQueries":
+			if in.IsNull() {
+				in.Skip()
+				out.ContainerQueries = nil
+			} else {
+				in.Delim('[')
+				if out.ContainerQueries == nil {
+					if !in.IsDelim(']') {
+						out.ContainerQueries = make([]*css.ContainerQuery, 0, 8)
+					} else {
+						out.ContainerQueries = []*css.ContainerQuery{}
+					}
+				} else {
+					out.ContainerQueries = (out.ContainerQueries)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v30 *css.ContainerQuery
+					if in.IsNull() {
+						in.Skip()
+						v30 = nil
+					} else {
+						if v30 == nil {
+							v30 = new(css.ContainerQuery)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, v30)
+					}
+					out.ContainerQueries = append(out.ContainerQueries, v30)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "supports":
+			if in.IsNull() {
+				in.Skip()
+				out.Supports = nil
+			} else {
+				in.Delim('[')
+				if out.Supports == nil {
+					if !in.IsDelim(']') {
+						out.Supports = make([]*css.Supports, 0, 8)
+					} else {
+						out.Supports = []*css.Supports{}
+					}
+				} else {
+					out.Supports = (out.Supports)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v31 *css.Supports
+					if in.IsNull() {
+						in.Skip()
+						v31 = nil
+					} else {
+						if v31 == nil {
+							v31 = new(css.Supports)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in, v31)
+					}
+					out.Supports = append(out.Supports, v31)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "layers":
+			if in.IsNull() {
+				in.Skip()
+				out.Layers = nil
+			} else {
+				in.Delim('[')
+				if out.Layers == nil {
+					if !in.IsDelim(']') {
+						out.Layers = make([]*css.Layer, 0, 8)
+					} else {
+						out.Layers = []*css.Layer{}
+					}
+				} else {
+					out.Layers = (out.Layers)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v32 *css.Layer
+					if in.IsNull() {
+						in.Skip()
+						v32 = nil
+					} else {
+						if v32 == nil {
+							v32 = new(css.Layer)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, v32)
+					}
+					out.Layers = append(out.Layers, v32)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "scopes":
+			if in.IsNull() {
+				in.Skip()
+				out.Scopes = nil
+			} else {
+				in.Delim('[')
+				if out.Scopes == nil {
+					if !in.IsDelim(']') {
+						out.Scopes = make([]*css.Scope, 0, 8)
+					} else {
+						out.Scopes = []*css.Scope{}
+					}
+				} else {
+					out.Scopes = (out.Scopes)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v33 *css.Scope
+					if in.IsNull() {
+						in.Skip()
+						v33 = nil
+					} else {
+						if v33 == nil {
+							v33 = new(css.Scope)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss18(in, v33)
+					}
+					out.Scopes = append(out.Scopes, v33)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "ruleTypes":
+			if in.IsNull() {
+				in.Skip()
+				out.RuleTypes = nil
+			} else {
+				in.Delim('[')
+				if out.RuleTypes == nil {
+					if !in.IsDelim(']') {
+						out.RuleTypes = make([]css.RuleType, 0, 4)
+					} else {
+						out.RuleTypes = []css.RuleType{}
+					}
+				} else {
+					out.RuleTypes = (out.RuleTypes)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v34 css.RuleType
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v34 = css.RuleType(in.String())
+					}
+					out.RuleTypes = append(out.RuleTypes, v34)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "startingStyles":
+			if in.IsNull() {
+				in.Skip()
+				out.StartingStyles = nil
+			} else {
+				in.Delim('[')
+				if out.StartingStyles == nil {
+					if !in.IsDelim(']') {
+						out.StartingStyles = make([]*css.StartingStyle, 0, 8)
+					} else {
+						out.StartingStyles = []*css.StartingStyle{}
+					}
+				} else {
+					out.StartingStyles = (out.StartingStyles)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v35 *css.StartingStyle
+					if in.IsNull() {
+						in.Skip()
+						v35 = nil
+					} else {
+						if v35 == nil {
+							v35 = new(css.StartingStyle)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in, v35)
+					}
+					out.StartingStyles = append(out.StartingStyles, v35)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		case "navigations":
+			if in.IsNull() {
+				in.Skip()
+				out.Navigations = nil
+			} else {
+				in.Delim('[')
+				if out.Navigations == nil {
+					if !in.IsDelim(']') {
+						out.Navigations = make([]*css.Navigation, 0, 8)
+					} else {
+						out.Navigations = []*css.Navigation{}
+					}
+				} else {
+					out.Navigations = (out.Navigations)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v36 *css.Navigation
+					if in.IsNull() {
+						in.Skip()
+						v36 = nil
+					} else {
+						if v36 == nil {
+							v36 = new(css.Navigation)
+						}
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in, v36)
+					}
+					out.Navigations = append(out.Navigations, v36)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss4(out *jwriter.Writer, in css.Rule) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		first = false
+		out.RawString(prefix[1:])
+		out.String(string(in.StyleSheetID))
+	}
+	{
+		const prefix string = ",\"selectorList\":"
 		if first {
 			first = false
 			out.RawString(prefix[1:])
 		} else {
 			out.RawString(prefix)
 		}
-		out.String(string(in.StyleSheetID))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in *jlexer.Lexer, out *css.Scope) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
+		if in.SelectorList == nil {
+			out.RawString("null")
+		} else {
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss5(out, *in.SelectorList)
 		}
-		in.Skip()
-		return
 	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
+	if in.NestingSelectors != nil && len(in.NestingSelectors) != 0 {
+		const prefix string = ",\"nestingSelectors\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v37, v38 := range in.NestingSelectors {
+				if v37 > 0 {
+					out.RawByte(',')
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+				out.String(string(v38))
 			}
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
+			out.RawByte(']')
 		}
-		in.WantComma()
 	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out *jwriter.Writer, in css.Scope) {
-	out.RawByte('{')
-	first := true
-	_ = first
 	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
+		const prefix string = ",\"origin\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+		out.String(string(in.Origin))
 	}
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
+	{
+		const prefix string = ",\"style\":"
 		out.RawString(prefix)
-		out.String(string(in.StyleSheetID))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss9(in *jlexer.Lexer, out *css.Layer) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
+		if in.Style == nil {
+			out.RawString("null")
+		} else {
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out, *in.Style)
 		}
-		in.Skip()
-		return
 	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
+	if in.OriginTreeScopeNodeID != 0 {
+		const prefix string = ",\"originTreeScopeNodeId\":"
+		out.RawString(prefix)
+		out.Int64(int64(in.OriginTreeScopeNodeID))
+	}
+	if in.Media != nil && len(in.Media) != 0 {
+		const prefix string = ",\"media\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v39, v40 := range in.Media {
+				if v39 > 0 {
+					out.RawByte(',')
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+				if v40 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out, *v40)
+				}
 			}
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
+			out.RawByte(']')
 		}
-		in.WantComma()
 	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss9(out *jwriter.Writer, in css.Layer) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
+	if in.ContainerQueries != nil && len(in.ContainerQueries) != 0 {
+		const prefix string = ",\"containerQueries\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+		{
+			out.RawByte('[')
+			for v41, v42 := range in.ContainerQueries {
+				if v41 > 0 {
+					out.RawByte(',')
+				}
+				if v42 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *v42)
+				}
+			}
+			out.RawByte(']')
+		}
 	}
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
+	if in.Supports != nil && len(in.Supports) != 0 {
+		const prefix string = ",\"supports\":"
 		out.RawString(prefix)
-		out.String(string(in.StyleSheetID))
+		{
+			out.RawByte('[')
+			for v43, v44 := range in.Supports {
+				if v43 > 0 {
+					out.RawByte(',')
+				}
+				if v44 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out, *v44)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.Layers != nil && len(in.Layers) != 0 {
+		const prefix string = ",\"layers\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v45, v46 := range in.Layers {
+				if v45 > 0 {
+					out.RawByte(',')
+				}
+				if v46 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *v46)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.Scopes != nil && len(in.Scopes) != 0 {
+		const prefix string = ",\"scopes\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v47, v48 := range in.Scopes {
+				if v47 > 0 {
+					out.RawByte(',')
+				}
+				if v48 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss18(out, *v48)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.RuleTypes != nil && len(in.RuleTypes) != 0 {
+		const prefix string = ",\"ruleTypes\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v49, v50 := range in.RuleTypes {
+				if v49 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v50))
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.StartingStyles != nil && len(in.StartingStyles) != 0 {
+		const prefix string = ",\"startingStyles\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v51, v52 := range in.StartingStyles {
+				if v51 > 0 {
+					out.RawByte(',')
+				}
+				if v52 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out, *v52)
+				}
+			}
+			out.RawByte(']')
+		}
+	}
+	if in.Navigations != nil && len(in.Navigations) != 0 {
+		const prefix string = ",\"navigations\":"
+		out.RawString(prefix)
+		{
+			out.RawByte('[')
+			for v53, v54 := range in.Navigations {
+				if v53 > 0 {
+					out.RawByte(',')
+				}
+				if v54 == nil {
+					out.RawString("null")
+				} else {
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out, *v54)
+				}
+			}
+			out.RawByte(']')
+		}
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in *jlexer.Lexer, out *css.Supports) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *css.Navigation) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1248,7 +2056,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in *jlexer.Lexer, out *c
 				if out.Range == nil {
 					out.Range = new(css.SourceRange)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.Range)
 			}
 		case "styleSheetId":
 			if in.IsNull() {
@@ -1270,7 +2078,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in *jlexer.Lexer, out *c
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out *jwriter.Writer, in css.Supports) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in css.Navigation) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1287,7 +2095,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out *jwriter.Writer, in 
 	if in.Range != nil {
 		const prefix string = ",\"range\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.Range)
 	}
 	if in.StyleSheetID != "" {
 		const prefix string = ",\"styleSheetId\":"
@@ -1296,7 +2104,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out *jwriter.Writer, in 
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in *jlexer.Lexer, out *css.ContainerQuery) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in *jlexer.Lexer, out *css.StartingStyle) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -1318,7 +2126,215 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in *jlexer.Lexer, out *c
 				if out.Range == nil {
 					out.Range = new(css.SourceRange)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.Range)
+			}
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out *jwriter.Writer, in css.StartingStyle) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		first = false
+		out.RawString(prefix[1:])
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.Range)
+	}
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		out.String(string(in.StyleSheetID))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss18(in *jlexer.Lexer, out *css.Scope) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.Range)
+			}
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss18(out *jwriter.Writer, in css.Scope) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.Range)
+	}
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		out.RawString(prefix)
+		out.String(string(in.StyleSheetID))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in *jlexer.Lexer, out *css.Layer) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "text":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Text = string(in.String())
+			}
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.Range)
+			}
+		case "styleSheetId":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.StyleSheetID = cdp.StyleSheetID(in.String())
+			}
+		default:
+			in.AddError(&jlexer.LexerError{
+				Offset: in.GetPos(),
+				Reason: "unknown field",
+				Data:   key,
+			})
+		}
+		in.WantComma()
+	}
+	in.Delim('}')
+	if isTopLevel {
+		in.Consumed()
+	}
+}
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out *jwriter.Writer, in css.Layer) {
+	out.RawByte('{')
+	first := true
+	_ = first
+	{
+		const prefix string = ",\"text\":"
+		out.RawString(prefix[1:])
+		out.String(string(in.Text))
+	}
+	if in.Range != nil {
+		const prefix string = ",\"range\":"
+		out.RawString(prefix)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.Range)
+	}
+	if in.StyleSheetID != "" {
+		const prefix string = ",\"styleSheetId\":"
+		out.RawString(prefix)
+		out.String(string(in.StyleSheetID))
+	}
+	out.RawByte('}')
+}
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in *jlexer.Lexer, out *css.ContainerQuery) {
+	isTopLevel := in.IsStart()
+	if in.IsNull() {
+		if isTopLevel {
+			in.Consumed()
+		}
+		in.Skip()
+		return
+	}
+	in.Delim('{')
+	for !in.IsDelim('}') {
+		key := in.UnsafeFieldName(false)
+		in.WantColon()
+		switch key {
+		case "range":
+			if in.IsNull() {
+				in.Skip()
+				out.Range = nil
+			} else {
+				if out.Range == nil {
+					out.Range = new(css.SourceRange)
+				}
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.Range)
 			}
 		case "styleSheetId":
 			if in.IsNull() {
@@ -1376,7 +2392,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in *jlexer.Lexer, out *c
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out *jwriter.Writer, in css.ContainerQuery) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out *jwriter.Writer, in css.ContainerQuery) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -1384,7 +2400,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out *jwriter.Writer, in 
 		const prefix string = ",\"range\":"
 		first = false
 		out.RawString(prefix[1:])
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.Range)
 	}
 	if in.StyleSheetID != "" {
 		const prefix string = ",\"styleSheetId\":"
@@ -1448,702 +2464,6 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out *jwriter.Writer, in 
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss6(in *jlexer.Lexer, out *css.Media) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "source":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Source = css.MediaSource(in.String())
-			}
-		case "sourceURL":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.SourceURL = string(in.String())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
-			}
-		case "styleSheetId":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.StyleSheetID = cdp.StyleSheetID(in.String())
-			}
-		case "mediaList":
-			if in.IsNull() {
-				in.Skip()
-				out.MediaList = nil
-			} else {
-				in.Delim('[')
-				if out.MediaList == nil {
-					if !in.IsDelim(']') {
-						out.MediaList = make([]*css.MediaQuery, 0, 8)
-					} else {
-						out.MediaList = []*css.MediaQuery{}
-					}
-				} else {
-					out.MediaList = (out.MediaList)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v37 *css.MediaQuery
-					if in.IsNull() {
-						in.Skip()
-						v37 = nil
-					} else {
-						if v37 == nil {
-							v37 = new(css.MediaQuery)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss14(in, v37)
-					}
-					out.MediaList = append(out.MediaList, v37)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss6(out *jwriter.Writer, in css.Media) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	{
-		const prefix string = ",\"source\":"
-		out.RawString(prefix)
-		out.String(string(in.Source))
-	}
-	if in.SourceURL != "" {
-		const prefix string = ",\"sourceURL\":"
-		out.RawString(prefix)
-		out.String(string(in.SourceURL))
-	}
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
-	}
-	if in.StyleSheetID != "" {
-		const prefix string = ",\"styleSheetId\":"
-		out.RawString(prefix)
-		out.String(string(in.StyleSheetID))
-	}
-	if in.MediaList != nil && len(in.MediaList) != 0 {
-		const prefix string = ",\"mediaList\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v38, v39 := range in.MediaList {
-				if v38 > 0 {
-					out.RawByte(',')
-				}
-				if v39 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss14(out, *v39)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss14(in *jlexer.Lexer, out *css.MediaQuery) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "expressions":
-			if in.IsNull() {
-				in.Skip()
-				out.Expressions = nil
-			} else {
-				in.Delim('[')
-				if out.Expressions == nil {
-					if !in.IsDelim(']') {
-						out.Expressions = make([]*css.MediaQueryExpression, 0, 8)
-					} else {
-						out.Expressions = []*css.MediaQueryExpression{}
-					}
-				} else {
-					out.Expressions = (out.Expressions)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v40 *css.MediaQueryExpression
-					if in.IsNull() {
-						in.Skip()
-						v40 = nil
-					} else {
-						if v40 == nil {
-							v40 = new(css.MediaQueryExpression)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss15(in, v40)
-					}
-					out.Expressions = append(out.Expressions, v40)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "active":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Active = bool(in.Bool())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss14(out *jwriter.Writer, in css.MediaQuery) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"expressions\":"
-		out.RawString(prefix[1:])
-		if in.Expressions == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
-			out.RawString("null")
-		} else {
-			out.RawByte('[')
-			for v41, v42 := range in.Expressions {
-				if v41 > 0 {
-					out.RawByte(',')
-				}
-				if v42 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss15(out, *v42)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	{
-		const prefix string = ",\"active\":"
-		out.RawString(prefix)
-		out.Bool(bool(in.Active))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss15(in *jlexer.Lexer, out *css.MediaQueryExpression) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "value":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Value = float64(in.Float64())
-			}
-		case "unit":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Unit = string(in.String())
-			}
-		case "feature":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Feature = string(in.String())
-			}
-		case "valueRange":
-			if in.IsNull() {
-				in.Skip()
-				out.ValueRange = nil
-			} else {
-				if out.ValueRange == nil {
-					out.ValueRange = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.ValueRange)
-			}
-		case "computedLength":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.ComputedLength = float64(in.Float64())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss15(out *jwriter.Writer, in css.MediaQueryExpression) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"value\":"
-		out.RawString(prefix[1:])
-		out.Float64(float64(in.Value))
-	}
-	{
-		const prefix string = ",\"unit\":"
-		out.RawString(prefix)
-		out.String(string(in.Unit))
-	}
-	{
-		const prefix string = ",\"feature\":"
-		out.RawString(prefix)
-		out.String(string(in.Feature))
-	}
-	if in.ValueRange != nil {
-		const prefix string = ",\"valueRange\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.ValueRange)
-	}
-	if in.ComputedLength != 0 {
-		const prefix string = ",\"computedLength\":"
-		out.RawString(prefix)
-		out.Float64(float64(in.ComputedLength))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss5(in *jlexer.Lexer, out *css.SelectorList) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "selectors":
-			if in.IsNull() {
-				in.Skip()
-				out.Selectors = nil
-			} else {
-				in.Delim('[')
-				if out.Selectors == nil {
-					if !in.IsDelim(']') {
-						out.Selectors = make([]*css.Value, 0, 8)
-					} else {
-						out.Selectors = []*css.Value{}
-					}
-				} else {
-					out.Selectors = (out.Selectors)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v43 *css.Value
-					if in.IsNull() {
-						in.Skip()
-						v43 = nil
-					} else {
-						if v43 == nil {
-							v43 = new(css.Value)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, v43)
-					}
-					out.Selectors = append(out.Selectors, v43)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss5(out *jwriter.Writer, in css.SelectorList) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"selectors\":"
-		out.RawString(prefix[1:])
-		if in.Selectors == nil && (out.Flags&jwriter.NilSliceAsEmpty) == 0 {
-			out.RawString("null")
-		} else {
-			out.RawByte('[')
-			for v44, v45 := range in.Selectors {
-				if v44 > 0 {
-					out.RawByte(',')
-				}
-				if v45 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *v45)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix)
-		out.String(string(in.Text))
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in *jlexer.Lexer, out *css.Value) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "range":
-			if in.IsNull() {
-				in.Skip()
-				out.Range = nil
-			} else {
-				if out.Range == nil {
-					out.Range = new(css.SourceRange)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
-			}
-		case "specificity":
-			if in.IsNull() {
-				in.Skip()
-				out.Specificity = nil
-			} else {
-				if out.Specificity == nil {
-					out.Specificity = new(css.Specificity)
-				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in, out.Specificity)
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out *jwriter.Writer, in css.Value) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	if in.Range != nil {
-		const prefix string = ",\"range\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
-	}
-	if in.Specificity != nil {
-		const prefix string = ",\"specificity\":"
-		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out, *in.Specificity)
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss17(in *jlexer.Lexer, out *css.Specificity) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "a":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.A = int64(in.Int64())
-			}
-		case "b":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.B = int64(in.Int64())
-			}
-		case "c":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.C = int64(in.Int64())
-			}
-		case "components":
-			if in.IsNull() {
-				in.Skip()
-				out.Components = nil
-			} else {
-				in.Delim('[')
-				if out.Components == nil {
-					if !in.IsDelim(']') {
-						out.Components = make([]*css.SpecificityComponent, 0, 8)
-					} else {
-						out.Components = []*css.SpecificityComponent{}
-					}
-				} else {
-					out.Components = (out.Components)[:0]
-				}
-				for !in.IsDelim(']') {
-					var v46 *css.SpecificityComponent
-					if in.IsNull() {
-						in.Skip()
-						v46 = nil
-					} else {
-						if v46 == nil {
-							v46 = new(css.SpecificityComponent)
-						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss18(in, v46)
-					}
-					out.Components = append(out.Components, v46)
-					in.WantComma()
-				}
-				in.Delim(']')
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss17(out *jwriter.Writer, in css.Specificity) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"a\":"
-		out.RawString(prefix[1:])
-		out.Int64(int64(in.A))
-	}
-	{
-		const prefix string = ",\"b\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.B))
-	}
-	{
-		const prefix string = ",\"c\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.C))
-	}
-	if in.Components != nil && len(in.Components) != 0 {
-		const prefix string = ",\"components\":"
-		out.RawString(prefix)
-		{
-			out.RawByte('[')
-			for v47, v48 := range in.Components {
-				if v47 > 0 {
-					out.RawByte(',')
-				}
-				if v48 == nil {
-					out.RawString("null")
-				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss18(out, *v48)
-				}
-			}
-			out.RawByte(']')
-		}
-	}
-	out.RawByte('}')
-}
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss18(in *jlexer.Lexer, out *css.SpecificityComponent) {
-	isTopLevel := in.IsStart()
-	if in.IsNull() {
-		if isTopLevel {
-			in.Consumed()
-		}
-		in.Skip()
-		return
-	}
-	in.Delim('{')
-	for !in.IsDelim('}') {
-		key := in.UnsafeFieldName(false)
-		in.WantColon()
-		switch key {
-		case "text":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.Text = string(in.String())
-			}
-		case "a":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.A = int64(in.Int64())
-			}
-		case "b":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.B = int64(in.Int64())
-			}
-		case "c":
-			if in.IsNull() {
-				in.Skip()
-			} else {
-				out.C = int64(in.Int64())
-			}
-		default:
-			in.AddError(&jlexer.LexerError{
-				Offset: in.GetPos(),
-				Reason: "unknown field",
-				Data:   key,
-			})
-		}
-		in.WantComma()
-	}
-	in.Delim('}')
-	if isTopLevel {
-		in.Consumed()
-	}
-}
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss18(out *jwriter.Writer, in css.SpecificityComponent) {
-	out.RawByte('{')
-	first := true
-	_ = first
-	{
-		const prefix string = ",\"text\":"
-		out.RawString(prefix[1:])
-		out.String(string(in.Text))
-	}
-	{
-		const prefix string = ",\"a\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.A))
-	}
-	{
-		const prefix string = ",\"b\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.B))
-	}
-	{
-		const prefix string = ",\"c\":"
-		out.RawString(prefix)
-		out.Int64(int64(in.C))
-	}
-	out.RawByte('}')
-}
 func easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in *jlexer.Lexer, out *css.Style) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
@@ -2180,17 +2500,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in *jlexer.Lexer, out *c
 					out.CSSProperties = (out.CSSProperties)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v49 *css.Property
+					var v55 *css.Property
 					if in.IsNull() {
 						in.Skip()
-						v49 = nil
+						v55 = nil
 					} else {
-						if v49 == nil {
-							v49 = new(css.Property)
+						if v55 == nil {
+							v55 = new(css.Property)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in, v49)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in, v55)
 					}
-					out.CSSProperties = append(out.CSSProperties, v49)
+					out.CSSProperties = append(out.CSSProperties, v55)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2211,17 +2531,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in *jlexer.Lexer, out *c
 					out.ShorthandEntries = (out.ShorthandEntries)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v50 *css.ShorthandEntry
+					var v56 *css.ShorthandEntry
 					if in.IsNull() {
 						in.Skip()
-						v50 = nil
+						v56 = nil
 					} else {
-						if v50 == nil {
-							v50 = new(css.ShorthandEntry)
+						if v56 == nil {
+							v56 = new(css.ShorthandEntry)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in, v50)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in, v56)
 					}
-					out.ShorthandEntries = append(out.ShorthandEntries, v50)
+					out.ShorthandEntries = append(out.ShorthandEntries, v56)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2240,7 +2560,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss3(in *jlexer.Lexer, out *c
 				if out.Range == nil {
 					out.Range = new(css.SourceRange)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.Range)
 			}
 		default:
 			in.AddError(&jlexer.LexerError{
@@ -2278,14 +2598,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out *jwriter.Writer, in 
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v51, v52 := range in.CSSProperties {
-				if v51 > 0 {
+			for v57, v58 := range in.CSSProperties {
+				if v57 > 0 {
 					out.RawByte(',')
 				}
-				if v52 == nil {
+				if v58 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out, *v52)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out, *v58)
 				}
 			}
 			out.RawByte(']')
@@ -2298,14 +2618,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out *jwriter.Writer, in 
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v53, v54 := range in.ShorthandEntries {
-				if v53 > 0 {
+			for v59, v60 := range in.ShorthandEntries {
+				if v59 > 0 {
 					out.RawByte(',')
 				}
-				if v54 == nil {
+				if v60 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out, *v54)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out, *v60)
 				}
 			}
 			out.RawByte(']')
@@ -2319,11 +2639,11 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss3(out *jwriter.Writer, in 
 	if in.Range != nil {
 		const prefix string = ",\"range\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.Range)
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *css.ShorthandEntry) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in *jlexer.Lexer, out *css.ShorthandEntry) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2369,7 +2689,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in css.ShorthandEntry) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out *jwriter.Writer, in css.ShorthandEntry) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2390,7 +2710,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in *jlexer.Lexer, out *css.Property) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in *jlexer.Lexer, out *css.Property) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -2454,7 +2774,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in *jlexer.Lexer, out *
 				if out.Range == nil {
 					out.Range = new(css.SourceRange)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Range)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss10(in, out.Range)
 			}
 		case "longhandProperties":
 			if in.IsNull() {
@@ -2472,17 +2792,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in *jlexer.Lexer, out *
 					out.LonghandProperties = (out.LonghandProperties)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v55 *css.Property
+					var v61 *css.Property
 					if in.IsNull() {
 						in.Skip()
-						v55 = nil
+						v61 = nil
 					} else {
-						if v55 == nil {
-							v55 = new(css.Property)
+						if v61 == nil {
+							v61 = new(css.Property)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in, v55)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in, v61)
 					}
-					out.LonghandProperties = append(out.LonghandProperties, v55)
+					out.LonghandProperties = append(out.LonghandProperties, v61)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2501,7 +2821,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss19(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out *jwriter.Writer, in css.Property) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out *jwriter.Writer, in css.Property) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -2543,21 +2863,21 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out *jwriter.Writer, in
 	if in.Range != nil {
 		const prefix string = ",\"range\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Range)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss10(out, *in.Range)
 	}
 	if in.LonghandProperties != nil && len(in.LonghandProperties) != 0 {
 		const prefix string = ",\"longhandProperties\":"
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v56, v57 := range in.LonghandProperties {
-				if v56 > 0 {
+			for v62, v63 := range in.LonghandProperties {
+				if v62 > 0 {
 					out.RawByte(',')
 				}
-				if v57 == nil {
+				if v63 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss19(out, *v57)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out, *v63)
 				}
 			}
 			out.RawByte(']')
@@ -2671,17 +2991,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.MatchedCSSRules = (out.MatchedCSSRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v58 *css.RuleMatch
+					var v64 *css.RuleMatch
 					if in.IsNull() {
 						in.Skip()
-						v58 = nil
+						v64 = nil
 					} else {
-						if v58 == nil {
-							v58 = new(css.RuleMatch)
+						if v64 == nil {
+							v64 = new(css.RuleMatch)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in, v58)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in, v64)
 					}
-					out.MatchedCSSRules = append(out.MatchedCSSRules, v58)
+					out.MatchedCSSRules = append(out.MatchedCSSRules, v64)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2702,17 +3022,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.PseudoElements = (out.PseudoElements)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v59 *css.PseudoElementMatches
+					var v65 *css.PseudoElementMatches
 					if in.IsNull() {
 						in.Skip()
-						v59 = nil
+						v65 = nil
 					} else {
-						if v59 == nil {
-							v59 = new(css.PseudoElementMatches)
+						if v65 == nil {
+							v65 = new(css.PseudoElementMatches)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in, v59)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in, v65)
 					}
-					out.PseudoElements = append(out.PseudoElements, v59)
+					out.PseudoElements = append(out.PseudoElements, v65)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2733,17 +3053,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.Inherited = (out.Inherited)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v60 *css.InheritedStyleEntry
+					var v66 *css.InheritedStyleEntry
 					if in.IsNull() {
 						in.Skip()
-						v60 = nil
+						v66 = nil
 					} else {
-						if v60 == nil {
-							v60 = new(css.InheritedStyleEntry)
+						if v66 == nil {
+							v66 = new(css.InheritedStyleEntry)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in, v60)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in, v66)
 					}
-					out.Inherited = append(out.Inherited, v60)
+					out.Inherited = append(out.Inherited, v66)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2764,17 +3084,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.InheritedPseudoElements = (out.InheritedPseudoElements)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v61 *css.InheritedPseudoElementMatches
+					var v67 *css.InheritedPseudoElementMatches
 					if in.IsNull() {
 						in.Skip()
-						v61 = nil
+						v67 = nil
 					} else {
-						if v61 == nil {
-							v61 = new(css.InheritedPseudoElementMatches)
+						if v67 == nil {
+							v67 = new(css.InheritedPseudoElementMatches)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in, v61)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss26(in, v67)
 					}
-					out.InheritedPseudoElements = append(out.InheritedPseudoElements, v61)
+					out.InheritedPseudoElements = append(out.InheritedPseudoElements, v67)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2795,17 +3115,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSKeyframesRules = (out.CSSKeyframesRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v62 *css.KeyframesRule
+					var v68 *css.KeyframesRule
 					if in.IsNull() {
 						in.Skip()
-						v62 = nil
+						v68 = nil
 					} else {
-						if v62 == nil {
-							v62 = new(css.KeyframesRule)
+						if v68 == nil {
+							v68 = new(css.KeyframesRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in, v62)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss27(in, v68)
 					}
-					out.CSSKeyframesRules = append(out.CSSKeyframesRules, v62)
+					out.CSSKeyframesRules = append(out.CSSKeyframesRules, v68)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2826,17 +3146,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSPositionTryRules = (out.CSSPositionTryRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v63 *css.PositionTryRule
+					var v69 *css.PositionTryRule
 					if in.IsNull() {
 						in.Skip()
-						v63 = nil
+						v69 = nil
 					} else {
-						if v63 == nil {
-							v63 = new(css.PositionTryRule)
+						if v69 == nil {
+							v69 = new(css.PositionTryRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss26(in, v63)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss28(in, v69)
 					}
-					out.CSSPositionTryRules = append(out.CSSPositionTryRules, v63)
+					out.CSSPositionTryRules = append(out.CSSPositionTryRules, v69)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2863,17 +3183,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSPropertyRules = (out.CSSPropertyRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v64 *css.PropertyRule
+					var v70 *css.PropertyRule
 					if in.IsNull() {
 						in.Skip()
-						v64 = nil
+						v70 = nil
 					} else {
-						if v64 == nil {
-							v64 = new(css.PropertyRule)
+						if v70 == nil {
+							v70 = new(css.PropertyRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss27(in, v64)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in, v70)
 					}
-					out.CSSPropertyRules = append(out.CSSPropertyRules, v64)
+					out.CSSPropertyRules = append(out.CSSPropertyRules, v70)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2894,17 +3214,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSPropertyRegistrations = (out.CSSPropertyRegistrations)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v65 *css.PropertyRegistration
+					var v71 *css.PropertyRegistration
 					if in.IsNull() {
 						in.Skip()
-						v65 = nil
+						v71 = nil
 					} else {
-						if v65 == nil {
-							v65 = new(css.PropertyRegistration)
+						if v71 == nil {
+							v71 = new(css.PropertyRegistration)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss28(in, v65)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in, v71)
 					}
-					out.CSSPropertyRegistrations = append(out.CSSPropertyRegistrations, v65)
+					out.CSSPropertyRegistrations = append(out.CSSPropertyRegistrations, v71)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2925,17 +3245,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSAtRules = (out.CSSAtRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v66 *css.AtRule
+					var v72 *css.AtRule
 					if in.IsNull() {
 						in.Skip()
-						v66 = nil
+						v72 = nil
 					} else {
-						if v66 == nil {
-							v66 = new(css.AtRule)
+						if v72 == nil {
+							v72 = new(css.AtRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in, v66)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss31(in, v72)
 					}
-					out.CSSAtRules = append(out.CSSAtRules, v66)
+					out.CSSAtRules = append(out.CSSAtRules, v72)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -2962,17 +3282,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss1(in *jlexer.Lexer, out *c
 					out.CSSFunctionRules = (out.CSSFunctionRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v67 *css.FunctionRule
+					var v73 *css.FunctionRule
 					if in.IsNull() {
 						in.Skip()
-						v67 = nil
+						v73 = nil
 					} else {
-						if v67 == nil {
-							v67 = new(css.FunctionRule)
+						if v73 == nil {
+							v73 = new(css.FunctionRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in, v67)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in, v73)
 					}
-					out.CSSFunctionRules = append(out.CSSFunctionRules, v67)
+					out.CSSFunctionRules = append(out.CSSFunctionRules, v73)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -3021,14 +3341,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v68, v69 := range in.MatchedCSSRules {
-				if v68 > 0 {
+			for v74, v75 := range in.MatchedCSSRules {
+				if v74 > 0 {
 					out.RawByte(',')
 				}
-				if v69 == nil {
+				if v75 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out, *v69)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out, *v75)
 				}
 			}
 			out.RawByte(']')
@@ -3044,14 +3364,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v70, v71 := range in.PseudoElements {
-				if v70 > 0 {
+			for v76, v77 := range in.PseudoElements {
+				if v76 > 0 {
 					out.RawByte(',')
 				}
-				if v71 == nil {
+				if v77 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out, *v71)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out, *v77)
 				}
 			}
 			out.RawByte(']')
@@ -3067,14 +3387,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v72, v73 := range in.Inherited {
-				if v72 > 0 {
+			for v78, v79 := range in.Inherited {
+				if v78 > 0 {
 					out.RawByte(',')
 				}
-				if v73 == nil {
+				if v79 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out, *v73)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out, *v79)
 				}
 			}
 			out.RawByte(']')
@@ -3090,14 +3410,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v74, v75 := range in.InheritedPseudoElements {
-				if v74 > 0 {
+			for v80, v81 := range in.InheritedPseudoElements {
+				if v80 > 0 {
 					out.RawByte(',')
 				}
-				if v75 == nil {
+				if v81 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out, *v75)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss26(out, *v81)
 				}
 			}
 			out.RawByte(']')
@@ -3113,14 +3433,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v76, v77 := range in.CSSKeyframesRules {
-				if v76 > 0 {
+			for v82, v83 := range in.CSSKeyframesRules {
+				if v82 > 0 {
 					out.RawByte(',')
 				}
-				if v77 == nil {
+				if v83 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out, *v77)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss27(out, *v83)
 				}
 			}
 			out.RawByte(']')
@@ -3136,14 +3456,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v78, v79 := range in.CSSPositionTryRules {
-				if v78 > 0 {
+			for v84, v85 := range in.CSSPositionTryRules {
+				if v84 > 0 {
 					out.RawByte(',')
 				}
-				if v79 == nil {
+				if v85 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss26(out, *v79)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss28(out, *v85)
 				}
 			}
 			out.RawByte(']')
@@ -3169,14 +3489,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v80, v81 := range in.CSSPropertyRules {
-				if v80 > 0 {
+			for v86, v87 := range in.CSSPropertyRules {
+				if v86 > 0 {
 					out.RawByte(',')
 				}
-				if v81 == nil {
+				if v87 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss27(out, *v81)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out, *v87)
 				}
 			}
 			out.RawByte(']')
@@ -3192,14 +3512,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v82, v83 := range in.CSSPropertyRegistrations {
-				if v82 > 0 {
+			for v88, v89 := range in.CSSPropertyRegistrations {
+				if v88 > 0 {
 					out.RawByte(',')
 				}
-				if v83 == nil {
+				if v89 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss28(out, *v83)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out, *v89)
 				}
 			}
 			out.RawByte(']')
@@ -3215,14 +3535,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v84, v85 := range in.CSSAtRules {
-				if v84 > 0 {
+			for v90, v91 := range in.CSSAtRules {
+				if v90 > 0 {
 					out.RawByte(',')
 				}
-				if v85 == nil {
+				if v91 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out, *v85)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss31(out, *v91)
 				}
 			}
 			out.RawByte(']')
@@ -3248,14 +3568,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 		}
 		{
 			out.RawByte('[')
-			for v86, v87 := range in.CSSFunctionRules {
-				if v86 > 0 {
+			for v92, v93 := range in.CSSFunctionRules {
+				if v92 > 0 {
 					out.RawByte(',')
 				}
-				if v87 == nil {
+				if v93 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out, *v87)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out, *v93)
 				}
 			}
 			out.RawByte(']')
@@ -3263,7 +3583,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss1(out *jwriter.Writer, in 
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in *jlexer.Lexer, out *css.FunctionRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in *jlexer.Lexer, out *css.FunctionRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3285,7 +3605,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in *jlexer.Lexer, out *
 				if out.Name == nil {
 					out.Name = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.Name)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Name)
 			}
 		case "styleSheetId":
 			if in.IsNull() {
@@ -3315,17 +3635,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in *jlexer.Lexer, out *
 					out.Parameters = (out.Parameters)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v88 *css.FunctionParameter
+					var v94 *css.FunctionParameter
 					if in.IsNull() {
 						in.Skip()
-						v88 = nil
+						v94 = nil
 					} else {
-						if v88 == nil {
-							v88 = new(css.FunctionParameter)
+						if v94 == nil {
+							v94 = new(css.FunctionParameter)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss31(in, v88)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in, v94)
 					}
-					out.Parameters = append(out.Parameters, v88)
+					out.Parameters = append(out.Parameters, v94)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -3346,17 +3666,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in *jlexer.Lexer, out *
 					out.Children = (out.Children)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v89 *css.FunctionNode
+					var v95 *css.FunctionNode
 					if in.IsNull() {
 						in.Skip()
-						v89 = nil
+						v95 = nil
 					} else {
-						if v89 == nil {
-							v89 = new(css.FunctionNode)
+						if v95 == nil {
+							v95 = new(css.FunctionNode)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in, v89)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in, v95)
 					}
-					out.Children = append(out.Children, v89)
+					out.Children = append(out.Children, v95)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -3381,7 +3701,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out *jwriter.Writer, in css.FunctionRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out *jwriter.Writer, in css.FunctionRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3391,7 +3711,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out *jwriter.Writer, in
 		if in.Name == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.Name)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Name)
 		}
 	}
 	if in.StyleSheetID != "" {
@@ -3411,14 +3731,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v90, v91 := range in.Parameters {
-				if v90 > 0 {
+			for v96, v97 := range in.Parameters {
+				if v96 > 0 {
 					out.RawByte(',')
 				}
-				if v91 == nil {
+				if v97 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss31(out, *v91)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out, *v97)
 				}
 			}
 			out.RawByte(']')
@@ -3431,14 +3751,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v92, v93 := range in.Children {
-				if v92 > 0 {
+			for v98, v99 := range in.Children {
+				if v98 > 0 {
 					out.RawByte(',')
 				}
-				if v93 == nil {
+				if v99 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out, *v93)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out, *v99)
 				}
 			}
 			out.RawByte(']')
@@ -3451,7 +3771,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in *jlexer.Lexer, out *css.FunctionNode) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in *jlexer.Lexer, out *css.FunctionNode) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3473,7 +3793,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in *jlexer.Lexer, out *
 				if out.Condition == nil {
 					out.Condition = new(css.FunctionConditionNode)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in, out.Condition)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss35(in, out.Condition)
 			}
 		case "style":
 			if in.IsNull() {
@@ -3499,7 +3819,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out *jwriter.Writer, in css.FunctionNode) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out *jwriter.Writer, in css.FunctionNode) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3507,7 +3827,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out *jwriter.Writer, in
 		const prefix string = ",\"condition\":"
 		first = false
 		out.RawString(prefix[1:])
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out, *in.Condition)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss35(out, *in.Condition)
 	}
 	if in.Style != nil {
 		const prefix string = ",\"style\":"
@@ -3521,7 +3841,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in *jlexer.Lexer, out *css.FunctionConditionNode) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss35(in *jlexer.Lexer, out *css.FunctionConditionNode) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3553,7 +3873,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in *jlexer.Lexer, out *
 				if out.ContainerQueries == nil {
 					out.ContainerQueries = new(css.ContainerQuery)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in, out.ContainerQueries)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.ContainerQueries)
 			}
 		case "supports":
 			if in.IsNull() {
@@ -3563,7 +3883,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in *jlexer.Lexer, out *
 				if out.Supports == nil {
 					out.Supports = new(css.Supports)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss8(in, out.Supports)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss7(in, out.Supports)
 			}
 		case "navigation":
 			if in.IsNull() {
@@ -3573,7 +3893,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in *jlexer.Lexer, out *
 				if out.Navigation == nil {
 					out.Navigation = new(css.Navigation)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss12(in, out.Navigation)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss20(in, out.Navigation)
 			}
 		case "children":
 			if in.IsNull() {
@@ -3591,17 +3911,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in *jlexer.Lexer, out *
 					out.Children = (out.Children)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v94 *css.FunctionNode
+					var v100 *css.FunctionNode
 					if in.IsNull() {
 						in.Skip()
-						v94 = nil
+						v100 = nil
 					} else {
-						if v94 == nil {
-							v94 = new(css.FunctionNode)
+						if v100 == nil {
+							v100 = new(css.FunctionNode)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss32(in, v94)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in, v100)
 					}
-					out.Children = append(out.Children, v94)
+					out.Children = append(out.Children, v100)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -3626,7 +3946,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out *jwriter.Writer, in css.FunctionConditionNode) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss35(out *jwriter.Writer, in css.FunctionConditionNode) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3644,7 +3964,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out *jwriter.Writer, in
 		} else {
 			out.RawString(prefix)
 		}
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out, *in.ContainerQueries)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.ContainerQueries)
 	}
 	if in.Supports != nil {
 		const prefix string = ",\"supports\":"
@@ -3654,7 +3974,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out *jwriter.Writer, in
 		} else {
 			out.RawString(prefix)
 		}
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss8(out, *in.Supports)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss7(out, *in.Supports)
 	}
 	if in.Navigation != nil {
 		const prefix string = ",\"navigation\":"
@@ -3664,7 +3984,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out *jwriter.Writer, in
 		} else {
 			out.RawString(prefix)
 		}
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss12(out, *in.Navigation)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss20(out, *in.Navigation)
 	}
 	{
 		const prefix string = ",\"children\":"
@@ -3678,14 +3998,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v95, v96 := range in.Children {
-				if v95 > 0 {
+			for v101, v102 := range in.Children {
+				if v101 > 0 {
 					out.RawByte(',')
 				}
-				if v96 == nil {
+				if v102 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss32(out, *v96)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out, *v102)
 				}
 			}
 			out.RawByte(']')
@@ -3698,7 +4018,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss31(in *jlexer.Lexer, out *css.FunctionParameter) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss33(in *jlexer.Lexer, out *css.FunctionParameter) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3738,7 +4058,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss31(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss31(out *jwriter.Writer, in css.FunctionParameter) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss33(out *jwriter.Writer, in css.FunctionParameter) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3754,7 +4074,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss31(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in *jlexer.Lexer, out *css.AtRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss31(in *jlexer.Lexer, out *css.AtRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3788,7 +4108,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in *jlexer.Lexer, out *
 				if out.Name == nil {
 					out.Name = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.Name)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Name)
 			}
 		case "styleSheetId":
 			if in.IsNull() {
@@ -3826,7 +4146,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out *jwriter.Writer, in css.AtRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss31(out *jwriter.Writer, in css.AtRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3843,7 +4163,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out *jwriter.Writer, in
 	if in.Name != nil {
 		const prefix string = ",\"name\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.Name)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Name)
 	}
 	if in.StyleSheetID != "" {
 		const prefix string = ",\"styleSheetId\":"
@@ -3866,7 +4186,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss28(in *jlexer.Lexer, out *css.PropertyRegistration) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss30(in *jlexer.Lexer, out *css.PropertyRegistration) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3894,7 +4214,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss28(in *jlexer.Lexer, out *
 				if out.InitialValue == nil {
 					out.InitialValue = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.InitialValue)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.InitialValue)
 			}
 		case "inherits":
 			if in.IsNull() {
@@ -3922,7 +4242,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss28(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss28(out *jwriter.Writer, in css.PropertyRegistration) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss30(out *jwriter.Writer, in css.PropertyRegistration) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -3934,7 +4254,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss28(out *jwriter.Writer, in
 	if in.InitialValue != nil {
 		const prefix string = ",\"initialValue\":"
 		out.RawString(prefix)
-		easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.InitialValue)
+		easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.InitialValue)
 	}
 	{
 		const prefix string = ",\"inherits\":"
@@ -3948,7 +4268,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss28(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss27(in *jlexer.Lexer, out *css.PropertyRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss29(in *jlexer.Lexer, out *css.PropertyRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -3982,7 +4302,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss27(in *jlexer.Lexer, out *
 				if out.PropertyName == nil {
 					out.PropertyName = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.PropertyName)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.PropertyName)
 			}
 		case "style":
 			if in.IsNull() {
@@ -4008,7 +4328,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss27(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss27(out *jwriter.Writer, in css.PropertyRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss29(out *jwriter.Writer, in css.PropertyRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -4034,7 +4354,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss27(out *jwriter.Writer, in
 		if in.PropertyName == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.PropertyName)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.PropertyName)
 		}
 	}
 	{
@@ -4048,7 +4368,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss27(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss26(in *jlexer.Lexer, out *css.PositionTryRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss28(in *jlexer.Lexer, out *css.PositionTryRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -4070,7 +4390,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss26(in *jlexer.Lexer, out *
 				if out.Name == nil {
 					out.Name = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.Name)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.Name)
 			}
 		case "styleSheetId":
 			if in.IsNull() {
@@ -4114,7 +4434,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss26(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss26(out *jwriter.Writer, in css.PositionTryRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss28(out *jwriter.Writer, in css.PositionTryRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -4124,7 +4444,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss26(out *jwriter.Writer, in
 		if in.Name == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.Name)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.Name)
 		}
 	}
 	if in.StyleSheetID != "" {
@@ -4153,7 +4473,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss26(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in *jlexer.Lexer, out *css.KeyframesRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss27(in *jlexer.Lexer, out *css.KeyframesRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -4175,7 +4495,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in *jlexer.Lexer, out *
 				if out.AnimationName == nil {
 					out.AnimationName = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.AnimationName)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.AnimationName)
 			}
 		case "keyframes":
 			if in.IsNull() {
@@ -4193,17 +4513,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in *jlexer.Lexer, out *
 					out.Keyframes = (out.Keyframes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v97 *css.KeyframeRule
+					var v103 *css.KeyframeRule
 					if in.IsNull() {
 						in.Skip()
-						v97 = nil
+						v103 = nil
 					} else {
-						if v97 == nil {
-							v97 = new(css.KeyframeRule)
+						if v103 == nil {
+							v103 = new(css.KeyframeRule)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in, v97)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss36(in, v103)
 					}
-					out.Keyframes = append(out.Keyframes, v97)
+					out.Keyframes = append(out.Keyframes, v103)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -4222,7 +4542,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out *jwriter.Writer, in css.KeyframesRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss27(out *jwriter.Writer, in css.KeyframesRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -4232,7 +4552,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out *jwriter.Writer, in
 		if in.AnimationName == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.AnimationName)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.AnimationName)
 		}
 	}
 	{
@@ -4242,14 +4562,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v98, v99 := range in.Keyframes {
-				if v98 > 0 {
+			for v104, v105 := range in.Keyframes {
+				if v104 > 0 {
 					out.RawByte(',')
 				}
-				if v99 == nil {
+				if v105 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out, *v99)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss36(out, *v105)
 				}
 			}
 			out.RawByte(']')
@@ -4257,7 +4577,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in *jlexer.Lexer, out *css.KeyframeRule) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss36(in *jlexer.Lexer, out *css.KeyframeRule) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -4291,7 +4611,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in *jlexer.Lexer, out *
 				if out.KeyText == nil {
 					out.KeyText = new(css.Value)
 				}
-				easyjson4f959b03DecodeGithubComChromedpCdprotoCss16(in, out.KeyText)
+				easyjson4f959b03DecodeGithubComChromedpCdprotoCss13(in, out.KeyText)
 			}
 		case "style":
 			if in.IsNull() {
@@ -4317,7 +4637,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss34(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out *jwriter.Writer, in css.KeyframeRule) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss36(out *jwriter.Writer, in css.KeyframeRule) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -4343,7 +4663,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out *jwriter.Writer, in
 		if in.KeyText == nil {
 			out.RawString("null")
 		} else {
-			easyjson4f959b03EncodeGithubComChromedpCdprotoCss16(out, *in.KeyText)
+			easyjson4f959b03EncodeGithubComChromedpCdprotoCss13(out, *in.KeyText)
 		}
 	}
 	{
@@ -4357,7 +4677,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss34(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in *jlexer.Lexer, out *css.InheritedPseudoElementMatches) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss26(in *jlexer.Lexer, out *css.InheritedPseudoElementMatches) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -4387,17 +4707,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in *jlexer.Lexer, out *
 					out.PseudoElements = (out.PseudoElements)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v100 *css.PseudoElementMatches
+					var v106 *css.PseudoElementMatches
 					if in.IsNull() {
 						in.Skip()
-						v100 = nil
+						v106 = nil
 					} else {
-						if v100 == nil {
-							v100 = new(css.PseudoElementMatches)
+						if v106 == nil {
+							v106 = new(css.PseudoElementMatches)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in, v100)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in, v106)
 					}
-					out.PseudoElements = append(out.PseudoElements, v100)
+					out.PseudoElements = append(out.PseudoElements, v106)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -4416,7 +4736,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out *jwriter.Writer, in css.InheritedPseudoElementMatches) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss26(out *jwriter.Writer, in css.InheritedPseudoElementMatches) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -4427,14 +4747,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v101, v102 := range in.PseudoElements {
-				if v101 > 0 {
+			for v107, v108 := range in.PseudoElements {
+				if v107 > 0 {
 					out.RawByte(',')
 				}
-				if v102 == nil {
+				if v108 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out, *v102)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out, *v108)
 				}
 			}
 			out.RawByte(']')
@@ -4442,7 +4762,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in *jlexer.Lexer, out *css.InheritedStyleEntry) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss25(in *jlexer.Lexer, out *css.InheritedStyleEntry) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -4482,17 +4802,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in *jlexer.Lexer, out *
 					out.MatchedCSSRules = (out.MatchedCSSRules)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v103 *css.RuleMatch
+					var v109 *css.RuleMatch
 					if in.IsNull() {
 						in.Skip()
-						v103 = nil
+						v109 = nil
 					} else {
-						if v103 == nil {
-							v103 = new(css.RuleMatch)
+						if v109 == nil {
+							v109 = new(css.RuleMatch)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in, v103)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in, v109)
 					}
-					out.MatchedCSSRules = append(out.MatchedCSSRules, v103)
+					out.MatchedCSSRules = append(out.MatchedCSSRules, v109)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -4511,7 +4831,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out *jwriter.Writer, in css.InheritedStyleEntry) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss25(out *jwriter.Writer, in css.InheritedStyleEntry) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -4533,14 +4853,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v104, v105 := range in.MatchedCSSRules {
-				if v104 > 0 {
+			for v110, v111 := range in.MatchedCSSRules {
+				if v110 > 0 {
 					out.RawByte(',')
 				}
-				if v105 == nil {
+				if v111 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out, *v105)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out, *v111)
 				}
 			}
 			out.RawByte(']')
@@ -4548,7 +4868,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in *jlexer.Lexer, out *css.PseudoElementMatches) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss24(in *jlexer.Lexer, out *css.PseudoElementMatches) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -4590,17 +4910,17 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in *jlexer.Lexer, out *
 					out.Matches = (out.Matches)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v106 *css.RuleMatch
+					var v112 *css.RuleMatch
 					if in.IsNull() {
 						in.Skip()
-						v106 = nil
+						v112 = nil
 					} else {
-						if v106 == nil {
-							v106 = new(css.RuleMatch)
+						if v112 == nil {
+							v112 = new(css.RuleMatch)
 						}
-						easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in, v106)
+						easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in, v112)
 					}
-					out.Matches = append(out.Matches, v106)
+					out.Matches = append(out.Matches, v112)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -4619,7 +4939,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss22(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out *jwriter.Writer, in css.PseudoElementMatches) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss24(out *jwriter.Writer, in css.PseudoElementMatches) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -4640,14 +4960,14 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v107, v108 := range in.Matches {
-				if v107 > 0 {
+			for v113, v114 := range in.Matches {
+				if v113 > 0 {
 					out.RawByte(',')
 				}
-				if v108 == nil {
+				if v114 == nil {
 					out.RawString("null")
 				} else {
-					easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out, *v108)
+					easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out, *v114)
 				}
 			}
 			out.RawByte(']')
@@ -4655,7 +4975,7 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss22(out *jwriter.Writer, in
 	}
 	out.RawByte('}')
 }
-func easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in *jlexer.Lexer, out *css.RuleMatch) {
+func easyjson4f959b03DecodeGithubComChromedpCdprotoCss23(in *jlexer.Lexer, out *css.RuleMatch) {
 	isTopLevel := in.IsStart()
 	if in.IsNull() {
 		if isTopLevel {
@@ -4695,13 +5015,13 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in *jlexer.Lexer, out *
 					out.MatchingSelectors = (out.MatchingSelectors)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v109 int64
+					var v115 int64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v109 = int64(in.Int64())
+						v115 = int64(in.Int64())
 					}
-					out.MatchingSelectors = append(out.MatchingSelectors, v109)
+					out.MatchingSelectors = append(out.MatchingSelectors, v115)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -4720,7 +5040,7 @@ func easyjson4f959b03DecodeGithubComChromedpCdprotoCss21(in *jlexer.Lexer, out *
 		in.Consumed()
 	}
 }
-func easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out *jwriter.Writer, in css.RuleMatch) {
+func easyjson4f959b03EncodeGithubComChromedpCdprotoCss23(out *jwriter.Writer, in css.RuleMatch) {
 	out.RawByte('{')
 	first := true
 	_ = first
@@ -4740,11 +5060,11 @@ func easyjson4f959b03EncodeGithubComChromedpCdprotoCss21(out *jwriter.Writer, in
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v110, v111 := range in.MatchingSelectors {
-				if v110 > 0 {
+			for v116, v117 := range in.MatchingSelectors {
+				if v116 > 0 {
 					out.RawByte(',')
 				}
-				out.Int64(int64(v111))
+				out.Int64(int64(v117))
 			}
 			out.RawByte(']')
 		}

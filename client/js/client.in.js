@@ -52,6 +52,9 @@
 // build.mjs inlines overlay.mjs here
 // build.mjs inlines shadow.mjs here
 // build.mjs inlines domread.mjs here
+// build.mjs inlines csstext.mjs here
+// build.mjs inlines cssforce.mjs here
+// build.mjs inlines cssfont.mjs here
 // build.mjs inlines css.mjs here
 // build.mjs inlines dom.mjs here
 

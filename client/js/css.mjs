@@ -17,9 +17,9 @@
 // they are announced by URL and their text is refused with that reason.
 
 import { measureJSON, MAX_FRAME_OBJECTS } from './core.mjs';
-
-/** Style rules one answer looks at (a bigger page's later rules are not matched). */
-export const MAX_RULES = 20000;
+import { MAX_RULES, failure, splitTop, specificity, styleJSON, textOf, setText, flatten, oneLine, groupHeader, unreadable } from './csstext.mjs';
+import { forceStates, forcedNow, substitute, refreshForced, isForcedSheet } from './cssforce.mjs';
+import { background, fonts } from './cssfont.mjs';
 /** Characters of one style sheet's text sent (the rest is cut at a line). */
 export const MAX_SHEET_TEXT = 262144;
 /** Characters per text part (a part is one JSON string, under MaxStringBytes). */
@@ -38,137 +38,6 @@ const G = /** @type {any} */ (globalThis);
 /** The inspector sheets (newSheet): their rules' origin is "inspector". */
 const inspectorSheets = new WeakSet();
 
-/** @param {string} code @param {string} message */
-function failure(code, message) {
-  const e = /** @type {any} */ (new Error(message));
-  e.code = code;
-  e.transport = true;
-  return e;
-}
-
-/**
- * Splits text at top-level separators (outside brackets and quotes); each
- * part keeps its offset.
- * @param {string} text @param {string} sep one character
- * @returns {{text: string, at: number}[]}
- */
-export function splitTop(text, sep) {
-  const out = [];
-  let depth = 0, quote = '', start = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quote) {
-      if (c === '\\') i++;
-      else if (c === quote) quote = '';
-    } else if (c === '"' || c === '\'') quote = c;
-    else if (c === '(' || c === '[') depth++;
-    else if (c === ')' || c === ']') depth--;
-    else if (c === sep && depth === 0) {
-      out.push({ text: text.slice(start, i + 1), at: start });
-      start = i + 1;
-    }
-  }
-  if (text.slice(start).trim()) out.push({ text: text.slice(start), at: start });
-  return out;
-}
-
-/**
- * An approximate selector specificity (ids, classes/attributes/pseudo-classes,
- * types/pseudo-elements) for the cascade order of matched rules.
- * @param {string} sel
- */
-export function specificity(sel) {
-  const s = sel.replace(/"[^"]*"|'[^']*'/g, '').replace(/:where\([^)]*\)/g, '');
-  const a = (s.match(/#[\w-]+/g) || []).length;
-  const b = (s.match(/\.[\w-]+/g) || []).length + (s.match(/\[[^\]]*\]/g) || []).length +
-    (s.match(/(^|[^:]):(?!is\(|not\(|has\()[\w-]+/g) || []).length;
-  const c = (s.replace(/\[[^\]]*\]/g, '').match(/(^|[\s>+~(,])[a-zA-Z][\w-]*/g) || []).length + (s.match(/::[\w-]+/g) || []).length;
-  return a * 1e6 + b * 1e3 + c;
-}
-
-/**
- * CDP's CSSStyle for a declaration block whose text starts at column start
- * of line.
- * @param {string} sheet @param {number} line @param {number} start @param {string} text
- */
-export function styleJSON(sheet, line, start, text) {
-  const props = [];
-  for (const part of splitTop(text, ';')) {
-    const lead = part.text.length - part.text.trimStart().length;
-    const decl = part.text.trim();
-    const colon = decl.indexOf(':');
-    if (colon <= 0) continue;
-    let value = decl.slice(colon + 1).replace(/;$/, '').trim();
-    const important = /!\s*important$/i.test(value);
-    if (important) value = value.replace(/\s*!\s*important$/i, '');
-    const from = start + part.at + lead;
-    props.push({
-      name: decl.slice(0, colon).trim(), value, important, implicit: false, text: decl, parsedOk: true, disabled: false,
-      range: { startLine: line, startColumn: from, endLine: line, endColumn: from + decl.length },
-    });
-  }
-  return {
-    styleSheetId: sheet, cssProperties: props, shorthandEntries: [], cssText: text,
-    range: { startLine: line, startColumn: start, endLine: line, endColumn: start + text.length },
-  };
-}
-
-/**
- * @typedef {object} Entry one style rule of a sheet's text
- * @property {any} rule the CSSStyleRule
- * @property {number} line
- * @property {number} start the column its declarations start at
- * @property {{rule: any, line: number}[]} groups its grouping rules, innermost first
- * @property {number} order its place among all entries of the answer
- */
-
-/**
- * A sheet's text, one rule per line, and its style rules.
- * @param {any} sheet a readable CSSStyleSheet
- * @param {{n: number}} budget style rules left to look at
- */
-export function flatten(sheet, budget) {
-  /** @type {string[]} */
-  const lines = [];
-  /** @type {Entry[]} */
-  const entries = [];
-  /** @param {any} list @param {{rule: any, line: number}[]} groups */
-  const walk = (list, groups) => {
-    for (const r of list) {
-      if (budget.n <= 0) return;
-      const line = lines.length;
-      if (r.type === 1 && r.style) {
-        budget.n--;
-        const sel = oneLine(String(r.selectorText));
-        lines.push(sel + ' { ' + r.style.cssText + ' }');
-        entries.push({ rule: r, line, start: sel.length + 3, groups, order: 0 });
-      } else if (r.cssRules && groupHeader(r) !== null) {
-        lines.push(groupHeader(r) + ' {');
-        walk(r.cssRules, [{ rule: r, line }, ...groups]);
-        lines.push('}');
-      } else {
-        lines.push(oneLine(String(r.cssText)));
-      }
-    }
-  };
-  walk(sheet.cssRules, []);
-  return { lines, entries };
-}
-
-/** @param {string} s */
-function oneLine(s) { return s.replace(/\s*\n\s*/g, ' '); }
-
-/** A grouping rule's header as the text shows it, or null. @param {any} r */
-function groupHeader(r) {
-  if (r.type === 4) return '@media ' + r.media.mediaText;
-  if (r.type === 12) return '@supports ' + r.conditionText;
-  if (G.CSSLayerBlockRule && r instanceof G.CSSLayerBlockRule) return '@layer' + (r.name ? ' ' + r.name : '');
-  if (G.CSSContainerRule && r instanceof G.CSSContainerRule) return '@container ' + r.conditionText;
-  const t = String(r.cssText);
-  const brace = t.indexOf('{');
-  return brace > 0 ? oneLine(t.slice(0, brace).trim()) : null;
-}
-
 /**
  * The CDP arrays of a rule's grouping rules (innermost first), and whether
  * its conditions hold now.
@@ -179,30 +48,54 @@ function conditions(id, groups) {
   const c = { media: [], supports: [], layers: [], containerQueries: [], ruleTypes: [] };
   let active = true;
   for (const { rule: g, line } of groups) {
-    const head = groupHeader(g) || '';
-    const text = head.replace(/^@[\w-]+\s*/, '');
-    const range = { startLine: line, startColumn: head.length - text.length, endLine: line, endColumn: head.length };
-    if (g.type === 4) {
-      const on = !!G.matchMedia && G.matchMedia(g.media.mediaText).matches;
-      active = active && on;
-      c.media.push({ text: g.media.mediaText, source: 'mediaRule', styleSheetId: id, range });
-      c.ruleTypes.push('MediaRule');
-    } else if (g.type === 12) {
-      const on = !!G.CSS && G.CSS.supports(g.conditionText);
-      active = active && on;
-      c.supports.push({ text: g.conditionText, active: on, styleSheetId: id, range });
-      c.ruleTypes.push('SupportsRule');
-    } else if (G.CSSLayerBlockRule && g instanceof G.CSSLayerBlockRule) {
-      c.layers.push({ text: g.name, styleSheetId: id, range });
-      c.ruleTypes.push('LayerRule');
-    } else if (G.CSSContainerRule && g instanceof G.CSSContainerRule) {
-      // Whether a container query holds is not readable from the page:
-      // the rule is listed as Chrome lists one that applies.
-      c.containerQueries.push({ text: g.conditionText, conditionText: g.conditionText, name: g.containerName || '', styleSheetId: id, range });
-      c.ruleTypes.push('ContainerRule');
-    }
+    const q = groupJSON(id, g, line);
+    if (!q) continue;
+    active = active && q.on;
+    c[q.kind].push(q.json);
+    c.ruleTypes.push(q.type);
   }
   return { c, active };
+}
+
+/**
+ * CDP's description of grouping rule g on line of sheet id (CSSMedia,
+ * CSSSupports, CSSLayer, CSSContainerQuery), and whether its condition
+ * holds now; null for other rules.
+ * @param {string} id @param {any} g @param {number} line
+ */
+function groupJSON(id, g, line) {
+  const head = groupHeader(g) || '';
+  const text = head.replace(/^@[\w-]+\s*/, '');
+  const range = { startLine: line, startColumn: head.length - text.length, endLine: line, endColumn: head.length };
+  if (g.type === 4) {
+    return { kind: 'media', type: 'MediaRule', on: !!G.matchMedia && G.matchMedia(g.media.mediaText).matches, json: { text: g.media.mediaText, source: 'mediaRule', styleSheetId: id, range } };
+  }
+  if (g.type === 12) {
+    const on = !!G.CSS && G.CSS.supports(g.conditionText);
+    return { kind: 'supports', type: 'SupportsRule', on, json: { text: g.conditionText, active: on, styleSheetId: id, range } };
+  }
+  if (G.CSSLayerBlockRule && g instanceof G.CSSLayerBlockRule) return { kind: 'layers', type: 'LayerRule', on: true, json: { text: g.name, styleSheetId: id, range } };
+  if (G.CSSContainerRule && g instanceof G.CSSContainerRule) {
+    // Whether a container query holds is not readable from the page: the
+    // rule is listed as Chrome lists one that applies.
+    return { kind: 'containerQueries', type: 'ContainerRule', on: true, json: { conditionText: g.conditionText, name: g.containerName || '', styleSheetId: id, range } };
+  }
+  return null;
+}
+
+/**
+ * CDP's SelectorList of a rule whose selector text starts line (each
+ * selector with its range, so the Styles pane can edit it).
+ * @param {any} rule @param {number} line
+ */
+function selectorsJSON(rule, line) {
+  const text = oneLine(String(rule.selectorText));
+  const selectors = splitTop(text, ',').map((p) => {
+    const t = p.text.replace(/,$/, '');
+    const from = p.at + t.length - t.trimStart().length;
+    return { text: t.trim(), range: { startLine: line, startColumn: from, endLine: line, endColumn: from + t.trim().length } };
+  });
+  return { selectors, text };
 }
 
 /**
@@ -210,11 +103,10 @@ function conditions(id, groups) {
  * @param {string} id @param {Entry} e
  */
 function ruleJSON(id, e) {
-  const sels = splitTop(String(e.rule.selectorText), ',').map((p) => p.text.replace(/,$/, '').trim());
   /** @type {Record<string, any>} */
   const r = {
-    styleSheetId: id, selectorList: { selectors: sels.map((t) => ({ text: t })), text: oneLine(String(e.rule.selectorText)) },
-    origin: inspectorSheets.has(e.rule.parentStyleSheet) ? 'inspector' : 'regular', style: styleJSON(id, e.line, e.start, e.rule.style.cssText),
+    styleSheetId: id, selectorList: selectorsJSON(e.rule, e.line),
+    origin: inspectorSheets.has(e.rule.parentStyleSheet) ? 'inspector' : 'regular', style: styleJSON(id, e.line, e.start, textOf(e.rule.style)),
   };
   const { c } = conditions(id, e.groups);
   for (const k of Object.keys(c)) if (c[k].length) r[k] = c[k];
@@ -235,15 +127,6 @@ function state(s) {
   return /** @type {CSSState} */ (s.css);
 }
 
-/** Why the page may not read a sheet's rules, or '' if it may. @param {any} sheet */
-export function unreadable(sheet) {
-  try {
-    void sheet.cssRules;
-    return '';
-  } catch (e) {
-    return 'the style sheet ' + (sheet.href || '(no URL)') + ' is cross-origin: the page may not read its rules (CSSOM SecurityError); serve it with CORS and load it with crossorigin="anonymous" to inspect it';
-  }
-}
 
 /**
  * The document's sheets, with ids; headers of those new to the session.
@@ -251,7 +134,7 @@ export function unreadable(sheet) {
  */
 function sheets(doc, s) {
   const st = state(s);
-  const all = [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])];
+  const all = [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])].filter((x) => !isForcedSheet(x));
   const added = [];
   for (const sheet of all) {
     if (st.ids.has(sheet)) continue;
@@ -273,7 +156,7 @@ function sheets(doc, s) {
  * cascade order (least specific first, as CDP lists them).
  * @param {any} el @param {{id: string, e: Entry}[]} rules
  */
-function matches(el, rules) {
+function matches(el, rules, forced) {
   /** @type {{m: any, key: number[]}[]} */
   const own = [];
   /** @type {Map<string, {m: any, key: number[]}[]>} */
@@ -288,7 +171,7 @@ function matches(el, rules) {
       const m = /::?(before|after|marker)$/.exec(sels[i]);
       const base = m ? sels[i].slice(0, m.index) || '*' : sels[i];
       let ok = false;
-      try { ok = el.matches(base); } catch (err) { ok = false; }
+      try { ok = el.matches(base) || (!!forced && forced.re.test(base) && el.matches(substitute(base, forced))); } catch (err) { ok = false; }
       if (!ok) continue;
       spec = Math.max(spec, specificity(sels[i]));
       if (m) ph.set(m[1], [...(ph.get(m[1]) || []), i]);
@@ -320,7 +203,7 @@ function isElement(n) { return !!n && n.nodeType === 1; }
 
 /** An element's inline style. @param {any} el @param {number} id the page's node id */
 function inline(el, id) {
-  return styleJSON('i' + id, 0, 0, el.style ? el.style.cssText : '');
+  return styleJSON('i' + id, 0, 0, el.style ? textOf(el.style) : '');
 }
 
 /** @param {string} text */
@@ -355,13 +238,14 @@ export function cssCommand(agent, s, p) {
         for (const e of flatten(sheet, budget).entries) rules.push({ id, e });
       }
       rules.forEach((r, i) => { r.e.order = i; });
-      const m = matches(el, rules);
+      const forced = forcedNow(agent);
+      const m = matches(el, rules, forced);
       /** @type {Record<string, any>} */
       const out = { inlineStyle: inline(el, p.node), matchedCSSRules: m.own, pseudoElements: m.pseudo, inherited: [] };
       let up = el.parentElement;
       for (let i = 0; up && i < MAX_INHERITED; i++, up = up.parentElement) {
         /** @type {Record<string, any>} */
-        const entry = { matchedCSSRules: matches(up, rules).own };
+        const entry = { matchedCSSRules: matches(up, rules, forced).own };
         if (up.hasAttribute('style')) entry.inlineStyle = inline(up, agent.idOf(s, up));
         out.inherited.push(entry);
       }
@@ -381,7 +265,7 @@ export function cssCommand(agent, s, p) {
       return isElement(n) ? { css: { inline: inline(n, p.node) } } : { css: {} };
     }
     case 'sheetText': {
-      if (p.sheet[0] === 'i') return { css: { text: parts(element(agent.node(s, Number(p.sheet.slice(1)))).style.cssText) } };
+      if (p.sheet[0] === 'i') return { css: { text: parts(textOf(element(agent.node(s, Number(p.sheet.slice(1)))).style)) } };
       const sheet = sheetOf(s, p.sheet);
       return { css: { text: parts(flatten(sheet, { n: MAX_RULES }).lines.join('\n')) } };
     }
@@ -390,23 +274,107 @@ export function cssCommand(agent, s, p) {
       if (p.sheet[0] === 'i') {
         const id = Number(p.sheet.slice(1));
         const el = element(agent.node(s, id));
-        el.style.cssText = text;
+        setText(el.style, text);
         agent.flush(); // the style attribute's change goes before the answer
         return { css: { style: inline(el, id) } };
       }
       const sheet = sheetOf(s, p.sheet);
-      const line = p.line || 0;
-      const e = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.line === line);
-      if (!e) throw failure('invalid-argument', 'no style rule on line ' + line + ' of style sheet ' + p.sheet + ' (the page\'s rules changed): reselect the element');
-      e.rule.style.cssText = text;
+      const e = ruleAt(sheet, p.sheet, p.line || 0);
+      setText(e.rule.style, text);
+      refreshForced(agent);
       const again = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.rule === e.rule);
       if (!again) throw failure('invalid-argument', 'the rule is gone from style sheet ' + p.sheet);
-      return { css: { style: styleJSON(p.sheet, again.line, again.start, again.rule.style.cssText) } };
+      return { css: { style: styleJSON(p.sheet, again.line, again.start, textOf(again.rule.style)) } };
     }
     case 'newSheet': return newSheet(doc, s);
-    case 'addRule': return { css: { rule: addRule(sheetOf(s, p.sheet), p.sheet, p.line || 0, String(p.text || '')) } };
+    case 'addRule': {
+      const rule = addRule(sheetOf(s, p.sheet), p.sheet, p.line || 0, String(p.text || ''));
+      refreshForced(agent);
+      return { css: { rule } };
+    }
+    case 'setSelector': {
+      const e = ruleAt(sheetOf(s, p.sheet), p.sheet, p.line || 0);
+      const before = e.rule.selectorText;
+      e.rule.selectorText = String(p.text || '');
+      if (e.rule.selectorText === before && oneLine(String(p.text || '')).trim() !== before) {
+        throw failure('invalid-argument', 'the page\'s CSS parser refused the selector ' + JSON.stringify(String(p.text || '').slice(0, 200)));
+      }
+      refreshForced(agent);
+      return { css: { selectorList: selectorsJSON(e.rule, e.line) } };
+    }
+    case 'setMedia':
+    case 'setSupports': {
+      const sheet = sheetOf(s, p.sheet);
+      const q = setCondition(sheet, p.sheet, p.line || 0, String(p.text || ''), p.css === 'setMedia' ? 4 : 12);
+      refreshForced(agent);
+      return { css: p.css === 'setMedia' ? { media: q } : { supports: q } };
+    }
+    case 'background': {
+      const n = agent.node(s, p.node);
+      return { css: { background: isElement(n) ? background(n) : {} } };
+    }
+    case 'fonts': {
+      const n = agent.node(s, p.node);
+      return isElement(n) ? { css: { fonts: fonts(agent.doc, n) } } : { css: {} };
+    }
+    case 'force': {
+      forceStates(agent, s, element(agent.node(s, p.node)), String(p.text || ''));
+      return { css: {} };
+    }
   }
   throw failure('unsupported', 'css query ' + p.css + ' is not in the page CSS agent');
+}
+
+/**
+ * The style rule on line of a sheet's text.
+ * @param {any} sheet @param {string} id @param {number} line
+ */
+function ruleAt(sheet, id, line) {
+  const e = flatten(sheet, { n: MAX_RULES }).entries.find((x) => x.line === line);
+  if (!e) throw failure('invalid-argument', 'no style rule on line ' + line + ' of style sheet ' + id + ' (the page\'s rules changed): reselect the element');
+  return e;
+}
+
+/**
+ * Sets the condition of the @media (type 4) or @supports (type 12) rule
+ * on line; answers its CSSMedia or CSSSupports. A media list is writable;
+ * a @supports condition is not, so that rule is replaced by one with the
+ * new condition and the same rules inside.
+ * @param {any} sheet @param {string} id @param {number} line @param {string} text @param {number} type
+ */
+function setCondition(sheet, id, line, text, type) {
+  /** @type {{rule: any, line: number} | undefined} */
+  let found;
+  const visit = (/** @type {any} */ list, /** @type {number} */ at) => {
+    for (const r of list) {
+      if (found) return at;
+      if (at === line && r.type === type) { found = { rule: r, line: at }; return at; }
+      if (r.cssRules && groupHeader(r) !== null && !(r.type === 1 && r.style)) at = visit(r.cssRules, at + 1) + 1;
+      else at++;
+    }
+    return at;
+  };
+  visit(sheet.cssRules, 0);
+  if (!found) throw failure('invalid-argument', 'no ' + (type === 4 ? '@media' : '@supports') + ' rule on line ' + line + ' of style sheet ' + id + ' (the page\'s rules changed): reselect the element');
+  let g = found.rule;
+  text = oneLine(text).trim();
+  if (type === 4) {
+    g.media.mediaText = text;
+  } else {
+    const parent = g.parentRule || g.parentStyleSheet;
+    const index = [...parent.cssRules].indexOf(g);
+    const inner = [...g.cssRules].map((r) => r.cssText).join('\n');
+    parent.deleteRule(index);
+    try {
+      parent.insertRule('@supports ' + text + ' {\n' + inner + '\n}', index);
+    } catch (e) {
+      parent.insertRule(g.cssText, index);
+      throw failure('invalid-argument', 'the page\'s CSS parser refused the condition ' + JSON.stringify(text.slice(0, 200)) + ': ' + String(/** @type {any} */ (e).message || e));
+    }
+    g = parent.cssRules[index];
+  }
+  const q = groupJSON(id, g, found.line);
+  return q ? q.json : null;
 }
 
 /**

@@ -2,7 +2,7 @@
 // against real Chromium pages: cdpserver/css_chromium_test.go).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { splitTop, specificity, styleJSON, flatten } from './css.mjs';
+import { splitTop, specificity, styleJSON, flatten } from './csstext.mjs';
 
 test('splitTop keeps separators inside brackets and quotes', () => {
   assert.deepEqual(splitTop('a, b:is(c, d), [x=","], e', ',').map((p) => p.text.replace(/,$/, '').trim()), ['a', 'b:is(c, d)', '[x=","]', 'e']);
@@ -45,4 +45,12 @@ test('a matched answer over its budget loses the farthest inherited rules first,
   assert.equal(out.pseudoElements.length, 1);
   const huge = { matchedCSSRules: [big(MATCHED_BUDGET.bytes)], pseudoElements: [], inherited: [] };
   assert.throws(() => withinBudget({ css: { matched: huge } }, huge), /over the frame limits/);
+});
+
+test('styleJSON: a commented-out declaration is that property, disabled, at its range', () => {
+  const text = 'margin-left: 7px; /* color: red; */ padding: 1px';
+  const s = styleJSON('s1', 0, 0, text);
+  assert.deepEqual(s.cssProperties.map((p) => [p.name, p.value, p.disabled, text.slice(p.range.startColumn, p.range.endColumn)]),
+    [['margin-left', '7px', false, 'margin-left: 7px;'], ['color', 'red', true, '/* color: red; */'], ['padding', '1px', false, 'padding: 1px']]);
+  assert.deepEqual(styleJSON('s1', 0, 0, '/* just a note */ a: b;').cssProperties.map((p) => p.name), ['a']);
 });

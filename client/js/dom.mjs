@@ -47,6 +47,7 @@ import { OWN, Overlay, boxModel } from './overlay.mjs';
 import { HOOKS, TEMPLATE_OF, rootOf, contentOf, frameDocOf, up, inTree } from './shadow.mjs';
 import { search, outerHTML, parts, parseAttributes } from './domread.mjs';
 import { cssCommand } from './css.mjs';
+import { forgetForced } from './cssforce.mjs';
 
 /** The coalescing window: mutations are sent at most this often per page. */
 export const FLUSH_MS = 50;
@@ -214,6 +215,7 @@ export class DOMAgent {
   /** A new generation (or none): every session's table is gone. */
   reset() {
     this.sessions.clear();
+    forgetForced(this);
     this.stopObserving();
     if (this.overlayAgent) for (const name of [...this.overlayAgent.selected.keys(), this.overlayAgent.owner, this.overlayAgent.picker]) this.overlayAgent.forget(name);
   }
@@ -230,6 +232,7 @@ export class DOMAgent {
     if (method === 'domDisable') {
       const old = this.sessions.get(session);
       if (old && old.doc === p.doc) this.sessions.delete(session);
+      forgetForced(this); // its forced :hover and the like go with it
       if (!this.sessions.size) this.stopObserving();
       if (this.overlayAgent && (!old || old.doc === p.doc)) this.overlayAgent.forget(session);
       return {};
@@ -306,6 +309,7 @@ export class DOMAgent {
       s.ids.set(this.doc, DOCUMENT_ID);
       s.nodes.set(DOCUMENT_ID, this.doc);
       this.sessions.set(name, s);
+      forgetForced(this); // the session's earlier document's states
     }
     return s;
   }
@@ -626,6 +630,7 @@ export class DOMAgent {
       if (!events || events.length > MAX_EVENTS_PER_FLUSH) {
         this.overflows++;
         this.sessions.delete(name);
+        forgetForced(this);
         this.sendEvents(name, s.doc, [{ kind: 'documentUpdated' }]);
         continue;
       }

@@ -1,7 +1,9 @@
 // Styles: the Elements panel's Styles pane for a page's element. A tab loads the
 // page served by fixtures/page-host.js, which gets a style sheet with a rule inside
 // @media; selecting the page's <h1> in the tree shows that rule with its media
-// condition, and editing its value in the pane changes the page's computed style.
+// condition, editing its value in the pane changes the page's computed style, and
+// toggling the property off keeps it shown, disabled; forcing :hover (:hov) applies
+// and shows the page's h1:hover rule.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -49,7 +51,7 @@ test('styles: a page element\'s @media rule shows in Styles; editing its value c
     await dt.waitForConsoleText('shop-page: loaded');
     await tab.evaluate(() => {
       const s = document.createElement('style');
-      s.textContent = 'h1 { font-weight: 700; }\n@media (min-width: 1px) { h1 { color: rgb(0, 128, 0); } }';
+      s.textContent = 'h1 { font-weight: 700; }\n@media (min-width: 1px) { h1 { color: rgb(0, 128, 0); } }\nh1:hover { background-color: rgb(255, 255, 0); }';
       document.head.append(s);
     });
 
@@ -84,12 +86,12 @@ test('styles: a page element\'s @media rule shows in Styles; editing its value c
     const box = await value.boundingBox();
     await value.click({ position: { x: (box?.width || 10) - 3, y: (box?.height || 10) / 2 } });
     await page.keyboard.press('Control+A');
-    // One input event (insertText), not a keystroke each: the pane applies
-    // every keystroke as a live edit, and on a loaded machine an earlier
-    // edit's answer could land after later keys and reset the editor
-    // ('rgb(0, 0, 2' was committed once in CI). Fast typing against a slow
-    // page is a known limit (docs/agent-note.md, Styles of pages).
-    await page.keyboard.insertText('rgb(0, 0, 255)');
+    // Key by key, as a user types (100 ms a key): the pane applies every
+    // keystroke as a live edit (CSS.setStyleTexts), and the intermediate
+    // values the page's CSS parser refuses ('r', 'rgb(0, 0,') come back as
+    // typed, so the property stays in the editor (docs/agent-note.md,
+    // Styles of pages).
+    await page.keyboard.type('rgb(0, 0, 255)', { delay: 100 });
     await page.keyboard.press('Enter');
     const deadline = Date.now() + STEP_MS;
     let color = '';
@@ -100,6 +102,45 @@ test('styles: a page element\'s @media rule shows in Styles; editing its value c
     }
     assert.equal(color, 'rgb(0, 0, 255)', 'editing the @media rule\'s value in Styles changes the page\'s computed color');
     t.diagnostic(`screenshot: ${await dt.screenshot('styles-edited')}`);
+
+    // Toggle the property off with its checkbox: the page stops applying it
+    // and the pane keeps showing it, disabled (the frontend writes it as a
+    // comment; the page gives the comment back as a disabled property).
+    await page.keyboard.press('Escape'); // Enter moved on to a new property's name
+    const prop = section.locator('li', { has: page.locator('span.value[aria-label="CSS property value: rgb(0, 0, 255)"]') }).first();
+    await prop.hover();
+    await prop.locator('input[type=checkbox]').first().click({ force: true });
+    const off = Date.now() + STEP_MS;
+    while (Date.now() < off) {
+      color = await tab.evaluate(() => getComputedStyle(/** @type {Element} */ (document.querySelector('h1'))).color);
+      if (color !== 'rgb(0, 0, 255)') break;
+      await page.waitForTimeout(100);
+    }
+    assert.equal(color, 'rgb(0, 0, 0)', 'the toggled-off color no longer applies to the page\'s <h1>');
+    await section.locator('li.disabled', { has: page.locator('span.value[aria-label="CSS property value: rgb(0, 0, 255)"]') }).first().waitFor({ state: 'visible' });
+    t.diagnostic(`screenshot: ${await dt.screenshot('styles-toggled')}`);
+
+    // :hov, then :hover: the page's h1:hover rule applies to the <h1> (its
+    // computed background) and shows in Styles; unchecked, it goes again.
+    /** @param {string} want */
+    const background = async (want) => {
+      const until = Date.now() + STEP_MS;
+      let bg = '';
+      while (Date.now() < until) {
+        bg = await tab.evaluate(() => getComputedStyle(/** @type {Element} */ (document.querySelector('h1'))).backgroundColor);
+        if (bg === want) break;
+        await page.waitForTimeout(100);
+      }
+      return bg;
+    };
+    await page.locator('.element-state').first().click(); // the :hov button, "Toggle element state"
+    const hover = page.locator('devtools-checkbox[title=":hover"]').first();
+    await hover.click();
+    assert.equal(await background('rgb(255, 255, 0)'), 'rgb(255, 255, 0)', 'forced :hover applies the page\'s h1:hover rule');
+    await page.locator('.styles-section', { hasText: 'h1:hover' }).first().waitFor({ state: 'visible' });
+    t.diagnostic(`screenshot: ${await dt.screenshot('styles-hover')}`);
+    await hover.click();
+    assert.equal(await background('rgba(0, 0, 0, 0)'), 'rgba(0, 0, 0, 0)', 'the h1:hover rule stops applying once :hover is no longer forced');
 
     const proxy = /** @type {NonNullable<typeof h.proxy>} */ (h.proxy);
     const a = await proxy.settle({ timeoutMs: 15_000 });
