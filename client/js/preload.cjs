@@ -3422,11 +3422,14 @@ var IWInject = (function () {
 // response is a candidate when, at the moment its headers are committed,
 //   - Content-Type is text/html (any parameters),
 //   - it has no Content-Encoding other than identity: a compressed body
-//     (Express `compression`, `next start`) is LEFT UNTOUCHED — the
-//     compressor wraps write/end per response and calls ours with
-//     compressed bytes; decompressing and recompressing would cost every
-//     page CPU and change its bytes for a debugging aid — and the
-//     worker says so once per process on stderr (for a 2xx page),
+//     is LEFT UNTOUCHED — the compressor wraps write/end per response and
+//     calls ours with compressed bytes; decompressing and recompressing
+//     would cost every page CPU and change its bytes for a debugging aid.
+//     Instead a browser's GET navigation reaches the app without
+//     Accept-Encoding (installInject only: identityForNavigations), so
+//     Express `compression`, `next dev`/`next start` and the like answer
+//     it uncompressed; a compressed 2xx navigation all the same gets one
+//     stderr line per process,
 //   - its status has a body (not 1xx, 204, 304),
 //   - no Content-Security-Policy blocks the client (cspBlocks: then the
 //     response is left alone and, for a 2xx page, ONE line per process
@@ -3501,10 +3504,78 @@ function installInject(http, o) {
   const orig = { writeHead: proto.writeHead, write: proto.write, end: proto.end };
   Object.assign(proto, wrappers(orig, o, true));
   proto[INSTALLED] = true;
+  const unIdentity = identityForNavigations(http);
   return function uninstall() {
+    unIdentity();
     Object.assign(proto, orig);
     delete proto[INSTALLED];
   };
+}
+
+/**
+ * Makes the app answer a browser's page navigation uncompressed, so the page
+ * can get the tag: http.Server.prototype.emit, for 'request' events of a
+ * GET navigation (isNavigation), removes Accept-Encoding from the request
+ * (req.headers and req.rawHeaders) before any listener sees it. A
+ * compressor (`compression`, Next's, @fastify/compress, koa-compress) then
+ * sends identity, which the browser takes as any server's answer. Every
+ * other request — assets, fetch/XHR (Next's RSC payloads), HEAD — reaches
+ * the app as sent and is answered as without the worker, compressed or not.
+ * http.Server.prototype is where every node:http server's 'request' is
+ * emitted (a framework's own `new http.Server` included); https.Server is
+ * not under it (not hooked: a dev server on https keeps its compressed
+ * pages, and the hint line says so). Returns the uninstall function.
+ * @param {any} http node:http
+ */
+function identityForNavigations(http) {
+  const sproto = http.Server && http.Server.prototype;
+  if (!sproto) return () => {};
+  const had = Object.prototype.hasOwnProperty.call(sproto, 'emit');
+  const origEmit = sproto.emit;
+  sproto.emit = function emit(/** @type {any} */ type, /** @type {any} */ req) {
+    if (type === 'request') {
+      try { if (pageRequest(req)) dropAcceptEncoding(req); } catch (e) { /* the request as sent */ }
+    }
+    return origEmit.apply(this, arguments);
+  };
+  return function uninstall() {
+    if (had) sproto.emit = origEmit;
+    else delete sproto.emit;
+  };
+}
+
+/**
+ * Whether request headers are a browser's navigation to a document (what a
+ * user opens and expects to join), not a subresource or a fetch. Browsers
+ * send Sec-Fetch-Dest to loopback and https origins: document, iframe or
+ * frame is a navigation. Without it (a plain-http LAN address, an old
+ * browser), a navigation is told by its Accept, which starts with text/html
+ * in every browser (fetch() and XHR send no text/html first).
+ * @param {Record<string, any>} h
+ */
+function isNavigation(h) {
+  const dest = h['sec-fetch-dest'];
+  if (typeof dest === 'string') return dest === 'document' || dest === 'iframe' || dest === 'frame';
+  return /^\s*text\/html\b/i.test(String(h.accept || ''));
+}
+
+/**
+ * A GET navigation (browsers never navigate with HEAD; a HEAD's answer keeps
+ * the app's headers, compressed or not). @param {any} req an http.IncomingMessage
+ */
+function pageRequest(req) {
+  return !!req && req.method === 'GET' && !!req.headers && isNavigation(req.headers);
+}
+
+/** @param {any} req an http.IncomingMessage */
+function dropAcceptEncoding(req) {
+  if (!('accept-encoding' in req.headers)) return;
+  delete req.headers['accept-encoding'];
+  const raw = req.rawHeaders;
+  if (!Array.isArray(raw)) return;
+  for (let i = raw.length - 2; i >= 0; i -= 2) {
+    if (String(raw[i]).toLowerCase() === 'accept-encoding') raw.splice(i, 2);
+  }
 }
 
 /**
@@ -3558,7 +3629,11 @@ function wrappers(orig, o, shared) {
     const enc = String(h['content-encoding'] || '').trim().toLowerCase();
     // The hints are for pages someone opens, not error pages (below).
     if (enc && enc !== 'identity') {
-      if (status >= 300) return 'pass';
+      // A compressed navigation is one whose app compressed what
+      // identityForNavigations asked it not to (or, with injectResponse,
+      // a middleware before the compressor); other requests (fetch, XHR)
+      // are not pages anyone opens.
+      if (status >= 300 || !pageRequest(res.req)) return 'pass';
       warnOnce('encoding', 'inspector-worker: an HTML response compressed with Content-Encoding: ' + enc +
         ' was left without the client\'s script tag (--inject does not touch compressed bodies); ' +
         'turn compression off in development, or register the inspector-worker Express middleware after compression ' +
@@ -3872,7 +3947,7 @@ function allows(list, scheme, host, script) {
     s.startsWith(scheme + '://' + host + '/'));
 }
 
-return { MAX_PREFIX: MAX_PREFIX, installInject: installInject, injectResponse: injectResponse, insertAt: insertAt, withLength: withLength, cspBlocks: cspBlocks };
+return { MAX_PREFIX: MAX_PREFIX, installInject: installInject, isNavigation: isNavigation, injectResponse: injectResponse, insertAt: insertAt, withLength: withLength, cspBlocks: cspBlocks };
 })();
 // ---- END inject.mjs ----
 
