@@ -254,21 +254,45 @@ func rawGet(t *testing.T, url string, headers map[string]string) (body, encoding
 	return string(b), resp.Header.Get("Content-Encoding")
 }
 
-// `run -- npm run dev` whose script is `next dev` (Next from the registry:
-// npm, sh and Next's launcher pass the host on to the Next server process
-// it starts). The window's host is the Next server; a route handler's
-// console.log arrives in the window; a page served by `next dev` with
-// Next's default config (compressed pages) and no code of ours joins the
-// window (--inject); Ctrl-C leaves no process.
+// `run -- npm run dev` whose script is `next dev`, and `next dev` and `npx
+// next dev` as typed (Next from the registry: npm, sh and Next's launcher
+// pass the host on to the Next server process it starts; the bare form
+// finds `next` on PATH, node_modules/.bin as npm scripts put it there). The
+// window's host is the Next server; a route handler's console.log arrives
+// in the window; a page served by `next dev` with Next's default config
+// (compressed pages) and no code of ours joins the window (--inject);
+// Ctrl-C leaves no process.
 func TestRunNextDev(t *testing.T) {
 	proctest.Node(t)
+	bin := filepath.Join(e2eModules(t, "next"), ".bin")
+	for _, tc := range []struct {
+		name string
+		argv func(port string) []string
+		env  []string
+	}{
+		{"npm run dev", func(string) []string { return []string{"npm", "run", "dev"} }, nil},
+		{"next dev", func(port string) []string { return []string{"next", "dev", "--port", port, "--hostname", "127.0.0.1"} },
+			[]string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}},
+		// Offline: npx finds e2e's next, and must never fetch it.
+		{"npx next dev", func(port string) []string {
+			return []string{"npx", "next", "dev", "--port", port, "--hostname", "127.0.0.1"}
+		}, []string{"npm_config_offline=true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runNextDev(t, tc.argv, tc.env) })
+	}
+}
+
+// runNextDev is one TestRunNextDev: argv(port) started by run in a Next
+// project whose "dev" script is `next dev` on that port.
+func runNextDev(t *testing.T, argv func(port string) []string, env []string) {
 	port := freePort(t)
 	files := maps.Clone(nextApp)
 	files["package.json"] = `{"name":"next-dev","private":true,"scripts":{"dev":"next dev --port ` + port + ` --hostname 127.0.0.1"}}`
 	dir := nextDir(t, files)
 	tmp := t.TempDir()
 	start := time.Now()
-	w := startCmdEnv(t, dir, []string{"TMPDIR=" + tmp, "NO_COLOR=1", "NEXT_TELEMETRY_DISABLED=1"}, "run", "--port", "0", "--", "npm", "run", "dev")
+	env = append([]string{"TMPDIR=" + tmp, "NO_COLOR=1", "NEXT_TELEMETRY_DISABLED=1"}, env...)
+	w := startCmdEnv(t, dir, env, append([]string{"run", "--port", "0", "--"}, argv(port)...)...)
 	host := w.waitFor(w.stderr, `the host is pid (\d+) \(\S+ \S+/next/dist/server/lib/start-server\.js\)`)
 	w.waitFor(w.stdout, `Ready in`)
 	t.Logf("next dev ready %v after start", time.Since(start).Round(time.Millisecond))
