@@ -1,5 +1,5 @@
-// Pages join without code, with real Express, helmet, compression and Vite from
-// the registry: `run --inject` (the default) and the explicit wiring that
+// Pages join without code, with real Express, helmet, compression, Vite, Fastify
+// and Koa from the registry: `run --inject` (the default) and the explicit wiring that
 // `inspector-worker wiring express|vite` prints. Each response is fetched from the
 // same app under plain node and under the worker and compared byte for byte: a
 // response the worker does not touch must be identical (but Date); one it touches
@@ -26,6 +26,7 @@ const chrome = useChromium();
 
 const EXPRESS_HOST = fileURLToPath(new URL('../fixtures/express-host.js', import.meta.url));
 const VITE_HOST = fileURLToPath(new URL('../fixtures/vite-host.js', import.meta.url));
+const SERVERS_HOST = fileURLToPath(new URL('../fixtures/servers-host.js', import.meta.url));
 
 /** This run's tag, whatever the port and token. */
 const TAG = /<script src="http:\/\/127\.0\.0\.1:\d+\/client\.js" data-endpoint="ws:\/\/127\.0\.0\.1:\d+\/client" data-token="[^"]+"><\/script>/g;
@@ -205,6 +206,25 @@ test('express under run (--inject, the default): static, res.send and streamed p
     assert.deepEqual(stderrLines(h.w, /inspector-worker: (the page's Content-Security-Policy|an HTML response)/), [], 'no hint line');
   });
 });
+
+for (const name of ['fastify', 'koa']) {
+  test(`${name} under run (--inject, the default): a page sent whole and a streamed one get the tag and join; the rest is byte-identical`, { timeout: TEST_MS }, async (t) => {
+    const plainURL = await plainHost(t, SERVERS_HOST, [name]);
+    const h = await startHost(t, { name: `wiring-${name}-inject`, fixture: SERVERS_HOST, hostArgs: [name] });
+    await h.run(async () => {
+      const runURL = pageOf(h.w);
+      const n = await compareResponses(plainURL, runURL, {
+        injected: ['/', '/stream'],
+        untouched: ['/app.js', '/api', '/missing'],
+        head: ['/', '/app.js'],
+      });
+      t.diagnostic(`${n} requests compared`);
+      await expectPageJoins(t, h.w, runURL, `${name}-page: ran /`);
+      await expectPageJoins(t, h.w, new URL('/stream', runURL).href, `${name}-page: ran /stream`);
+      assert.deepEqual(stderrLines(h.w, /inspector-worker: (the page's Content-Security-Policy|an HTML response)/), [], 'no hint line');
+    });
+  });
+}
 
 test('express with the middleware: under plain node it changes no byte; under run --inject=false it adds the tag and the page joins', { timeout: TEST_MS }, async (t) => {
   const mw = wiringFile(t, 'express');
