@@ -21,7 +21,12 @@
 //   - no Content-Security-Policy blocks the client (cspBlocks: then the
 //     response is left alone and, for a 2xx page, ONE line per process
 //     names the header and the fix; an error page's policy — Express's
-//     404 sends default-src 'none' — gets no line).
+//     404 sends default-src 'none' — gets no line). A policy in a
+//     `<meta http-equiv>` tag applies only to what follows it: the tag
+//     goes before a meta in <head> and the page joins (only evaluation is
+//     refused where the policy forbids eval, which the page client says);
+//     a blocking meta before the insertion point (a page without <head>)
+//     counts as the header does (metaPolicies): page as held, same line.
 // Everything else passes through byte-identical, without buffering.
 //
 // A candidate's body is held (never more than MAX_PREFIX bytes) until the
@@ -205,6 +210,10 @@ function wrappers(orig, o, shared) {
     try { o.warn(line); } catch (e) { /* never into the application */ }
   };
 
+  /** The CSP hint, once per process. @param {string} what the policy and its blocking directive */
+  const warnCSP = (what) => warnOnce('csp', 'inspector-worker: ' + what + ' blocks the client, so that page ' +
+    'will not join the window; in development add http://' + o.host + ' to script-src and ws://' + o.host + ' to connect-src');
+
   /** @param {any} res @param {any} extra headers passed to writeHead */
   function decide(res, extra) {
     if (shared && Object.prototype.hasOwnProperty.call(res, OWN)) return 'pass';
@@ -233,8 +242,7 @@ function wrappers(orig, o, shared) {
       // answer to every browser's /favicon.ico, sends default-src 'none'):
       // a hint for them would name a page nobody opened.
       if (status >= 300) return 'pass';
-      warnOnce('csp', 'inspector-worker: the page\'s Content-Security-Policy (' + csp + ') blocks the client, so that page ' +
-        'will not join the window; in development add http://' + o.host + ' to script-src and ws://' + o.host + ' to connect-src');
+      warnCSP('the page\'s Content-Security-Policy (' + csp + ')');
       return 'pass';
     }
     const req = res.req;
@@ -275,7 +283,20 @@ function wrappers(orig, o, shared) {
     const data = st.chunks.length === 1 ? st.chunks[0] : Buffer.concat(st.chunks, st.size);
     const had = st.chunks.length > 0;
     st.chunks = [];
-    const at = insertAt(data.toString('latin1'), o.marker);
+    const text = data.toString('latin1');
+    let at = insertAt(text, o.marker);
+    if (at >= 0) {
+      // Only a <meta> policy BEFORE the tag applies to it (a meta policy
+      // governs what the parser meets after it): after <head> there is
+      // none; in a page without <head> there can be.
+      const csp = cspBlocks(metaPolicies(text.slice(0, at)), o.host);
+      if (csp) {
+        // As for the header (decide): the page as sent, one line, none
+        // for an error page.
+        at = -1;
+        if (Number(res.statusCode) < 300) warnCSP('the page\'s Content-Security-Policy <meta> tag (' + csp + ')');
+      }
+    }
     const out = at < 0 ? data : Buffer.concat([data.subarray(0, at), snippet, data.subarray(at)]);
     // Content-Length: exact when the whole body is here, else none.
     const length = at < 0 ? null : final ? out.length : -1;
@@ -498,7 +519,7 @@ export function withLength(headers, length, validators) {
  * enforced on its own, so any blocking one blocks. A source list allows the
  * client with `*`, the scheme (`http:` / `ws:`), or the worker's
  * host[:port] with that scheme; 'strict-dynamic' ignores host sources, so a
- * script-src with it blocks. <meta http-equiv> policies are not seen.
+ * script-src with it blocks. <meta http-equiv> policies: metaPolicies.
  * @param {any} header
  * @param {string} host HOST:PORT
  */
@@ -524,6 +545,30 @@ export function cspBlocks(header, host) {
     }
   }
   return '';
+}
+
+/**
+ * The policies of the `<meta http-equiv="Content-Security-Policy">` tags in
+ * text (latin1), for cspBlocks. A meta policy is enforced from where the
+ * parser meets it on, so the caller passes the text before the tag's
+ * insertion point. Report-Only is not a meta http-equiv value browsers
+ * honour and is not matched.
+ * @param {string} text
+ * @returns {string[] | undefined} undefined: no such tag
+ */
+export function metaPolicies(text) {
+  /** @type {string[]} */
+  const out = [];
+  const tags = /<meta\b[^>]*>/gi;
+  for (let m = tags.exec(text); m; m = tags.exec(text)) {
+    const attrs = m[0];
+    if (!/\bhttp-equiv\s*=\s*(["']?)content-security-policy\1(?=[\s/>])/i.test(attrs)) continue;
+    const c = /\bcontent\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i.exec(attrs);
+    if (!c) continue;
+    out.push((c[1] ?? c[2] ?? c[3]).replace(/&(quot|#34|apos|#39|amp);/gi, (_e, n) =>
+      ({ quot: '"', '#34': '"', apos: "'", '#39': "'", amp: '&' })[String(n).toLowerCase()] || ''));
+  }
+  return out.length ? out : undefined;
 }
 
 /** @param {string[]} list @param {string} scheme @param {string} host @param {boolean} script */

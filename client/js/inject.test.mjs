@@ -6,12 +6,18 @@ import test, { before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { installInject, injectResponse, insertAt, cspBlocks, withLength, MAX_PREFIX } from './inject.mjs';
+import { installInject, injectResponse, insertAt, cspBlocks, metaPolicies, withLength, MAX_PREFIX } from './inject.mjs';
 
 const HOST = '127.0.0.1:9229';
 const TAG = '<script src="http://' + HOST + '/client.js" data-endpoint="ws://' + HOST + '/client" data-token="t"></script>';
 const MARKER = 'data-endpoint="ws://' + HOST + '/client"';
 const PAGE = '<!doctype html><html><head><title>Ünïcode</title></head><body><script src="/app.js"></script></body></html>';
+/**
+ * A page whose policy is in a <meta> tag (as an app that cannot set headers,
+ * or a static export, has it), with no <head> element: the tag would go
+ * before the first <script>, after the policy.
+ */
+const META_PAGE = '<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src \'self\'"><title>m</title><script src="/app.js"></script>';
 
 /** @type {Record<string, (req: http.IncomingMessage, res: http.ServerResponse) => void>} */
 const routes = {
@@ -81,6 +87,17 @@ const routes = {
     res.setHeader('content-security-policy', "script-src 'self' http://" + HOST + "; connect-src 'self' ws://" + HOST);
     res.end(PAGE);
   },
+  '/meta-csp': (_q, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(META_PAGE) });
+    res.end(META_PAGE);
+  },
+  '/meta-csp-404': (_q, res) => { res.statusCode = 404; res.setHeader('content-type', 'text/html'); res.end(META_PAGE); },
+  '/meta-csp-ok': (_q, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(META_PAGE.replace("default-src 'self'", "script-src 'self' http://" + HOST + "; connect-src 'self' ws://" + HOST));
+  },
+  '/meta-in-head': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end('<html><head>' + META_PAGE + '</head></html>'); },
+  '/meta-report-only': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end(META_PAGE.replace('Content-Security-Policy"', 'Content-Security-Policy-Report-Only"')); },
   '/nohead': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end('<p>x</p><script>1</script>'); },
   '/bodyonly': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end('<html><BODY class="a"><p>x</p></body>'); },
   '/fragment': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end('<p>just a fragment</p>'); },
@@ -335,6 +352,21 @@ for (const m of /** @type {const} */ (['prototype', 'response', 'both'])) descri
     assertInjected(await both('/csp-ok'), '<head>');
   });
 
+  test('a CSP <meta http-equiv> before where the tag goes that blocks the client: byte-identical and the same one line (none for an error page); after <head>, allowing, or Report-Only: injected', async () => {
+    warnings.length = 0;
+    assertUntouched(await both('/meta-csp-404'));
+    assert.deepEqual(warnings, []);
+    assertUntouched(await both('/meta-csp'));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /^inspector-worker: the page's Content-Security-Policy <meta> tag \(default-src 'self'\) blocks the client.*add http:\/\/127\.0\.0\.1:9229 to script-src and ws:\/\/127\.0\.0\.1:9229 to connect-src$/);
+    // The tag before the policy: it does not apply to the tag.
+    assertInjected(await both('/meta-in-head'), '<head>');
+    // Before the first <script> (right after </title>), after a policy that allows it or only reports.
+    assertInjected(await both('/meta-csp-ok'), '</title>');
+    assertInjected(await both('/meta-report-only'), '</title>');
+    assert.equal(warnings.length, 1);
+  });
+
   test("an error page with a blocking CSP (Express's 404): byte-identical, no line", async () => {
     warnings.length = 0;
     assertUntouched(await both('/csp-404'));
@@ -363,6 +395,15 @@ test('insertAt: anchors, marker, case and split tags', () => {
   assert.equal(insertAt('<header>x</header><script>', ''), '<header>x</header>'.length);
   assert.equal(insertAt('<head>' + MARKER, MARKER), -1);
   assert.equal(insertAt('<p>', ''), -1);
+});
+
+test('metaPolicies: the content of each CSP <meta http-equiv>, entities decoded; other metas and Report-Only not', () => {
+  assert.equal(metaPolicies('<head><meta charset="utf-8"><title>x</title>'), undefined);
+  assert.deepEqual(metaPolicies(`<META HTTP-EQUIV=Content-Security-Policy CONTENT="script-src 'self'">`), ["script-src 'self'"]);
+  assert.deepEqual(metaPolicies(`<meta content='default-src &#39;none&#39;' http-equiv='content-security-policy'/>`), ["default-src 'none'"]);
+  assert.deepEqual(metaPolicies('<meta http-equiv="Content-Security-Policy-Report-Only" content="default-src \'none\'">'), undefined);
+  assert.deepEqual(metaPolicies('<meta http-equiv="content-security-policy" content="img-src *"><meta http-equiv="Content-Security-Policy" content="connect-src \'self\'">'), ['img-src *', "connect-src 'self'"]);
+  assert.equal(cspBlocks(metaPolicies('<meta http-equiv="content-security-policy" content="img-src *"><meta http-equiv="Content-Security-Policy" content="connect-src \'self\'">'), HOST), "connect-src 'self'");
 });
 
 test('withLength: object, flat array, pairs; added only where it was', () => {
