@@ -563,13 +563,73 @@ func (sess *Session) finish(code websocket.StatusCode, reason string) {
 const hostFinishDrain = 250 * time.Millisecond
 
 // closeHostAfterAnswers closes the Node session once no relayed request is
-// waiting for Node (or after hostFinishDrain).
+// waiting for Node (or after hostFinishDrain) and hostLoop has taken every
+// message Node sent before it finished (awaitHostDrained).
 func (sess *Session) closeHostAfterAnswers() {
 	deadline := time.Now().Add(hostFinishDrain)
 	for !sess.answersQueued() && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
+	sess.hostMu.Lock()
+	sio := sess.hostIO
+	sess.hostMu.Unlock()
+	sess.awaitHostDrained(sio)
 	sess.closeHost()
+}
+
+// Draining a finished host's session. Node has written its last messages
+// (the console lines of a script that logs and ends at once) to every
+// session before it says the script finished, but hostLoop may not have
+// read them yet, and the close handshake (coder/websocket's Close) reads and
+// DISCARDS whatever is still unread: under load a window lost up to 37 of
+// the last 50 lines (TestRunLastConsoleLinesReachTheWindow). So the session
+// is closed once hostLoop has taken every message that had arrived
+// (hostnode.SessionIO.Drained), seen twice hostDrainRecheck apart (a
+// message still in Node's socket write when the first look found the
+// queue empty lands in between).
+const (
+	// hostDrainRecheck: the second look after an empty queue.
+	hostDrainRecheck = 5 * time.Millisecond
+	// hostDrainStall: the reader took nothing for this long while messages
+	// wait: it is not coming back for them (a retiring window, a stuck
+	// relay); they are announced lost.
+	hostDrainStall = time.Second
+	// hostDrainMax bounds the wait for a reader that keeps taking (a flood
+	// logged just before the end): past it the rest is announced lost.
+	hostDrainMax = 10 * time.Second
+)
+
+// awaitHostDrained waits until hostLoop has taken every message Node sent
+// on sio's session, or says in the window's Console that the last ones
+// were lost (hostDrainStall, hostDrainMax). Where Drained cannot tell
+// (outside Linux), it returns at once, as before the check existed.
+func (sess *Session) awaitHostDrained(sio *hostnode.SessionIO) {
+	start := time.Now()
+	last, lastAt := sio.Taken(), start
+	quiet := 0
+	for {
+		drained, known := sio.Drained()
+		if !known {
+			return
+		}
+		if drained {
+			if quiet++; quiet == 2 {
+				return
+			}
+		} else {
+			quiet = 0
+		}
+		now := time.Now()
+		if n := sio.Taken(); n != last {
+			last, lastAt = n, now
+		}
+		if !drained && (now.Sub(lastAt) > hostDrainStall || now.Sub(start) > hostDrainMax) {
+			sess.enqueue(logEntry("warning", "inspector-worker: the host ended before its last messages were relayed to this "+
+				"window; some of its final console lines may be missing here (the terminal has them)", now))
+			return
+		}
+		time.Sleep(hostDrainRecheck)
+	}
 }
 
 // closeHost ends the Node session with a close handshake (see

@@ -160,6 +160,7 @@ func (sess *Session) detachHost(conn *websocket.Conn, reason string) {
 		sess.hostMu.Unlock()
 		return
 	}
+	sio := sess.hostIO
 	sess.host, sess.hostIO, sess.downWhy = nil, nil, reason
 	sess.settling.Add(1) // pending empties before its answers are queued
 	sess.mu.Lock()
@@ -175,7 +176,16 @@ func (sess *Session) detachHost(conn *websocket.Conn, reason string) {
 	sess.closeThreads(reason, true)
 	sess.settling.Add(-1)
 	sess.poke()
-	hostnode.CloseSession(cur)
+	if conn != nil {
+		hostnode.CloseSession(cur) // hostLost: hostLoop has read all it will
+		return
+	}
+	// Closed once hostLoop has read what Node sent before it went down
+	// (awaitHostDrained), in a goroutine: HostDown holds swapMu.
+	go func() {
+		sess.awaitHostDrained(sio)
+		hostnode.CloseSession(cur)
+	}()
 }
 
 // hostLost runs in hostLoop when conn ended and the window stays: it detaches

@@ -39,6 +39,14 @@ func (f *frameLens) started() int64 {
 	return f.msgs
 }
 
+// startedSure is started, with ok false while the tracker is off or after
+// it gave up (its count no longer follows the stream).
+func (f *frameLens) startedSure() (n int64, ok bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.msgs, f.on && !f.bad
+}
+
 func (f *frameLens) start() {
 	f.mu.Lock()
 	f.on = true

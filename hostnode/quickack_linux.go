@@ -16,6 +16,9 @@ func rearmQuickAck(raw syscall.RawConn) {
 	})
 }
 
+// kernelQueueVisible: SIOCINQ tells kernelQueued the truth (Drained).
+const kernelQueueVisible = true
+
 // kernelQueued reports whether the socket's receive queue holds bytes not
 // read yet (SIOCINQ); true when that cannot be known.
 func (c *quickAckConn) kernelQueued() bool {

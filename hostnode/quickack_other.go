@@ -8,6 +8,9 @@ import "syscall"
 // stay as the OS configures them.
 func rearmQuickAck(syscall.RawConn) {}
 
+// kernelQueueVisible: without SIOCINQ, Drained cannot tell.
+const kernelQueueVisible = false
+
 // kernelQueued: SIOCINQ is Linux's; elsewhere the receive queue counts as
 // not empty (no promise is made).
 func (c *quickAckConn) kernelQueued() bool { return true }

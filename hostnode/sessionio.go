@@ -2,6 +2,7 @@ package hostnode
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/inspector-worker/inspector-worker/internal/cork"
 )
@@ -16,6 +17,10 @@ import (
 //   - MoreBuffered lets the one goroutine that reads Node's messages know
 //     whether another one is already on its way (read ahead by the library,
 //     or in the kernel), so it can leave the write of several to one batch.
+//   - Drained lets any goroutine know whether the reader has taken every
+//     message Node sent so far, so a session is closed only after Node's
+//     last messages were relayed (the library's close handshake discards
+//     what is still unread).
 //
 // A SessionIO is bound to the session whose Dial got its context
 // (WithSessionIO); unbound (another Dial, or a Host that does not dial
@@ -25,9 +30,9 @@ type SessionIO struct {
 	w *cork.Writer  // the session's, set by Dial
 	c *quickAckConn // the session's, set by Dial
 
-	// Owned by the reader (Took, MoreBuffered, NextLen): the messages it
-	// took since the handshake.
-	taken int64
+	// Written by the reader (Took), read by Drained from any goroutine:
+	// the messages it took since the handshake.
+	taken atomic.Int64
 }
 
 type batchKey struct{}
@@ -65,7 +70,7 @@ func (b *SessionIO) handshakeDone() {
 // Took is called by the session's reader after each message it read.
 func (b *SessionIO) Took() {
 	if b != nil {
-		b.taken++
+		b.taken.Add(1)
 	}
 }
 
@@ -79,7 +84,7 @@ func (b *SessionIO) NextLen() int64 {
 	if b == nil || b.c == nil {
 		return 0
 	}
-	n, _ := b.c.frames.sizeOf(b.taken)
+	n, _ := b.c.frames.sizeOf(b.taken.Load())
 	return n
 }
 
@@ -94,8 +99,40 @@ func (b *SessionIO) MoreBuffered() bool {
 	if b == nil || b.c == nil {
 		return false
 	}
-	if b.c.frames.started() > b.taken {
+	if b.c.frames.started() > b.taken.Load() {
 		return true
 	}
 	return b.c.kernelQueued()
+}
+
+// Taken is the number of messages the reader took: a closer waiting for
+// Drained sees the reader making progress. Any goroutine may call it.
+func (b *SessionIO) Taken() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.taken.Load()
+}
+
+// Drained reports whether the reader has taken every message Node had sent
+// when it was called: no byte waits in the kernel's receive queue and every
+// message whose first frame arrived (read ahead by the library) was taken.
+// A message the reader has taken is in its hands: it is relayed whatever
+// happens to the socket next. known is false when this cannot be told
+// (unbound, the frame tracker off or given up, no SIOCINQ outside Linux);
+// drained is then false too. Any goroutine may call it.
+func (b *SessionIO) Drained() (drained, known bool) {
+	if b == nil || b.c == nil || !kernelQueueVisible {
+		return false, false
+	}
+	started, ok := b.c.frames.startedSure()
+	if !ok {
+		return false, false
+	}
+	// taken before the kernel: a message taken between the two reads
+	// only makes the answer "not drained" for one more look.
+	if started > b.taken.Load() {
+		return false, true
+	}
+	return !b.c.kernelQueued(), true
 }

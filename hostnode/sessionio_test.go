@@ -137,6 +137,72 @@ func TestSessionIOMoreBuffered(t *testing.T) {
 	}
 }
 
+// TestSessionIODrained: Drained, asked from another goroutine, is false
+// while any message the server wrote is unread (in the kernel or read ahead
+// by the library) and true once the reader took the last; a closer relying
+// on it would otherwise discard Node's last messages.
+func TestSessionIODrained(t *testing.T) {
+	if !kernelQueueVisible {
+		t.Skip("SKIPPED: no SIOCINQ on this OS: Drained always says it cannot tell")
+	}
+	ctx := testCtx(t)
+	written := make(chan struct{}, 10)
+	url := wsServer(t, func(ctx context.Context, c *websocket.Conn, msg []byte) bool {
+		var n, size int
+		if _, err := fmt.Sscanf(string(msg), "%d:%d", &n, &size); err != nil {
+			t.Errorf("server: bad request %q", msg)
+			return false
+		}
+		for range n {
+			if c.Write(ctx, websocket.MessageText, bytes.Repeat([]byte("x"), size)) != nil {
+				return false
+			}
+		}
+		written <- struct{}{}
+		return true
+	})
+	var b SessionIO
+	conn, err := Dial(WithSessionIO(ctx, &b), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	drained := func() bool {
+		ch := make(chan [2]bool)
+		go func() { d, k := b.Drained(); ch <- [2]bool{d, k} }()
+		r := <-ch
+		if !r[1] {
+			t.Fatal("Drained cannot tell on a bound session")
+		}
+		return r[0]
+	}
+	if !drained() {
+		t.Fatal("not drained after the handshake, before any message")
+	}
+	for _, tc := range []struct{ n, size int }{{1, 10}, {5, 300}, {2, 70000}} {
+		if err := conn.Write(ctx, websocket.MessageText, fmt.Appendf(nil, "%d:%d", tc.n, tc.size)); err != nil {
+			t.Fatal(err)
+		}
+		<-written
+		for i := range tc.n {
+			if drained() {
+				t.Fatalf("%d×%d B: drained with message %d unread", tc.n, tc.size, i+1)
+			}
+			if _, _, err := conn.Read(ctx); err != nil {
+				t.Fatal(err)
+			}
+			b.Took()
+		}
+		if !drained() {
+			t.Fatalf("%d×%d B: every message taken, not drained", tc.n, tc.size)
+		}
+	}
+	var unbound SessionIO
+	if d, known := unbound.Drained(); d || known {
+		t.Fatal("an unbound SessionIO claims to know it is drained")
+	}
+}
+
 // wsServer starts a WebSocket server for the test and returns its URL: it
 // hands every message it reads to onMsg, until onMsg says false or the
 // connection ends.

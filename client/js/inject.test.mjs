@@ -6,12 +6,18 @@ import test, { before, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import zlib from 'node:zlib';
-import { installInject, injectResponse, insertAt, cspBlocks, withLength, MAX_PREFIX } from './inject.mjs';
+import { installInject, injectResponse, insertAt, cspBlocks, metaPolicies, withLength, MAX_PREFIX } from './inject.mjs';
 
 const HOST = '127.0.0.1:9229';
 const TAG = '<script src="http://' + HOST + '/client.js" data-endpoint="ws://' + HOST + '/client" data-token="t"></script>';
 const MARKER = 'data-endpoint="ws://' + HOST + '/client"';
 const PAGE = '<!doctype html><html><head><title>Ünïcode</title></head><body><script src="/app.js"></script></body></html>';
+/**
+ * A page whose policy is in a <meta> tag (as an app that cannot set headers,
+ * or a static export, has it), with no <head> element: the tag would go
+ * before the first <script>, after the policy.
+ */
+const META_PAGE = '<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src \'self\'"><title>m</title><script src="/app.js"></script>';
 
 /** @type {Record<string, (req: http.IncomingMessage, res: http.ServerResponse) => void>} */
 const routes = {
@@ -52,6 +58,14 @@ const routes = {
     res.writeHead(200, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': z.length });
     res.end(z);
   },
+  '/negotiate': (q, res) => {
+    // What `compression` does: gzip when the request accepts it.
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.setHeader('vary', 'Accept-Encoding');
+    const body = /\bgzip\b/.test(String(q.headers['accept-encoding'] || '')) ? (res.setHeader('content-encoding', 'gzip'), zlib.gzipSync(PAGE)) : Buffer.from(PAGE);
+    res.setHeader('content-length', body.length);
+    res.end(q.method === 'HEAD' ? undefined : body);
+  },
   '/gzip-404': (_q, res) => {
     const z = zlib.gzipSync('<!doctype html><html><head></head><body>Not Found</body></html>');
     res.writeHead(404, { 'content-type': 'text/html', 'content-encoding': 'gzip', 'content-length': z.length });
@@ -73,6 +87,17 @@ const routes = {
     res.setHeader('content-security-policy', "script-src 'self' http://" + HOST + "; connect-src 'self' ws://" + HOST);
     res.end(PAGE);
   },
+  '/meta-csp': (_q, res) => {
+    res.writeHead(200, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(META_PAGE) });
+    res.end(META_PAGE);
+  },
+  '/meta-csp-404': (_q, res) => { res.statusCode = 404; res.setHeader('content-type', 'text/html'); res.end(META_PAGE); },
+  '/meta-csp-ok': (_q, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end(META_PAGE.replace("default-src 'self'", "script-src 'self' http://" + HOST + "; connect-src 'self' ws://" + HOST));
+  },
+  '/meta-in-head': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end('<html><head>' + META_PAGE + '</head></html>'); },
+  '/meta-report-only': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end(META_PAGE.replace('Content-Security-Policy"', 'Content-Security-Policy-Report-Only"')); },
   '/nohead': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end('<p>x</p><script>1</script>'); },
   '/bodyonly': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end('<html><BODY class="a"><p>x</p></body>'); },
   '/fragment': (_q, res) => { res.setHeader('content-type', 'text/html'); res.end('<p>just a fragment</p>'); },
@@ -117,6 +142,13 @@ const routes = {
 /** @type {string[]} */
 const warnings = [];
 
+/** What Chromium sends when it opens a page. */
+const NAVIGATION = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'accept-encoding': 'gzip, deflate, br', 'sec-fetch-dest': 'document', 'sec-fetch-mode': 'navigate' };
+/** A page's fetch() of the same URL (Next's RSC payloads). */
+const FETCH = { accept: '*/*', 'accept-encoding': 'gzip, deflate, br', 'sec-fetch-dest': 'empty', 'sec-fetch-mode': 'cors' };
+/** A <script src> of the page. */
+const SCRIPT = { accept: '*/*', 'accept-encoding': 'gzip, deflate, br', 'sec-fetch-dest': 'script', 'sec-fetch-mode': 'no-cors' };
+
 /**
  * How the hook is put in: on ServerResponse.prototype (`run --inject`), by
  * the handler on each response before the route writes (injectResponse,
@@ -140,12 +172,12 @@ async function serve() {
 }
 
 /**
- * @param {number} port @param {string} path @param {string} [method]
+ * @param {number} port @param {string} path @param {string} [method] @param {Record<string, string>} [headers]
  * @returns {Promise<{status: number, headers: string[], body: Buffer}>}
  */
-function get(port, path, method = 'GET') {
+function get(port, path, method = 'GET', headers = {}) {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method, agent: false }, (res) => {
+    const req = http.request({ host: '127.0.0.1', port, path, method, headers, agent: false }, (res) => {
       /** @type {Buffer[]} */
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
@@ -163,16 +195,19 @@ function get(port, path, method = 'GET') {
   });
 }
 
-/** Fetches path without the hook, then with it. @param {string} path @param {string} [method] */
-async function both(path, method) {
+/**
+ * Fetches path without the hook, then with it.
+ * @param {string} path @param {string} [method] @param {Record<string, string>} [headers] the request's
+ */
+async function both(path, method, headers) {
   const s = await serve();
   try {
-    const plain = await get(s.port, path, method);
+    const plain = await get(s.port, path, method, headers);
     const o = { snippet: TAG, marker: MARKER, host: HOST, warn: (/** @type {string} */ l) => warnings.push(l) };
     const uninstall = mode !== 'response' ? installInject(http, o) : () => {};
     if (mode !== 'prototype') perResponse = o;
     try {
-      return { plain, injected: await get(s.port, path, method) };
+      return { plain, injected: await get(s.port, path, method, headers) };
     } finally {
       uninstall();
       perResponse = null;
@@ -269,15 +304,44 @@ for (const m of /** @type {const} */ (['prototype', 'response', 'both'])) descri
     test('byte-identical: ' + path, async () => { assertUntouched(await both(path)); });
   }
 
-  test('gzip-compressed HTML is byte-identical, with one stderr line per process (none for an error page)', async () => {
+  test('gzip-compressed HTML is byte-identical, with one stderr line per process for a navigation (none for an error page or a fetch)', async () => {
     warnings.length = 0;
-    assertUntouched(await both('/gzip-404'));
+    assertUntouched(await both('/gzip-404', 'GET', NAVIGATION));
+    assertUntouched(await both('/gzip', 'GET', FETCH));
+    assertUntouched(await both('/gzip'));
     assert.deepEqual(warnings, []);
-    const r = await both('/gzip');
+    const r = await both('/gzip', 'GET', NAVIGATION);
     assertUntouched(r);
     assert.equal(zlib.gunzipSync(r.injected.body).toString(), PAGE);
     assert.equal(warnings.length, 1);
     assert.match(warnings[0], /Content-Encoding: gzip/);
+  });
+
+  test('an app that compresses what the request accepts: a navigation is answered uncompressed and injected (installInject); a fetch, a subresource and a HEAD stay gzip, byte-identical', async () => {
+    warnings.length = 0;
+    for (const h of [FETCH, SCRIPT, { 'accept-encoding': 'gzip' }]) {
+      const r = await both('/negotiate', 'GET', h);
+      assert.equal(header(r.plain.headers, 'content-encoding'), 'gzip');
+      assertUntouched(r);
+    }
+    const head = await both('/negotiate', 'HEAD', NAVIGATION);
+    assert.equal(header(head.injected.headers, 'content-encoding'), 'gzip');
+    assert.deepEqual(head.injected.headers, head.plain.headers);
+    const nav = await both('/negotiate', 'GET', NAVIGATION);
+    assert.equal(header(nav.plain.headers, 'content-encoding'), 'gzip');
+    if (mode === 'response') {
+      // The middleware alone (--inject=false) changes no request: the app
+      // compresses, the page is left as sent, with the hint.
+      assertUntouched(nav);
+      assert.equal(warnings.length, 1);
+      return;
+    }
+    assert.equal(header(nav.injected.headers, 'content-encoding'), undefined);
+    assert.equal(nav.injected.body.toString(), PAGE.replace('<head>', '<head>' + TAG));
+    assert.equal(Number(header(nav.injected.headers, 'content-length')), nav.injected.body.length);
+    const old = await both('/negotiate', 'GET', { accept: 'text/html,application/xhtml+xml', 'accept-encoding': 'gzip, deflate' });
+    assert.equal(old.injected.body.toString(), PAGE.replace('<head>', '<head>' + TAG), 'a navigation without Sec-Fetch-*, told by Accept');
+    assert.deepEqual(warnings, []);
   });
 
   test('a CSP that blocks the client: byte-identical and one line naming the header and the fix', async () => {
@@ -286,6 +350,21 @@ for (const m of /** @type {const} */ (['prototype', 'response', 'both'])) descri
     assert.equal(warnings.length, 1);
     assert.match(warnings[0], /Content-Security-Policy \(default-src 'self'\).*http:\/\/127\.0\.0\.1:9229 to script-src and ws:\/\/127\.0\.0\.1:9229 to connect-src/);
     assertInjected(await both('/csp-ok'), '<head>');
+  });
+
+  test('a CSP <meta http-equiv> before where the tag goes that blocks the client: byte-identical and the same one line (none for an error page); after <head>, allowing, or Report-Only: injected', async () => {
+    warnings.length = 0;
+    assertUntouched(await both('/meta-csp-404'));
+    assert.deepEqual(warnings, []);
+    assertUntouched(await both('/meta-csp'));
+    assert.equal(warnings.length, 1);
+    assert.match(warnings[0], /^inspector-worker: the page's Content-Security-Policy <meta> tag \(default-src 'self'\) blocks the client.*add http:\/\/127\.0\.0\.1:9229 to script-src and ws:\/\/127\.0\.0\.1:9229 to connect-src$/);
+    // The tag before the policy: it does not apply to the tag.
+    assertInjected(await both('/meta-in-head'), '<head>');
+    // Before the first <script> (right after </title>), after a policy that allows it or only reports.
+    assertInjected(await both('/meta-csp-ok'), '</title>');
+    assertInjected(await both('/meta-report-only'), '</title>');
+    assert.equal(warnings.length, 1);
   });
 
   test("an error page with a blocking CSP (Express's 404): byte-identical, no line", async () => {
@@ -316,6 +395,15 @@ test('insertAt: anchors, marker, case and split tags', () => {
   assert.equal(insertAt('<header>x</header><script>', ''), '<header>x</header>'.length);
   assert.equal(insertAt('<head>' + MARKER, MARKER), -1);
   assert.equal(insertAt('<p>', ''), -1);
+});
+
+test('metaPolicies: the content of each CSP <meta http-equiv>, entities decoded; other metas and Report-Only not', () => {
+  assert.equal(metaPolicies('<head><meta charset="utf-8"><title>x</title>'), undefined);
+  assert.deepEqual(metaPolicies(`<META HTTP-EQUIV=Content-Security-Policy CONTENT="script-src 'self'">`), ["script-src 'self'"]);
+  assert.deepEqual(metaPolicies(`<meta content='default-src &#39;none&#39;' http-equiv='content-security-policy'/>`), ["default-src 'none'"]);
+  assert.deepEqual(metaPolicies('<meta http-equiv="Content-Security-Policy-Report-Only" content="default-src \'none\'">'), undefined);
+  assert.deepEqual(metaPolicies('<meta http-equiv="content-security-policy" content="img-src *"><meta http-equiv="Content-Security-Policy" content="connect-src \'self\'">'), ['img-src *', "connect-src 'self'"]);
+  assert.equal(cspBlocks(metaPolicies('<meta http-equiv="content-security-policy" content="img-src *"><meta http-equiv="Content-Security-Policy" content="connect-src \'self\'">'), HOST), "connect-src 'self'");
 });
 
 test('withLength: object, flat array, pairs; added only where it was', () => {

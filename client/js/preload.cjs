@@ -3571,16 +3571,24 @@ var IWInject = (function () {
 // response is a candidate when, at the moment its headers are committed,
 //   - Content-Type is text/html (any parameters),
 //   - it has no Content-Encoding other than identity: a compressed body
-//     (Express `compression`, `next start`) is LEFT UNTOUCHED — the
-//     compressor wraps write/end per response and calls ours with
-//     compressed bytes; decompressing and recompressing would cost every
-//     page CPU and change its bytes for a debugging aid — and the
-//     worker says so once per process on stderr (for a 2xx page),
+//     is LEFT UNTOUCHED — the compressor wraps write/end per response and
+//     calls ours with compressed bytes; decompressing and recompressing
+//     would cost every page CPU and change its bytes for a debugging aid.
+//     Instead a browser's GET navigation reaches the app without
+//     Accept-Encoding (installInject only: identityForNavigations), so
+//     Express `compression`, `next dev`/`next start` and the like answer
+//     it uncompressed; a compressed 2xx navigation all the same gets one
+//     stderr line per process,
 //   - its status has a body (not 1xx, 204, 304),
 //   - no Content-Security-Policy blocks the client (cspBlocks: then the
 //     response is left alone and, for a 2xx page, ONE line per process
 //     names the header and the fix; an error page's policy — Express's
-//     404 sends default-src 'none' — gets no line).
+//     404 sends default-src 'none' — gets no line). A policy in a
+//     `<meta http-equiv>` tag applies only to what follows it: the tag
+//     goes before a meta in <head> and the page joins (only evaluation is
+//     refused where the policy forbids eval, which the page client says);
+//     a blocking meta before the insertion point (a page without <head>)
+//     counts as the header does (metaPolicies): page as held, same line.
 // Everything else passes through byte-identical, without buffering.
 //
 // A candidate's body is held (never more than MAX_PREFIX bytes) until the
@@ -3650,10 +3658,78 @@ function installInject(http, o) {
   const orig = { writeHead: proto.writeHead, write: proto.write, end: proto.end };
   Object.assign(proto, wrappers(orig, o, true));
   proto[INSTALLED] = true;
+  const unIdentity = identityForNavigations(http);
   return function uninstall() {
+    unIdentity();
     Object.assign(proto, orig);
     delete proto[INSTALLED];
   };
+}
+
+/**
+ * Makes the app answer a browser's page navigation uncompressed, so the page
+ * can get the tag: http.Server.prototype.emit, for 'request' events of a
+ * GET navigation (isNavigation), removes Accept-Encoding from the request
+ * (req.headers and req.rawHeaders) before any listener sees it. A
+ * compressor (`compression`, Next's, @fastify/compress, koa-compress) then
+ * sends identity, which the browser takes as any server's answer. Every
+ * other request — assets, fetch/XHR (Next's RSC payloads), HEAD — reaches
+ * the app as sent and is answered as without the worker, compressed or not.
+ * http.Server.prototype is where every node:http server's 'request' is
+ * emitted (a framework's own `new http.Server` included); https.Server is
+ * not under it (not hooked: a dev server on https keeps its compressed
+ * pages, and the hint line says so). Returns the uninstall function.
+ * @param {any} http node:http
+ */
+function identityForNavigations(http) {
+  const sproto = http.Server && http.Server.prototype;
+  if (!sproto) return () => {};
+  const had = Object.prototype.hasOwnProperty.call(sproto, 'emit');
+  const origEmit = sproto.emit;
+  sproto.emit = function emit(/** @type {any} */ type, /** @type {any} */ req) {
+    if (type === 'request') {
+      try { if (pageRequest(req)) dropAcceptEncoding(req); } catch (e) { /* the request as sent */ }
+    }
+    return origEmit.apply(this, arguments);
+  };
+  return function uninstall() {
+    if (had) sproto.emit = origEmit;
+    else delete sproto.emit;
+  };
+}
+
+/**
+ * Whether request headers are a browser's navigation to a document (what a
+ * user opens and expects to join), not a subresource or a fetch. Browsers
+ * send Sec-Fetch-Dest to loopback and https origins: document, iframe or
+ * frame is a navigation. Without it (a plain-http LAN address, an old
+ * browser), a navigation is told by its Accept, which starts with text/html
+ * in every browser (fetch() and XHR send no text/html first).
+ * @param {Record<string, any>} h
+ */
+function isNavigation(h) {
+  const dest = h['sec-fetch-dest'];
+  if (typeof dest === 'string') return dest === 'document' || dest === 'iframe' || dest === 'frame';
+  return /^\s*text\/html\b/i.test(String(h.accept || ''));
+}
+
+/**
+ * A GET navigation (browsers never navigate with HEAD; a HEAD's answer keeps
+ * the app's headers, compressed or not). @param {any} req an http.IncomingMessage
+ */
+function pageRequest(req) {
+  return !!req && req.method === 'GET' && !!req.headers && isNavigation(req.headers);
+}
+
+/** @param {any} req an http.IncomingMessage */
+function dropAcceptEncoding(req) {
+  if (!('accept-encoding' in req.headers)) return;
+  delete req.headers['accept-encoding'];
+  const raw = req.rawHeaders;
+  if (!Array.isArray(raw)) return;
+  for (let i = raw.length - 2; i >= 0; i -= 2) {
+    if (String(raw[i]).toLowerCase() === 'accept-encoding') raw.splice(i, 2);
+  }
 }
 
 /**
@@ -3696,6 +3772,10 @@ function wrappers(orig, o, shared) {
     try { o.warn(line); } catch (e) { /* never into the application */ }
   };
 
+  /** The CSP hint, once per process. @param {string} what the policy and its blocking directive */
+  const warnCSP = (what) => warnOnce('csp', 'inspector-worker: ' + what + ' blocks the client, so that page ' +
+    'will not join the window; in development add http://' + o.host + ' to script-src and ws://' + o.host + ' to connect-src');
+
   /** @param {any} res @param {any} extra headers passed to writeHead */
   function decide(res, extra) {
     if (shared && Object.prototype.hasOwnProperty.call(res, OWN)) return 'pass';
@@ -3707,7 +3787,11 @@ function wrappers(orig, o, shared) {
     const enc = String(h['content-encoding'] || '').trim().toLowerCase();
     // The hints are for pages someone opens, not error pages (below).
     if (enc && enc !== 'identity') {
-      if (status >= 300) return 'pass';
+      // A compressed navigation is one whose app compressed what
+      // identityForNavigations asked it not to (or, with injectResponse,
+      // a middleware before the compressor); other requests (fetch, XHR)
+      // are not pages anyone opens.
+      if (status >= 300 || !pageRequest(res.req)) return 'pass';
       warnOnce('encoding', 'inspector-worker: an HTML response compressed with Content-Encoding: ' + enc +
         ' was left without the client\'s script tag (--inject does not touch compressed bodies); ' +
         'turn compression off in development, or register the inspector-worker Express middleware after compression ' +
@@ -3720,8 +3804,7 @@ function wrappers(orig, o, shared) {
       // answer to every browser's /favicon.ico, sends default-src 'none'):
       // a hint for them would name a page nobody opened.
       if (status >= 300) return 'pass';
-      warnOnce('csp', 'inspector-worker: the page\'s Content-Security-Policy (' + csp + ') blocks the client, so that page ' +
-        'will not join the window; in development add http://' + o.host + ' to script-src and ws://' + o.host + ' to connect-src');
+      warnCSP('the page\'s Content-Security-Policy (' + csp + ')');
       return 'pass';
     }
     const req = res.req;
@@ -3762,7 +3845,20 @@ function wrappers(orig, o, shared) {
     const data = st.chunks.length === 1 ? st.chunks[0] : Buffer.concat(st.chunks, st.size);
     const had = st.chunks.length > 0;
     st.chunks = [];
-    const at = insertAt(data.toString('latin1'), o.marker);
+    const text = data.toString('latin1');
+    let at = insertAt(text, o.marker);
+    if (at >= 0) {
+      // Only a <meta> policy BEFORE the tag applies to it (a meta policy
+      // governs what the parser meets after it): after <head> there is
+      // none; in a page without <head> there can be.
+      const csp = cspBlocks(metaPolicies(text.slice(0, at)), o.host);
+      if (csp) {
+        // As for the header (decide): the page as sent, one line, none
+        // for an error page.
+        at = -1;
+        if (Number(res.statusCode) < 300) warnCSP('the page\'s Content-Security-Policy <meta> tag (' + csp + ')');
+      }
+    }
     const out = at < 0 ? data : Buffer.concat([data.subarray(0, at), snippet, data.subarray(at)]);
     // Content-Length: exact when the whole body is here, else none.
     const length = at < 0 ? null : final ? out.length : -1;
@@ -3985,7 +4081,7 @@ function withLength(headers, length, validators) {
  * enforced on its own, so any blocking one blocks. A source list allows the
  * client with `*`, the scheme (`http:` / `ws:`), or the worker's
  * host[:port] with that scheme; 'strict-dynamic' ignores host sources, so a
- * script-src with it blocks. <meta http-equiv> policies are not seen.
+ * script-src with it blocks. <meta http-equiv> policies: metaPolicies.
  * @param {any} header
  * @param {string} host HOST:PORT
  */
@@ -4013,6 +4109,30 @@ function cspBlocks(header, host) {
   return '';
 }
 
+/**
+ * The policies of the `<meta http-equiv="Content-Security-Policy">` tags in
+ * text (latin1), for cspBlocks. A meta policy is enforced from where the
+ * parser meets it on, so the caller passes the text before the tag's
+ * insertion point. Report-Only is not a meta http-equiv value browsers
+ * honour and is not matched.
+ * @param {string} text
+ * @returns {string[] | undefined} undefined: no such tag
+ */
+function metaPolicies(text) {
+  /** @type {string[]} */
+  const out = [];
+  const tags = /<meta\b[^>]*>/gi;
+  for (let m = tags.exec(text); m; m = tags.exec(text)) {
+    const attrs = m[0];
+    if (!/\bhttp-equiv\s*=\s*(["']?)content-security-policy\1(?=[\s/>])/i.test(attrs)) continue;
+    const c = /\bcontent\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))/i.exec(attrs);
+    if (!c) continue;
+    out.push((c[1] ?? c[2] ?? c[3]).replace(/&(quot|#34|apos|#39|amp);/gi, (_e, n) =>
+      ({ quot: '"', '#34': '"', apos: "'", '#39': "'", amp: '&' })[String(n).toLowerCase()] || ''));
+  }
+  return out.length ? out : undefined;
+}
+
 /** @param {string[]} list @param {string} scheme @param {string} host @param {boolean} script */
 function allows(list, scheme, host, script) {
   const lower = list.map((s) => s.toLowerCase());
@@ -4021,7 +4141,7 @@ function allows(list, scheme, host, script) {
     s.startsWith(scheme + '://' + host + '/'));
 }
 
-return { MAX_PREFIX: MAX_PREFIX, installInject: installInject, injectResponse: injectResponse, insertAt: insertAt, withLength: withLength, cspBlocks: cspBlocks };
+return { MAX_PREFIX: MAX_PREFIX, installInject: installInject, isNavigation: isNavigation, injectResponse: injectResponse, insertAt: insertAt, withLength: withLength, cspBlocks: cspBlocks, metaPolicies: metaPolicies };
 })();
 // ---- END inject.mjs ----
 

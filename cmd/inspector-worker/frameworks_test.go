@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -153,13 +154,11 @@ func evalOnTop(t *testing.T, c *cdptest.Client, paused cdptest.Msg, expr string)
 }
 
 // nextApp is a Next.js app-router project: a page and a route handler that
-// logs on the server. compress: false because Next compresses its pages by
-// default, in `next dev` too, and --inject leaves compressed pages alone
-// (docs/agent-note.md "--inject"): with Next's default a browser's page
-// does not join and the worker prints its one "compressed" hint line.
+// logs on the server. Its config is Next's default: pages compressed when
+// the request accepts it (in `next dev` too); --inject asks for a browser's
+// navigation uncompressed (docs/agent-note.md "Host channel and
+// embedding"), so the page joins with no setting.
 var nextApp = map[string]string{
-	"next.config.mjs": `export default { compress: false };
-`,
 	"app/layout.js": `export default function RootLayout({ children }) {
   return <html><head><title>next page</title></head><body>{children}</body></html>;
 }
@@ -231,20 +230,69 @@ func getWithin(t *testing.T, url string) string {
 	return string(b)
 }
 
-// `run -- npm run dev` whose script is `next dev` (Next from the registry:
-// npm, sh and Next's launcher pass the host on to the Next server process
-// it starts). The window's host is the Next server; a route handler's
-// console.log arrives in the window; a page served by `next dev`, with no
-// code of ours, joins the window (--inject); Ctrl-C leaves no process.
+// rawGet GETs url with headers as given (no transparent gzip): the body as
+// sent and its Content-Encoding.
+func rawGet(t *testing.T, url string, headers map[string]string) (body, encoding string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	cl := http.Client{Timeout: nextWithin, Transport: &http.Transport{DisableCompression: true}}
+	resp, err := cl.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	return string(b), resp.Header.Get("Content-Encoding")
+}
+
+// `run -- npm run dev` whose script is `next dev`, and `next dev` and `npx
+// next dev` as typed (Next from the registry: npm, sh and Next's launcher
+// pass the host on to the Next server process it starts; the bare form
+// finds `next` on PATH, node_modules/.bin as npm scripts put it there). The
+// window's host is the Next server; a route handler's console.log arrives
+// in the window; a page served by `next dev` with Next's default config
+// (compressed pages) and no code of ours joins the window (--inject);
+// Ctrl-C leaves no process.
 func TestRunNextDev(t *testing.T) {
 	proctest.Node(t)
+	bin := filepath.Join(e2eModules(t, "next"), ".bin")
+	for _, tc := range []struct {
+		name string
+		argv func(port string) []string
+		env  []string
+	}{
+		{"npm run dev", func(string) []string { return []string{"npm", "run", "dev"} }, nil},
+		{"next dev", func(port string) []string { return []string{"next", "dev", "--port", port, "--hostname", "127.0.0.1"} },
+			[]string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")}},
+		// Offline: npx finds e2e's next, and must never fetch it.
+		{"npx next dev", func(port string) []string {
+			return []string{"npx", "next", "dev", "--port", port, "--hostname", "127.0.0.1"}
+		}, []string{"npm_config_offline=true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { runNextDev(t, tc.argv, tc.env) })
+	}
+}
+
+// runNextDev is one TestRunNextDev: argv(port) started by run in a Next
+// project whose "dev" script is `next dev` on that port.
+func runNextDev(t *testing.T, argv func(port string) []string, env []string) {
 	port := freePort(t)
 	files := maps.Clone(nextApp)
 	files["package.json"] = `{"name":"next-dev","private":true,"scripts":{"dev":"next dev --port ` + port + ` --hostname 127.0.0.1"}}`
 	dir := nextDir(t, files)
 	tmp := t.TempDir()
 	start := time.Now()
-	w := startCmdEnv(t, dir, []string{"TMPDIR=" + tmp, "NO_COLOR=1", "NEXT_TELEMETRY_DISABLED=1"}, "run", "--port", "0", "--", "npm", "run", "dev")
+	env = append([]string{"TMPDIR=" + tmp, "NO_COLOR=1", "NEXT_TELEMETRY_DISABLED=1"}, env...)
+	w := startCmdEnv(t, dir, env, append([]string{"run", "--port", "0", "--"}, argv(port)...)...)
 	host := w.waitFor(w.stderr, `the host is pid (\d+) \(\S+ \S+/next/dist/server/lib/start-server\.js\)`)
 	w.waitFor(w.stdout, `Ready in`)
 	t.Logf("next dev ready %v after start", time.Since(start).Round(time.Millisecond))
@@ -280,6 +328,20 @@ func TestRunNextDev(t *testing.T) {
 		t.Fatalf("the joined page's h1 is %s, want Next's page", r.Result)
 	}
 	t.Logf("the page joined %v after it was opened (first compile)", time.Since(start).Round(time.Millisecond))
+	// Not a navigation (a page's fetch): Next's default compression, as
+	// without the worker; a navigation: uncompressed, with the tag.
+	zipped, enc := rawGet(t, base+"/", map[string]string{"Accept-Encoding": "gzip", "Accept": "*/*", "Sec-Fetch-Dest": "empty"})
+	if enc != "gzip" {
+		t.Errorf("a fetch of / with Accept-Encoding gzip came back with Content-Encoding %q, want Next's gzip", enc)
+	}
+	page, enc := rawGet(t, base+"/", map[string]string{"Accept-Encoding": "gzip, deflate, br", "Accept": "text/html", "Sec-Fetch-Dest": "document"})
+	if enc != "" || !strings.Contains(page, `data-endpoint="ws://`+w.addr()+`/client"`) {
+		t.Errorf("a navigation to / came back with Content-Encoding %q, want none and the tag: %.300s", enc, page)
+	}
+	t.Logf("Next's page: %d bytes gzip to a fetch, %d bytes uncompressed with the tag to a navigation", len(zipped), len(page))
+	if hint := regexp.MustCompile(`(?m)^.*Content-Encoding.*$`).FindString(w.stderr.String()); hint != "" {
+		t.Errorf("the worker printed a compression hint for Next's default config: %s", hint)
+	}
 	endTree(t, w)
 	checkNoTempFiles(t, tmp)
 }

@@ -114,3 +114,51 @@ http.createServer((req, res) => {
 		t.Fatalf("%d CSP lines on stderr, want 1:\n%s", n, w.stderr)
 	}
 }
+
+// metaCSPHost serves two pages whose policy (default-src 'self') is in a
+// <meta http-equiv> tag: /head has it in <head>, where the client's tag goes
+// before it; /nohead has no <head>, so the tag would go before the first
+// <script>, after the policy. Both load /app.js (allowed: 'self').
+const metaCSPHost = `
+const http = require('http');
+const meta = '<meta http-equiv="Content-Security-Policy" content="default-src \'self\'">';
+const pages = {
+  '/head': '<!doctype html><html><head>' + meta + '<title>meta in head</title></head><body><script src="/app.js"></script></body></html>',
+  '/nohead': '<!doctype html>' + meta + '<title>meta, no head</title><script src="/app.js"></script>',
+};
+http.createServer((req, res) => {
+  if (req.url === '/app.js') { res.setHeader('content-type', 'text/javascript'); res.end("console.log('meta page ran ' + location.pathname)"); return; }
+  res.setHeader('content-type', 'text/html');
+  res.end(pages[req.url] || '');
+}).listen(0, '127.0.0.1', function () { console.log('page http://127.0.0.1:' + this.address().port + '/'); });
+`
+
+// A Content-Security-Policy in a <meta http-equiv> tag applies only to what
+// follows it: in <head> the client's tag goes first and the page joins in
+// real Chromium, with no hint line; before the insertion point (no <head>)
+// it blocks the client, the page is served as written and the host prints
+// the CSP line once.
+func TestRunInjectMetaCSP(t *testing.T) {
+	dir, script := writeScript(t, metaCSPHost)
+	w := startCmd(t, dir, "run", "--port", "0", "--", "node", script)
+	page := w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	c.MustCall("Runtime.enable", nil)
+	openPage(t, page+"head")
+	c.ExpectEvent("Runtime.consoleAPICalled", func(m cdptest.Msg) bool {
+		return isClientConsole(m) && firstArg(t, m) == "meta page ran /head"
+	})
+	if strings.Contains(w.stderr.String(), "Content-Security-Policy") {
+		t.Fatalf("a hint line for a page that joined:\n%s", w.stderr)
+	}
+	body, enc := rawGet(t, page+"nohead", map[string]string{"Accept": "text/html", "Sec-Fetch-Dest": "document"})
+	if enc != "" || strings.Contains(body, "data-endpoint") {
+		t.Fatalf("a page whose <meta> policy before the tag blocks the client got the tag: %s", body)
+	}
+	hint := w.waitFor(w.stderr, `(inspector-worker: the page's Content-Security-Policy <meta> tag \(default-src 'self'\) blocks the client.*connect-src)`)
+	if !strings.Contains(hint, "add http://"+w.addr()+" to script-src and ws://"+w.addr()+" to connect-src") {
+		t.Fatalf("hint %q does not name the fix for %s", hint, w.addr())
+	}
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	w.wait()
+}

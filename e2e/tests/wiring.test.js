@@ -1,5 +1,5 @@
-// Pages join without code, with real Express, helmet, compression and Vite from
-// the registry: `run --inject` (the default) and the explicit wiring that
+// Pages join without code, with real Express, helmet, compression, Vite, Fastify
+// and Koa from the registry: `run --inject` (the default) and the explicit wiring that
 // `inspector-worker wiring express|vite` prints. Each response is fetched from the
 // same app under plain node and under the worker and compared byte for byte: a
 // response the worker does not touch must be identical (but Date); one it touches
@@ -26,6 +26,7 @@ const chrome = useChromium();
 
 const EXPRESS_HOST = fileURLToPath(new URL('../fixtures/express-host.js', import.meta.url));
 const VITE_HOST = fileURLToPath(new URL('../fixtures/vite-host.js', import.meta.url));
+const SERVERS_HOST = fileURLToPath(new URL('../fixtures/servers-host.js', import.meta.url));
 
 /** This run's tag, whatever the port and token. */
 const TAG = /<script src="http:\/\/127\.0\.0\.1:\d+\/client\.js" data-endpoint="ws:\/\/127\.0\.0\.1:\d+\/client" data-token="[^"]+"><\/script>/g;
@@ -69,15 +70,19 @@ async function plainHost(t, fixture, args, env = {}) {
 /** The page URL a fixture under the worker wrote. @param {{triggerDir: string}} w */
 const pageOf = (w) => fs.readFileSync(path.join(w.triggerDir, 'page.url'), 'utf8').trim();
 
+/** The request headers Chromium sends when it opens a page (a navigation). */
+const NAVIGATION = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'sec-fetch-dest': 'document', 'sec-fetch-mode': 'navigate' };
+
 /**
  * A raw response: status, headers as sent (but Date), body bytes as sent (never
- * decompressed).
- * @param {string} url @param {{method?: string, gzip?: boolean}} [o]
+ * decompressed). nav: sent as a browser's navigation (NAVIGATION's headers).
+ * @param {string} url @param {{method?: string, gzip?: boolean, nav?: boolean}} [o]
  * @returns {Promise<{status: number, headers: string[], body: Buffer}>}
  */
-function fetchRaw(url, { method = 'GET', gzip = false } = {}) {
+function fetchRaw(url, { method = 'GET', gzip = false, nav = false } = {}) {
+  const headers = { ...(nav ? NAVIGATION : {}), ...(gzip ? { 'accept-encoding': 'gzip' } : {}) };
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, agent: false, headers: gzip ? { 'accept-encoding': 'gzip' } : {} }, (res) => {
+    const req = http.request(url, { method, agent: false, headers }, (res) => {
       /** @type {Buffer[]} */
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
@@ -102,15 +107,17 @@ const header = (headers, name) => headers.find((h) => h.startsWith(`${name}: `))
  * once, right after <head>, the rest of the body and headers as plain node sent
  * them; every other request is byte-identical. Returns the number of requests.
  * @param {string} plainURL @param {string} runURL
- * @param {{injected: string[], untouched: string[], head: string[], gzip?: boolean, same?: boolean}} o
+ * @param {{injected: string[], untouched: string[], head: string[], gzip?: boolean, nav?: boolean, same?: boolean}} o
  *   head: paths whose HEAD is checked (no body; under the worker an HTML page's HEAD
- *   loses its Content-Length); same: both apps run without the worker, every HEAD identical
+ *   loses its Content-Length); same: both apps run without the worker, every HEAD identical;
+ *   nav: the `injected` paths are requested as a browser's navigation, which the app
+ *   under run answers uncompressed (the other requests as without nav)
  */
-async function compareResponses(plainURL, runURL, { injected, untouched, head, gzip = false, same = false }) {
+async function compareResponses(plainURL, runURL, { injected, untouched, head, gzip = false, nav = false, same = false }) {
   const unzip = (/** @type {Buffer} */ b, /** @type {string[]} */ h) => (header(h, 'content-encoding') === 'gzip' ? zlib.gunzipSync(b) : b);
   for (const p of injected) {
-    const plain = await fetchRaw(new URL(p, plainURL).href, { gzip });
-    const run = await fetchRaw(new URL(p, runURL).href, { gzip });
+    const plain = await fetchRaw(new URL(p, plainURL).href, { gzip, nav });
+    const run = await fetchRaw(new URL(p, runURL).href, { gzip, nav });
     const what = `GET ${p} under run`;
     assert.equal(run.status, plain.status, what);
     const text = unzip(run.body, run.headers).toString('utf8');
@@ -122,7 +129,8 @@ async function compareResponses(plainURL, runURL, { injected, untouched, head, g
     if (cl !== undefined) assert.equal(Number(cl), run.body.length, `${what}: Content-Length`);
     else assert.equal(header(run.headers, 'transfer-encoding'), 'chunked', `${what}: chunked without Content-Length`);
     assert.equal(header(run.headers, 'etag'), undefined, `${what}: no ETag`);
-    const kept = (/** @type {string[]} */ h) => h.filter((l) => !CHANGED.has(l.slice(0, l.indexOf(':'))));
+    const changed = (/** @type {string} */ name) => CHANGED.has(name) || (nav && name === 'content-encoding');
+    const kept = (/** @type {string[]} */ h) => h.filter((l) => !changed(l.slice(0, l.indexOf(':'))));
     assert.deepEqual(kept(run.headers), kept(plain.headers), `${what}: the other headers`);
   }
   for (const p of untouched) {
@@ -199,6 +207,25 @@ test('express under run (--inject, the default): static, res.send and streamed p
   });
 });
 
+for (const name of ['fastify', 'koa']) {
+  test(`${name} under run (--inject, the default): a page sent whole and a streamed one get the tag and join; the rest is byte-identical`, { timeout: TEST_MS }, async (t) => {
+    const plainURL = await plainHost(t, SERVERS_HOST, [name]);
+    const h = await startHost(t, { name: `wiring-${name}-inject`, fixture: SERVERS_HOST, hostArgs: [name] });
+    await h.run(async () => {
+      const runURL = pageOf(h.w);
+      const n = await compareResponses(plainURL, runURL, {
+        injected: ['/', '/stream'],
+        untouched: ['/app.js', '/api', '/missing'],
+        head: ['/', '/app.js'],
+      });
+      t.diagnostic(`${n} requests compared`);
+      await expectPageJoins(t, h.w, runURL, `${name}-page: ran /`);
+      await expectPageJoins(t, h.w, new URL('/stream', runURL).href, `${name}-page: ran /stream`);
+      assert.deepEqual(stderrLines(h.w, /inspector-worker: (the page's Content-Security-Policy|an HTML response)/), [], 'no hint line');
+    });
+  });
+}
+
 test('express with the middleware: under plain node it changes no byte; under run --inject=false it adds the tag and the page joins', { timeout: TEST_MS }, async (t) => {
   const mw = wiringFile(t, 'express');
   const plainURL = await plainHost(t, EXPRESS_HOST, []);
@@ -218,7 +245,7 @@ test('express with the middleware: under plain node it changes no byte; under ru
   });
 });
 
-test('express with compression: --inject leaves gzip pages byte-identical with one hint line; the middleware after compression injects before compressing', { timeout: TEST_MS }, async (t) => {
+test('express with compression: --inject has a navigation answered uncompressed with the tag and the page joins; every other request stays gzip, byte-identical; the middleware after compression injects before compressing', { timeout: TEST_MS }, async (t) => {
   const mw = wiringFile(t, 'express');
   const plainURL = await plainHost(t, EXPRESS_HOST, ['--compression']);
   const pages = ['/', '/send', '/stream'];
@@ -227,13 +254,20 @@ test('express with compression: --inject leaves gzip pages byte-identical with o
     const runURL = pageOf(h.w);
     const r = await fetchRaw(runURL, { gzip: true });
     assert.equal(header(r.headers, 'content-encoding'), 'gzip', 'compression is on');
+    const plainNav = await fetchRaw(plainURL, { gzip: true, nav: true });
+    assert.equal(header(plainNav.headers, 'content-encoding'), 'gzip', 'without the worker a navigation is compressed');
+    // Not a navigation (a fetch, a script): as without the worker, gzip.
     await compareResponses(plainURL, runURL, { injected: [], untouched: [...pages, '/app.js', '/api'], head: ['/', '/app.js'], gzip: true });
-    const hints = await waitFor(() => {
-      const l = stderrLines(h.w, /Content-Encoding: gzip/);
-      return l.length ? l : null;
-    }, { what: 'the compression hint on stderr', timeoutMs: 30_000 });
-    assert.equal(hints.length, 1, `one hint line for ${pages.length + 1} compressed pages: ${hints.join('\n')}`);
-    assert.match(hints[0], /inspector-worker: an HTML response compressed with Content-Encoding: gzip was left without the client's script tag.*middleware after compression/);
+    await compareResponses(plainURL, runURL, { injected: pages, untouched: [], head: [], gzip: true, nav: true });
+    const nav = await fetchRaw(new URL('/send', runURL).href, { gzip: true, nav: true });
+    assert.equal(header(nav.headers, 'content-encoding'), undefined, 'a navigation under run is answered uncompressed');
+    // A HEAD is not a navigation: the app's headers, gzip included (but Content-Length, as for any HTML HEAD).
+    const headPlain = await fetchRaw(plainURL, { method: 'HEAD', gzip: true, nav: true });
+    const headRun = await fetchRaw(runURL, { method: 'HEAD', gzip: true, nav: true });
+    const noLength = (/** @type {string[]} */ hs) => hs.filter((l) => !l.startsWith('content-length:'));
+    assert.deepEqual(noLength(headRun.headers), noLength(headPlain.headers), 'HEAD as a navigation: the app\'s headers');
+    await expectPageJoins(t, h.w, runURL, 'express-page: ran /');
+    assert.deepEqual(stderrLines(h.w, /Content-Encoding/), [], 'no compression hint: no page was left compressed');
   });
   for (const inject of ['--inject=false', '--inject=true']) {
     const hm = await startHost(t, { name: 'wiring-express-gzip-mw', fixture: EXPRESS_HOST, runArgs: [inject], hostArgs: ['--compression', '--middleware', mw] });
