@@ -78,6 +78,7 @@ func (s *Server) newSessionFunc(dt *websocket.Conn, gate *closeGate, host *webso
 			watch:    newWatchState(s.opts.Watch),
 			threads:  newThreadTable(),
 			children: newChildTable(),
+			native:   newNativeTable(),
 		}
 		sess.net = s.network.NewWindow(networkOutput{sess})
 		sess.page = pagerealm.NewWindow(id, sess.objects, pageSink{sess}, sess.sendDone)
