@@ -1,0 +1,176 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/inspector-worker/inspector-worker/internal/cdptest"
+	"github.com/inspector-worker/inspector-worker/internal/proctest"
+)
+
+// nativeHost serves a page with no client snippet: its realm is the
+// browser's own. tick() runs every 50 ms; the line marked native-bp is
+// where the test's breakpoint goes (line 2 of /app.js, 0-based 1).
+const nativeHost = `
+const http = require('http');
+globalThis.pauseHost = () => { setTimeout(function hostPaused() { debugger; console.log('host resumed'); }, 0); return 'armed'; };
+const app = 'function tick() {\n  window.ticks = (window.ticks || 0) + 1; // native-bp\n}\nsetInterval(tick, 50);\n';
+http.createServer((req, res) => {
+  if (req.url === '/app.js') { res.setHeader('content-type', 'text/javascript'); res.end(app); return; }
+  res.setHeader('content-type', 'text/html');
+  res.end('<!doctype html><html><head><title>Native page</title></head><body><script src="/app.js"></script></body></html>');
+}).listen(0, '127.0.0.1', function () { console.log('pid ' + process.pid + ' page http://127.0.0.1:' + this.address().port + '/'); });
+`
+
+// startDebugBrowser starts headless Chromium on about:blank with remote
+// debugging on a loopback port and returns http://127.0.0.1:PORT; the
+// process group is killed at test end.
+func startDebugBrowser(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(chromiumPath(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+		"--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0", "--user-data-dir="+dir, "about:blank")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		cmd.Wait()
+		proctest.AssertGone(t, cmd.Process.Pid)
+	})
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if data, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort")); err == nil {
+			if port, _, ok := strings.Cut(string(data), "\n"); ok && port != "" {
+				return "http://127.0.0.1:" + port
+			}
+		}
+	}
+	t.Fatal("chromium wrote no DevToolsActivePort within 30 s")
+	return ""
+}
+
+// openTab opens url in a new tab of the browser at base.
+func openTab(t testing.TB, base, url string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, base+"/json/new?"+url, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("PUT /json/new: status %d", res.StatusCode)
+	}
+}
+
+// expectPageAttached waits for the window's attach of a native page.
+func expectPageAttached(t *testing.T, c *cdptest.Client) cdptest.Attached {
+	t.Helper()
+	m := c.ExpectEvent("Target.attachedToTarget", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), `"type":"page"`)
+	})
+	var a cdptest.Attached
+	if err := json.Unmarshal(m.Params, &a); err != nil || a.SessionID == "" || !a.TargetInfo.Attached {
+		t.Fatalf("attachedToTarget of the page: %v: %s", err, m.Raw)
+	}
+	return a
+}
+
+// TestNativePageDebugging: with --browser-cdp naming a Chromium that shows
+// the app's page, a window's flat auto-attach attaches the page with a
+// session in which the browser's own debugger answers: the title, the
+// page's scripts, a breakpoint by URL that pauses the page (while the host
+// keeps answering), resume; then the same while the host is paused.
+func TestNativePageDebugging(t *testing.T) {
+	base := startDebugBrowser(t)
+	dir, script := writeScript(t, nativeHost)
+	w := startCmd(t, dir, "run", "--port", "0", "--inject=false", "--browser-cdp", base, "--", "node", script)
+	page := w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	openTab(t, base, page)
+	c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false})
+	a := expectPageAttached(t, c)
+	sid := a.SessionID
+	if a.TargetInfo.URL != page {
+		t.Fatalf("attached page url %q, want %q", a.TargetInfo.URL, page)
+	}
+
+	// The page's realm is the browser's: document.title (the tab may still
+	// be loading when it is attached).
+	for deadline := time.Now().Add(cdptest.Timeout); ; time.Sleep(50 * time.Millisecond) {
+		v, _ := c.EvaluateIn(sid, "document.readyState === 'complete' && document.title", false)
+		if string(v) == `"Native page"` {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("document.title in the page's session: %s", v)
+		}
+	}
+
+	// Debugger.enable lists the page's script in the page's session.
+	c.Forget()
+	c.MustCall("Runtime.enable", nil) // the host's, unchanged
+	if m := c.CallIn(sid, "Debugger.enable", nil); m.Error != nil || m.SessionID != sid {
+		t.Fatalf("Debugger.enable in the page: %s", m.Raw)
+	}
+	appJS := page + "app.js"
+	c.ExpectEvent("Debugger.scriptParsed", func(m cdptest.Msg) bool {
+		return m.SessionID == sid && strings.Contains(string(m.Params), `"url":"`+appJS+`"`)
+	})
+
+	pausePage := func(why string) {
+		t.Helper()
+		m := c.CallIn(sid, "Debugger.setBreakpointByUrl", map[string]any{"url": appJS, "lineNumber": 1})
+		if m.Error != nil {
+			t.Fatalf("%s: setBreakpointByUrl: %s", why, m.Raw)
+		}
+		var bp struct {
+			BreakpointID string `json:"breakpointId"`
+		}
+		json.Unmarshal(m.Result, &bp)
+		p := c.ExpectEvent("Debugger.paused", func(m cdptest.Msg) bool { return m.SessionID == sid })
+		if !strings.Contains(string(p.Params), `"functionName":"tick"`) {
+			t.Fatalf("%s: the page paused elsewhere: %.400s", why, p.Raw)
+		}
+		// The host answers while the page is paused.
+		if v := c.MustCall("Runtime.evaluate", map[string]any{"expression": "6*7", "returnByValue": true}); !strings.Contains(string(v.Result), `"value":42`) {
+			t.Fatalf("%s: host evaluate while the page is paused: %s", why, v.Raw)
+		}
+		if m := c.CallIn(sid, "Debugger.removeBreakpoint", map[string]any{"breakpointId": bp.BreakpointID}); m.Error != nil {
+			t.Fatalf("%s: removeBreakpoint: %s", why, m.Raw)
+		}
+		if m := c.CallIn(sid, "Debugger.resume", nil); m.Error != nil {
+			t.Fatalf("%s: resume: %s", why, m.Raw)
+		}
+		c.ExpectEvent("Debugger.resumed", func(m cdptest.Msg) bool { return m.SessionID == sid })
+		// It runs again: ticks grow.
+		first, _ := c.EvaluateIn(sid, "window.ticks", false)
+		for deadline := time.Now().Add(cdptest.Timeout); ; time.Sleep(60 * time.Millisecond) {
+			if v, _ := c.EvaluateIn(sid, "window.ticks", false); string(v) != string(first) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the page did not run after resume (ticks stay %s)", why, first)
+			}
+		}
+	}
+	pausePage("host running")
+
+	// The same while the host is paused at a breakpoint.
+	c.MustCall("Debugger.enable", nil)
+	c.MustCall("Runtime.evaluate", map[string]any{"expression": "pauseHost()"})
+	c.ExpectEvent("Debugger.paused", func(m cdptest.Msg) bool { return m.SessionID == "" })
+	pausePage("host paused")
+	c.MustCall("Debugger.resume", nil)
+	c.ExpectEvent("Debugger.resumed", func(m cdptest.Msg) bool { return m.SessionID == "" })
+}
