@@ -84,7 +84,8 @@ func (n *nativeFlags) start(srv *cdpserver.Server, stderr io.Writer) (stop func(
 			return stop, fmt.Errorf("--browser: %w", err)
 		}
 		endpoint = launched.Endpoint
-		fmt.Fprintf(stderr, "inspector-worker: started the browser (pid %d, debugging at %s)\n", launched.Pid(), endpoint)
+		fmt.Fprintf(stderr, "inspector-worker: started the browser (pid %d, debugging at %s, profile %s)\n",
+			launched.Pid(), endpoint, launched.Profile())
 	}
 	b, err := browserrealm.Dial(ctx, endpoint, match, logTo(stderr))
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -173,4 +175,75 @@ func TestNativePageDebugging(t *testing.T) {
 	pausePage("host paused")
 	c.MustCall("Debugger.resume", nil)
 	c.ExpectEvent("Debugger.resumed", func(m cdptest.Msg) bool { return m.SessionID == "" })
+}
+
+// TestNativeBrowserStartedAndStopped: --browser starts Chromium with a
+// temporary profile; its app page joins a window; a closed page detaches
+// with a Console line; after the worker's SIGINT no process of the
+// browser's group and no profile remain. Several runs: an orphan or a
+// leftover profile shows in any of them.
+func TestNativeBrowserStartedAndStopped(t *testing.T) {
+	const runs = 4
+	dir, script := writeScript(t, nativeHost)
+	for i := range runs {
+		w := startCmdEnv(t, dir, []string{"DISPLAY=", "WAYLAND_DISPLAY="}, "run", "--port", "0", "--inject=false", "--browser", "--", "node", script)
+		page := w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
+		line := regexp.MustCompile(`started the browser \(pid (\d+), debugging at (\S+), profile (\S+)\)`)
+		w.waitFor(w.stderr, line.String())
+		m := line.FindStringSubmatch(w.stderr.String())
+		pid, _ := strconv.Atoi(m[1])
+		base, profile := m[2], m[3]
+		if _, err := os.Stat(profile); err != nil {
+			t.Fatalf("run %d: the profile %s is not there while the browser runs: %v", i, profile, err)
+		}
+		c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+		c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false})
+		openTab(t, base, page)
+		a := expectPageAttached(t, c)
+		// A page that goes away detaches, with a Console line saying so.
+		res, err := http.Get(base + "/json/close/" + a.TargetInfo.TargetID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		c.ExpectEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool {
+			return strings.Contains(string(m.Params), `"sessionId":"`+a.SessionID+`"`)
+		})
+		c.ExpectEvent("Log.entryAdded", func(m cdptest.Msg) bool {
+			return strings.Contains(string(m.Params), "Page "+page+" detached")
+		})
+		start := time.Now()
+		w.cmd.Process.Signal(syscall.SIGINT)
+		w.wait()
+		left := groupMembers(pid)
+		if len(left) > 0 {
+			t.Fatalf("run %d: processes of the browser's group %d remain after the worker exited: %v", i, pid, left)
+		}
+		if _, err := os.Stat(profile); !os.IsNotExist(err) {
+			t.Fatalf("run %d: the profile %s remains (%v)", i, profile, err)
+		}
+		t.Logf("run %d: worker and browser gone %v after SIGINT", i, time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// groupMembers lists the live processes whose process group is pgid.
+func groupMembers(pgid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp …: comm may hold spaces, so split after the last ')'.
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
