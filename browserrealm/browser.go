@@ -62,6 +62,8 @@ type Browser struct {
 	changed chan struct{}             // Guarded by mu: closed at the next change of pages.
 	subs    map[string]*Session       // Guarded by mu: every session id (attached and nested) → its window's Session.
 	byRoot  map[string]*Session       // Guarded by mu: the attached (root) session id → Session.
+	guards  map[string]bool           // Guarded by mu: the worker's own auto-attached sessions (guard.go).
+	autoOn  bool                      // Guarded by mu: Target.setAutoAttach is being answered (its attaches are the worker's).
 	closed  bool                      // Guarded by mu: the connection ended.
 	reason  string                    // Guarded by mu: why.
 	done    chan struct{}             // closed when the connection ends
@@ -112,11 +114,16 @@ func Dial(ctx context.Context, endpoint string, match *regexp.Regexp, logf func(
 	}
 	conn.SetReadLimit(readLimit)
 	b := &Browser{conn: conn, match: match, logf: logf, calls: map[int64]chan callResult{}, pages: map[string]Page{},
-		changed: make(chan struct{}), subs: map[string]*Session{}, byRoot: map[string]*Session{}, done: make(chan struct{})}
+		changed: make(chan struct{}), subs: map[string]*Session{}, byRoot: map[string]*Session{}, guards: map[string]bool{},
+		done: make(chan struct{})}
 	go b.readLoop()
-	if _, err := b.call(ctx, "Target.setDiscoverTargets", map[string]any{"discover": true}); err != nil {
+	if _, err := b.call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}); err != nil {
 		conn.CloseNow()
 		return nil, fmt.Errorf("browser at %s: Target.setDiscoverTargets: %w", wsURL, err)
+	}
+	if err := b.startGuard(ctx); err != nil {
+		conn.CloseNow()
+		return nil, fmt.Errorf("browser at %s: %w", wsURL, err)
 	}
 	return b, nil
 }
@@ -184,9 +191,9 @@ func (b *Browser) Reason() string {
 // Close ends the connection; every session is told it is gone.
 func (b *Browser) Close() { b.conn.Close(websocket.StatusNormalClosure, "inspector-worker stopped") }
 
-// call sends one of the worker's own commands on the root session and
-// waits for its answer.
-func (b *Browser) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+// call sends one of the worker's own commands on the root session (or on
+// one of its own guard sessions) and waits for its answer.
+func (b *Browser) call(ctx context.Context, sessionID, method string, params any) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	ch := make(chan callResult, 1)
@@ -195,13 +202,18 @@ func (b *Browser) call(ctx context.Context, method string, params any) (json.Raw
 		b.mu.Unlock()
 		return nil, errors.New("the browser connection ended: " + b.reason)
 	}
-	// The worker's ids are negative: the root session is the worker's
-	// alone, so they only need to be unique among themselves.
+	// The worker's ids are negative: the root session and the guard
+	// sessions are the worker's alone, so they only need to be unique
+	// among themselves.
 	b.nextID--
 	id := b.nextID
 	b.calls[id] = ch
 	b.mu.Unlock()
-	msg, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
+	req := map[string]any{"id": id, "method": method, "params": params}
+	if sessionID != "" {
+		req["sessionId"] = sessionID
+	}
+	msg, _ := json.Marshal(req)
 	if err := b.conn.Write(ctx, websocket.MessageText, msg); err != nil {
 		b.mu.Lock()
 		delete(b.calls, id)
@@ -237,7 +249,7 @@ func (b *Browser) readLoop() {
 			b.logf("browser: dropped an unparseable message (%d bytes)", len(msg))
 			continue
 		}
-		if env.SessionID != "" {
+		if env.SessionID != "" && !b.isGuard(env.SessionID) {
 			b.fromSession(env, msg)
 			continue
 		}
@@ -317,6 +329,9 @@ func (b *Browser) fromRoot(env envelope) {
 		}
 		return
 	}
+	if env.SessionID != "" {
+		return // an event of a guard session: the worker enables nothing there
+	}
 	switch env.Method {
 	case "Target.targetCreated", "Target.targetInfoChanged":
 		var p struct {
@@ -332,6 +347,8 @@ func (b *Browser) fromRoot(env envelope) {
 		if json.Unmarshal(env.Params, &p) == nil {
 			b.dropPage(p.TargetID)
 		}
+	case "Target.attachedToTarget":
+		b.noteAttached(env.Params)
 	case "Target.detachedFromTarget":
 		var p struct {
 			SessionID string `json:"sessionId"`
@@ -339,6 +356,7 @@ func (b *Browser) fromRoot(env envelope) {
 		if json.Unmarshal(env.Params, &p) == nil {
 			b.mu.Lock()
 			s := b.byRoot[p.SessionID]
+			delete(b.guards, p.SessionID)
 			b.mu.Unlock()
 			if s != nil {
 				s.end("the page was closed")

@@ -32,7 +32,7 @@ type Session struct {
 // once when the session ends without Detach (the page closed, the browser
 // went away), after which nothing more is delivered.
 func (b *Browser) Attach(ctx context.Context, targetID string, deliver Deliver, gone func(why string)) (*Session, error) {
-	res, err := b.call(ctx, "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true})
+	res, err := b.call(ctx, "", "Target.attachToTarget", map[string]any{"targetId": targetID, "flatten": true})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func (s *Session) Detach() {
 	if !s.unregister() {
 		return
 	}
-	_, _ = s.b.call(context.Background(), "Target.detachFromTarget", map[string]any{"sessionId": s.id})
+	_, _ = s.b.call(context.Background(), "", "Target.detachFromTarget", map[string]any{"sessionId": s.id})
 }
 
 // end is the browser's side of the end: the page closed or the browser

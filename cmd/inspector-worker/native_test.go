@@ -247,3 +247,31 @@ func groupMembers(pgid int) []int {
 	}
 	return out
 }
+
+// TestNativePageSkipsClient: a page that also loads the client snippet
+// (run injects it) is shown once, natively: the worker's guard marks the
+// page before its first script, so the client does nothing there.
+func TestNativePageSkipsClient(t *testing.T) {
+	base := startDebugBrowser(t)
+	dir, script := writeScript(t, nativeHost)
+	w := startCmd(t, dir, "run", "--port", "0", "--browser-cdp", base, "--", "node", script)
+	page := w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	openTab(t, base, page)
+	c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false})
+	sid := expectPageAttached(t, c).SessionID
+	for deadline := time.Now().Add(cdptest.Timeout); ; time.Sleep(50 * time.Millisecond) {
+		v, _ := c.EvaluateIn(sid, "location.href === "+strconv.Quote(page)+" && document.readyState === 'complete' && JSON.stringify({tag: !!document.querySelector('script[data-endpoint]'), "+
+			"client: window.__inspectorWorkerClient && Object.keys(window.__inspectorWorkerClient).join()})", false)
+		if string(v) == `false` {
+			if time.Now().After(deadline) {
+				t.Fatal("the page never loaded")
+			}
+			continue
+		}
+		if want := `"{\"tag\":true,\"client\":\"native\"}"`; string(v) != want {
+			t.Fatalf("the page's client: %s, want %s (the snippet there and the client off)", v, want)
+		}
+		break
+	}
+}
