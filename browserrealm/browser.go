@@ -53,6 +53,7 @@ type Page struct {
 type Browser struct {
 	conn  *websocket.Conn
 	match *regexp.Regexp
+	self  string // Static after construction: the browser's debugging host:port, whose pages (its own DevTools frontend) never join.
 	logf  func(string, ...any)
 
 	mu      sync.Mutex
@@ -113,7 +114,11 @@ func Dial(ctx context.Context, endpoint string, match *regexp.Regexp, logf func(
 		return nil, fmt.Errorf("connect to the browser at %s: %w (is it started with --remote-debugging-port?)", wsURL, err)
 	}
 	conn.SetReadLimit(readLimit)
-	b := &Browser{conn: conn, match: match, logf: logf, calls: map[int64]chan callResult{}, pages: map[string]Page{},
+	self := ""
+	if u, err := url.Parse(wsURL); err == nil {
+		self = u.Host
+	}
+	b := &Browser{conn: conn, match: match, self: self, logf: logf, calls: map[int64]chan callResult{}, pages: map[string]Page{},
 		changed: make(chan struct{}), subs: map[string]*Session{}, byRoot: map[string]*Session{}, guards: map[string]bool{},
 		done: make(chan struct{})}
 	go b.readLoop()
@@ -367,7 +372,11 @@ func (b *Browser) fromRoot(env envelope) {
 
 // joins says whether a target is one of the app's pages.
 func (b *Browser) joins(t targetInfo) bool {
-	return t.Type == "page" && b.match.MatchString(t.URL)
+	if t.Type != "page" || !b.match.MatchString(t.URL) {
+		return false
+	}
+	u, err := url.Parse(t.URL)
+	return err == nil && u.Host != b.self
 }
 
 // noteTarget adds, updates or drops a page as its target changes. A page
