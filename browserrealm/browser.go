@@ -63,7 +63,9 @@ type Browser struct {
 	changed chan struct{}             // Guarded by mu: closed at the next change of pages.
 	subs    map[string]*Session       // Guarded by mu: every session id (attached and nested) → its window's Session.
 	byRoot  map[string]*Session       // Guarded by mu: the attached (root) session id → Session.
-	guards  map[string]bool           // Guarded by mu: the worker's own auto-attached sessions (guard.go).
+	guards  map[string]*guardState    // Guarded by mu: the worker's own auto-attached sessions by sessionId (guard.go).
+	guarded map[string]*guardState    // Guarded by mu: the same by targetId.
+	started sync.WaitGroup            // guards started while setAutoAttach is answered
 	autoOn  bool                      // Guarded by mu: Target.setAutoAttach is being answered (its attaches are the worker's).
 	closed  bool                      // Guarded by mu: the connection ended.
 	reason  string                    // Guarded by mu: why.
@@ -119,8 +121,9 @@ func Dial(ctx context.Context, endpoint string, match *regexp.Regexp, logf func(
 		self = u.Host
 	}
 	b := &Browser{conn: conn, match: match, self: self, logf: logf, calls: map[int64]chan callResult{}, pages: map[string]Page{},
-		changed: make(chan struct{}), subs: map[string]*Session{}, byRoot: map[string]*Session{}, guards: map[string]bool{},
-		done: make(chan struct{})}
+		changed: make(chan struct{}), subs: map[string]*Session{}, byRoot: map[string]*Session{}, guards: map[string]*guardState{},
+		guarded: map[string]*guardState{},
+		done:    make(chan struct{})}
 	go b.readLoop()
 	if _, err := b.call(ctx, "", "Target.setDiscoverTargets", map[string]any{"discover": true}); err != nil {
 		conn.CloseNow()
@@ -361,7 +364,10 @@ func (b *Browser) fromRoot(env envelope) {
 		if json.Unmarshal(env.Params, &p) == nil {
 			b.mu.Lock()
 			s := b.byRoot[p.SessionID]
-			delete(b.guards, p.SessionID)
+			if g := b.guards[p.SessionID]; g != nil {
+				delete(b.guards, p.SessionID)
+				delete(b.guarded, g.targetID)
+			}
 			b.mu.Unlock()
 			if s != nil {
 				s.end("the page was closed")

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"regexp"
 	"time"
@@ -79,7 +81,7 @@ func (n *nativeFlags) start(srv *cdpserver.Server, stderr io.Writer) (stop func(
 	endpoint := n.cdp
 	var launched *browserrealm.Launched
 	if n.browser.set {
-		launched, err = browserrealm.Launch(context.Background(), n.browser.url, !hasDisplay())
+		launched, err = browserrealm.Launch(context.Background(), "", !hasDisplay()) // URL: opened below, behind the client guard
 		if err != nil {
 			return stop, fmt.Errorf("--browser: %w", err)
 		}
@@ -95,6 +97,9 @@ func (n *nativeFlags) start(srv *cdpserver.Server, stderr io.Writer) (stop func(
 		return stop, err
 	}
 	srv.SetNativeBrowser(b)
+	if n.browser.url != "" {
+		go openWhenServed(b, n.browser.url, stderr)
+	}
 	go func() {
 		<-b.Done()
 		fmt.Fprintf(stderr, "inspector-worker: browser pages detached: %s\n", b.Reason())
@@ -105,4 +110,32 @@ func (n *nativeFlags) start(srv *cdpserver.Server, stderr io.Writer) (stop func(
 			launched.Close()
 		}
 	}, nil
+}
+
+// serveWait bounds the wait for the app's server before --browser=URL is
+// opened: under run the host starts listening a moment after it starts.
+const serveWait = 10 * time.Second
+
+// openWhenServed opens url in the started browser once something listens
+// at its host:port (or after serveWait, to show the browser's own error).
+func openWhenServed(b *browserrealm.Browser, raw string, stderr io.Writer) {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		port := u.Port()
+		if port == "" {
+			port = "80"
+			if u.Scheme == "https" {
+				port = "443"
+			}
+		}
+		hostport := net.JoinHostPort(u.Hostname(), port)
+		for deadline := time.Now().Add(serveWait); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if c, err := net.DialTimeout("tcp", hostport, time.Second); err == nil {
+				c.Close()
+				break
+			}
+		}
+	}
+	if err := b.Open(raw); err != nil {
+		fmt.Fprintf(stderr, "inspector-worker: --browser: %v\n", err)
+	}
 }

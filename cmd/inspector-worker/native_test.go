@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -28,7 +29,7 @@ http.createServer((req, res) => {
   if (req.url === '/app.js') { res.setHeader('content-type', 'text/javascript'); res.end(app); return; }
   res.setHeader('content-type', 'text/html');
   res.end('<!doctype html><html><head><title>Native page</title></head><body><script src="/app.js"></script></body></html>');
-}).listen(0, '127.0.0.1', function () { console.log('pid ' + process.pid + ' page http://127.0.0.1:' + this.address().port + '/'); });
+}).listen(Number(process.env.NATIVE_PORT || 0), '127.0.0.1', function () { console.log('pid ' + process.pid + ' page http://127.0.0.1:' + this.address().port + '/'); });
 `
 
 // startDebugBrowser starts headless Chromium on about:blank with remote
@@ -249,15 +250,22 @@ func groupMembers(pgid int) []int {
 }
 
 // TestNativePageSkipsClient: a page that also loads the client snippet
-// (run injects it) is shown once, natively: the worker's guard marks the
-// page before its first script, so the client does nothing there.
+// (run injects it) is shown once, natively: --browser=URL opens it behind
+// the worker's guard, which marks the page before its first script, so the
+// client does nothing there.
 func TestNativePageSkipsClient(t *testing.T) {
-	base := startDebugBrowser(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close() // the host listens there; a port taken meanwhile fails the test visibly
+	page := "http://127.0.0.1:" + port + "/"
 	dir, script := writeScript(t, nativeHost)
-	w := startCmd(t, dir, "run", "--port", "0", "--browser-cdp", base, "--", "node", script)
-	page := w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
+	w := startCmdEnv(t, dir, []string{"NATIVE_PORT=" + port, "DISPLAY=", "WAYLAND_DISPLAY="},
+		"run", "--port", "0", "--browser="+page, "--", "node", script)
+	w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
 	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
-	openTab(t, base, page)
 	c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false})
 	sid := expectPageAttached(t, c).SessionID
 	for deadline := time.Now().Add(cdptest.Timeout); ; time.Sleep(50 * time.Millisecond) {
@@ -274,4 +282,6 @@ func TestNativePageSkipsClient(t *testing.T) {
 		}
 		break
 	}
+	w.cmd.Process.Signal(syscall.SIGINT)
+	w.wait()
 }
