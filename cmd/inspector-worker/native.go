@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"sync/atomic"
 	"time"
 
 	"github.com/inspector-worker/inspector-worker/browserrealm"
@@ -100,11 +101,15 @@ func (n *nativeFlags) start(srv *cdpserver.Server, stderr io.Writer) (stop func(
 	if n.browser.url != "" {
 		go openWhenServed(b, n.browser.url, stderr)
 	}
+	var stopping atomic.Bool
 	go func() {
 		<-b.Done()
-		fmt.Fprintf(stderr, "inspector-worker: browser pages detached: %s\n", b.Reason())
+		if !stopping.Load() {
+			fmt.Fprintf(stderr, "inspector-worker: browser pages detached: %s\n", b.Reason())
+		}
 	}()
 	return func() {
+		stopping.Store(true) // the worker closes it: no line
 		b.Close()
 		if launched != nil {
 			launched.Close()
