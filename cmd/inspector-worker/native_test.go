@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -37,6 +38,14 @@ http.createServer((req, res) => {
 // process group is killed at test end.
 func startDebugBrowser(t testing.TB) string {
 	t.Helper()
+	base, _ := startKillableBrowser(t)
+	return base
+}
+
+// startKillableBrowser is startDebugBrowser that also returns a func that
+// kills the browser now (its whole process group).
+func startKillableBrowser(t testing.TB) (base string, kill func()) {
+	t.Helper()
 	dir := t.TempDir()
 	cmd := exec.Command(chromiumPath(t), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -46,20 +55,26 @@ func startDebugBrowser(t testing.TB) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var once sync.Once
+	kill = func() {
+		once.Do(func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+		})
+	}
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
+		kill()
 		proctest.AssertGone(t, cmd.Process.Pid)
 	})
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if data, err := os.ReadFile(filepath.Join(dir, "DevToolsActivePort")); err == nil {
 			if port, _, ok := strings.Cut(string(data), "\n"); ok && port != "" {
-				return "http://127.0.0.1:" + port
+				return "http://127.0.0.1:" + port, kill
 			}
 		}
 	}
 	t.Fatal("chromium wrote no DevToolsActivePort within 30 s")
-	return ""
+	return "", nil
 }
 
 // openTab opens url in a new tab of the browser at base.
@@ -284,4 +299,32 @@ func TestNativePageSkipsClient(t *testing.T) {
 	}
 	w.cmd.Process.Signal(syscall.SIGINT)
 	w.wait()
+}
+
+// TestNativeBrowserGone: a browser that goes away detaches its page from
+// the window, with a Console line saying so; a request in the page's
+// session afterwards is refused as an unknown session, and the host still
+// answers.
+func TestNativeBrowserGone(t *testing.T) {
+	base, kill := startKillableBrowser(t)
+	dir, script := writeScript(t, nativeHost)
+	w := startCmd(t, dir, "run", "--port", "0", "--inject=false", "--browser-cdp", base, "--", "node", script)
+	page := w.waitFor(w.stdout, `page (http://127\.0\.0\.1:\d+/)`)
+	c := cdptest.Dial(t, "devtools", pageURL(t, w.addr()), nil)
+	openTab(t, base, page)
+	c.MustCall("Target.setAutoAttach", map[string]any{"autoAttach": true, "flatten": true, "waitForDebuggerOnStart": false})
+	sid := expectPageAttached(t, c).SessionID
+	kill()
+	c.ExpectEvent("Target.detachedFromTarget", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), `"sessionId":"`+sid+`"`)
+	})
+	c.ExpectEvent("Log.entryAdded", func(m cdptest.Msg) bool {
+		return strings.Contains(string(m.Params), "Page "+page+" detached: the browser")
+	})
+	if m := c.CallIn(sid, "Runtime.evaluate", map[string]any{"expression": "1"}); m.Error == nil {
+		t.Fatalf("a request in the gone page's session was answered: %s", m.Raw)
+	}
+	if v := c.MustCall("Runtime.evaluate", map[string]any{"expression": "6*7", "returnByValue": true}); !strings.Contains(string(v.Result), `"value":42`) {
+		t.Fatalf("host evaluate after the browser went away: %s", v.Raw)
+	}
 }
