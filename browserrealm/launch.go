@@ -1,3 +1,5 @@
+//go:build unix
+
 package browserrealm
 
 import (
@@ -27,6 +29,7 @@ type Launched struct {
 	cmd      *exec.Cmd
 	profile  string
 	exited   chan struct{}
+	reaper   *reaper // nil until started; stops the browser if the worker dies without Close
 }
 
 // FindChromium names the browser to start: $CHROME, then /usr/bin/chromium,
@@ -78,6 +81,10 @@ func Launch(ctx context.Context, url string, headless bool) (*Launched, error) {
 	}
 	l := &Launched{cmd: cmd, profile: profile, exited: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(l.exited) }()
+	if l.reaper, err = startReaper(cmd.Process.Pid, profile); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("start the browser's reaper: %w", err)
+	}
 	deadline := time.NewTimer(startTimeout)
 	defer deadline.Stop()
 	for {
@@ -121,4 +128,5 @@ func (l *Launched) Close() {
 	// Helpers of the group that outlived the browser process.
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	_ = os.RemoveAll(l.profile)
+	l.reaper.release()
 }

@@ -328,3 +328,29 @@ func TestNativeBrowserGone(t *testing.T) {
 		t.Fatalf("host evaluate after the browser went away: %s", v.Raw)
 	}
 }
+
+// TestNativeBrowserWorkerKilled: a worker killed with SIGKILL cannot close
+// the browser it started; its reaper does: no process of the browser's
+// group and no profile remain.
+func TestNativeBrowserWorkerKilled(t *testing.T) {
+	dir, script := writeScript(t, nativeHost)
+	w := startCmdEnv(t, dir, []string{"DISPLAY=", "WAYLAND_DISPLAY="}, "run", "--port", "0", "--browser", "--", "node", script)
+	line := regexp.MustCompile(`started the browser \(pid (\d+), debugging at (\S+), profile (\S+)\)`)
+	w.waitFor(w.stderr, line.String())
+	w.addr()
+	m := line.FindStringSubmatch(w.stderr.String())
+	pid, _ := strconv.Atoi(m[1])
+	profile := m[3]
+	w.cmd.Process.Kill()
+	w.wait()
+	for deadline := time.Now().Add(cdptest.Timeout); ; time.Sleep(50 * time.Millisecond) {
+		left := groupMembers(pid)
+		_, err := os.Stat(profile)
+		if len(left) == 0 && os.IsNotExist(err) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the worker's SIGKILL: the browser's group %d still has %v, profile %s: %v", pid, left, profile, err)
+		}
+	}
+}
