@@ -44,6 +44,9 @@ func (sess *Session) handle(msg []byte) {
 		// The sessionId is the realm key (methods.go, keySessionID): a
 		// thread or child answers every method itself, so the table is
 		// not asked.
+		if sess.toNative(req, msg) { // native.go: a page of the browser
+			return
+		}
 		if isChildSession(req.SessionID) {
 			sess.toChild(req) // children.go
 			return

@@ -165,6 +165,7 @@ func (s *Server) newPageSession(id int64, pt pageTargetInfo) *Session {
 		dtGone:   make(chan struct{}),
 		threads:  newThreadTable(),
 		children: newChildTable(),
+		native:   newNativeTable(), // empty: native pages attach to the combined target only
 		downWhy:  "a page target has no Node session",
 		scope:    &pageScope{targetID: pt.ID, sourceID: pt.sourceID},
 	}

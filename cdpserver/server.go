@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/inspector-worker/inspector-worker/browserrealm"
 	"github.com/inspector-worker/inspector-worker/hostnode"
 	"github.com/inspector-worker/inspector-worker/hostrealm"
 	"github.com/inspector-worker/inspector-worker/internal/cdpwire"
@@ -111,12 +112,13 @@ type Server struct {
 	// domain's initiator links (its own leaf lock; emptied when the host
 	// is replaced: a new process reuses V8's script ids).
 	hostScripts hostrealm.Scripts
-	network     *network.Domain      // Static after construction: the fetch journal's Network domain.
-	logf        func(string, ...any) // Static after construction.
-	debug       bool                 // Static after construction: Options.Logf was set.
-	opts        Options              // Static after construction, defaults filled in.
-	children    ChildRealms          // Set before serving (SetChildRealms); nil: no child targets.
-	browser     *browserEndpoint     // Static after construction: /devtools/browser (browser.go).
+	network     *network.Domain       // Static after construction: the fetch journal's Network domain.
+	logf        func(string, ...any)  // Static after construction.
+	debug       bool                  // Static after construction: Options.Logf was set.
+	opts        Options               // Static after construction, defaults filled in.
+	children    ChildRealms           // Set before serving (SetChildRealms); nil: no child targets.
+	native      *browserrealm.Browser // Set before serving (SetNativeBrowser); nil: no native pages (native.go).
+	browser     *browserEndpoint      // Static after construction: /devtools/browser (browser.go).
 
 	mux     *http.ServeMux // Static after construction; Handle adds routes.
 	ln      net.Listener   // Static after construction.

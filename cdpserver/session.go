@@ -98,6 +98,7 @@ type Session struct {
 
 	threads  *threadTable // Static after construction: the window's worker threads (threads.go).
 	children *childTable  // Static after construction: the window's child processes (children.go).
+	native   *nativeTable // Static after construction: the window's native pages (native.go).
 
 	// scope: the page target the session is on (pagetarget.go); nil for
 	// the combined target. Static after construction.
@@ -549,6 +550,7 @@ func (sess *Session) finish(code websocket.StatusCode, reason string) {
 	sess.answerUnanswered(pending, reason)
 	sess.closeThreads(reason, false)
 	sess.closeChildren(reason)
+	sess.closeNative(reason, true)
 	sess.out.close(&closeState{code, reason})
 }
 

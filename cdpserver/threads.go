@@ -173,6 +173,7 @@ func targetSetAutoAttach(sess *Session, req request) {
 	sess.holdThreads(p.AutoAttach && p.Wait)
 	if p.AutoAttach {
 		sess.watchChildren(p.Wait) // children.go
+		sess.watchNative()         // native.go
 	}
 	method := `"NodeWorker.enable","params":{"waitForDebuggerOnStart":false}`
 	if !p.AutoAttach {

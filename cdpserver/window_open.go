@@ -105,6 +105,7 @@ func (s *Server) newSessionFunc(tr transport, dt *websocket.Conn, wire *gatedCon
 			watch:    newWatchState(s.opts.Watch),
 			threads:  newThreadTable(),
 			children: newChildTable(),
+			native:   newNativeTable(),
 		}
 		sess.net = s.network.NewWindow(networkOutput{sess})
 		sess.page = pagerealm.NewWindow(id, sess.objects, pageSink{sess}, sess.sendDone)

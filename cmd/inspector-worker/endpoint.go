@@ -38,9 +38,11 @@ type endpointFlags struct {
 	noCapture bool
 	redact    []string
 	set       map[string]bool // flags given explicitly
+	native    nativeFlags     // --browser-cdp, --browser, --browser-match (native.go)
 }
 
 func (e *endpointFlags) register(fs *flag.FlagSet) {
+	e.native.register(fs)
 	fs.IntVar(&e.port, "port", defaultPort, "DevTools endpoint port (0 = any free port)")
 	fs.StringVar(&e.host, "host", "127.0.0.1", "loopback address to listen on")
 	fs.IntVar(&e.maxWindows, "max-windows", cdpserver.DefaultMaxWindows,

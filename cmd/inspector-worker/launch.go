@@ -205,6 +205,12 @@ func runAsIs(r hostRun, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
+	stopNative, err := r.ep.native.start(a.srv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
+		return 1
+	}
+	defer stopNative()
 	serveErr := serveEndpoint(a.srv, ln, fellBack, stderr)
 	a.host.Release()
 	return a.supervise(sigs, serveErr)

@@ -203,6 +203,12 @@ func runHost(r hostRun, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
+	stopNative, err := r.ep.native.start(srv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
+		return 1
+	}
+	defer stopNative()
 	serveErr := serveEndpoint(srv, ln, fellBack, stderr)
 	return superviseHost(proc, host, srv, obs, sigs, serveErr, filter, stderr)
 }

@@ -73,6 +73,14 @@ func cmdServe(args []string, stderr io.Writer) int {
 		}
 		defer obs.stop()
 	}
+	stopNative, err := ep.native.start(srv, stderr)
+	if err != nil {
+		host.Finish("inspector-worker could not start")
+		ln.Close()
+		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
+		return 1
+	}
+	defer stopNative()
 	serveErr := serveEndpoint(srv, ln, fellBack, stderr)
 	select {
 	case sig := <-sigs:

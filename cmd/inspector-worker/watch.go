@@ -180,6 +180,12 @@ func runWatch(r hostRun, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
 		return 1
 	}
+	stopNative, err := r.ep.native.start(w.srv, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "inspector-worker: %v\n", err)
+		return 1
+	}
+	defer stopNative()
 	serveErr := serveEndpoint(w.srv, ln, fellBack, stderr)
 	host.Release()
 	fmt.Fprintf(stderr, "inspector-worker: watching %s; the host restarts when a file there changes\n", strings.Join(paths, ", "))
