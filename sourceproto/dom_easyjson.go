@@ -201,6 +201,33 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				}
 				in.Delim(']')
 			}
+		case "classNames":
+			if in.IsNull() {
+				in.Skip()
+				out.ClassNames = nil
+			} else {
+				in.Delim('[')
+				if out.ClassNames == nil {
+					if !in.IsDelim(']') {
+						out.ClassNames = make([]string, 0, 4)
+					} else {
+						out.ClassNames = []string{}
+					}
+				} else {
+					out.ClassNames = (out.ClassNames)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v5 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v5 = string(in.String())
+					}
+					out.ClassNames = append(out.ClassNames, v5)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -225,11 +252,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		out.RawString(prefix[1:])
 		{
 			out.RawByte('[')
-			for v5, v6 := range in.Children {
-				if v5 > 0 {
+			for v6, v7 := range in.Children {
+				if v6 > 0 {
 					out.RawByte(',')
 				}
-				(v6).MarshalEasyJSON(out)
+				(v7).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -254,11 +281,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		{
 			out.RawByte('[')
-			for v7, v8 := range in.Nodes {
-				if v7 > 0 {
+			for v8, v9 := range in.Nodes {
+				if v8 > 0 {
 					out.RawByte(',')
 				}
-				out.Uint64(uint64(v8))
+				out.Uint64(uint64(v9))
 			}
 			out.RawByte(']')
 		}
@@ -273,11 +300,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		{
 			out.RawByte('[')
-			for v9, v10 := range in.HTML {
-				if v9 > 0 {
+			for v10, v11 := range in.HTML {
+				if v10 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v10))
+				out.String(string(v11))
 			}
 			out.RawByte(']')
 		}
@@ -332,11 +359,30 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		{
 			out.RawByte('[')
-			for v11, v12 := range in.Listeners {
-				if v11 > 0 {
+			for v12, v13 := range in.Listeners {
+				if v12 > 0 {
 					out.RawByte(',')
 				}
-				(v12).MarshalEasyJSON(out)
+				(v13).MarshalEasyJSON(out)
+			}
+			out.RawByte(']')
+		}
+	}
+	if len(in.ClassNames) != 0 {
+		const prefix string = ",\"classNames\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		{
+			out.RawByte('[')
+			for v14, v15 := range in.ClassNames {
+				if v14 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v15))
 			}
 			out.RawByte(']')
 		}
@@ -401,13 +447,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 uint64
+					var v16 uint64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v13 = uint64(in.Uint64())
+						v16 = uint64(in.Uint64())
 					}
-					out.Nodes = append(out.Nodes, v13)
+					out.Nodes = append(out.Nodes, v16)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -496,6 +542,24 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 			} else {
 				out.Pierce = bool(in.Bool())
 			}
+		case "x":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.X = float64(in.Float64())
+			}
+		case "y":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Y = float64(in.Float64())
+			}
+		case "ignorePointerEventsNone":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.IgnorePointerEventsNone = bool(in.Bool())
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -534,11 +598,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v14, v15 := range in.Nodes {
-				if v14 > 0 {
+			for v17, v18 := range in.Nodes {
+				if v17 > 0 {
 					out.RawByte(',')
 				}
-				out.Uint64(uint64(v15))
+				out.Uint64(uint64(v18))
 			}
 			out.RawByte(']')
 		}
@@ -612,6 +676,21 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"pierce\":"
 		out.RawString(prefix)
 		out.Bool(bool(in.Pierce))
+	}
+	if in.X != 0 {
+		const prefix string = ",\"x\":"
+		out.RawString(prefix)
+		out.Float64(float64(in.X))
+	}
+	if in.Y != 0 {
+		const prefix string = ",\"y\":"
+		out.RawString(prefix)
+		out.Float64(float64(in.Y))
+	}
+	if in.IgnorePointerEventsNone {
+		const prefix string = ",\"ignorePointerEventsNone\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.IgnorePointerEventsNone))
 	}
 	out.RawByte('}')
 }
@@ -691,13 +770,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.Children = (out.Children)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v16 DOMNode
+					var v19 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v16).UnmarshalEasyJSON(in)
+						(v19).UnmarshalEasyJSON(in)
 					}
-					out.Children = append(out.Children, v16)
+					out.Children = append(out.Children, v19)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -718,13 +797,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.Attributes = (out.Attributes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v17 string
+					var v20 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v17 = string(in.String())
+						v20 = string(in.String())
 					}
-					out.Attributes = append(out.Attributes, v17)
+					out.Attributes = append(out.Attributes, v20)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -806,11 +885,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v18, v19 := range in.Children {
-				if v18 > 0 {
+			for v21, v22 := range in.Children {
+				if v21 > 0 {
 					out.RawByte(',')
 				}
-				(v19).MarshalEasyJSON(out)
+				(v22).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -820,11 +899,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v20, v21 := range in.Attributes {
-				if v20 > 0 {
+			for v23, v24 := range in.Attributes {
+				if v23 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v21))
+				out.String(string(v24))
 			}
 			out.RawByte(']')
 		}
@@ -1073,13 +1152,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 					out.Events = (out.Events)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v22 DOMEvent
+					var v25 DOMEvent
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v22).UnmarshalEasyJSON(in)
+						(v25).UnmarshalEasyJSON(in)
 					}
-					out.Events = append(out.Events, v22)
+					out.Events = append(out.Events, v25)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1119,11 +1198,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v23, v24 := range in.Events {
-				if v23 > 0 {
+			for v26, v27 := range in.Events {
+				if v26 > 0 {
 					out.RawByte(',')
 				}
-				(v24).MarshalEasyJSON(out)
+				(v27).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1208,13 +1287,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v25 DOMNode
+					var v28 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v25).UnmarshalEasyJSON(in)
+						(v28).UnmarshalEasyJSON(in)
 					}
-					out.Nodes = append(out.Nodes, v25)
+					out.Nodes = append(out.Nodes, v28)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1285,11 +1364,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v26, v27 := range in.Nodes {
-				if v26 > 0 {
+			for v29, v30 := range in.Nodes {
+				if v29 > 0 {
 					out.RawByte(',')
 				}
-				(v27).MarshalEasyJSON(out)
+				(v30).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1357,13 +1436,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v28 DOMNode
+					var v31 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v28).UnmarshalEasyJSON(in)
+						(v31).UnmarshalEasyJSON(in)
 					}
-					out.Nodes = append(out.Nodes, v28)
+					out.Nodes = append(out.Nodes, v31)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1398,11 +1477,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v29, v30 := range in.Nodes {
-				if v29 > 0 {
+			for v32, v33 := range in.Nodes {
+				if v32 > 0 {
 					out.RawByte(',')
 				}
-				(v30).MarshalEasyJSON(out)
+				(v33).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1449,13 +1528,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Content = (out.Content)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v31 float64
+					var v34 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v31 = float64(in.Float64())
+						v34 = float64(in.Float64())
 					}
-					out.Content = append(out.Content, v31)
+					out.Content = append(out.Content, v34)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1476,13 +1555,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Padding = (out.Padding)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v32 float64
+					var v35 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v32 = float64(in.Float64())
+						v35 = float64(in.Float64())
 					}
-					out.Padding = append(out.Padding, v32)
+					out.Padding = append(out.Padding, v35)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1503,13 +1582,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Border = (out.Border)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v33 float64
+					var v36 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v33 = float64(in.Float64())
+						v36 = float64(in.Float64())
 					}
-					out.Border = append(out.Border, v33)
+					out.Border = append(out.Border, v36)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1530,13 +1609,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Margin = (out.Margin)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v34 float64
+					var v37 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v34 = float64(in.Float64())
+						v37 = float64(in.Float64())
 					}
-					out.Margin = append(out.Margin, v34)
+					out.Margin = append(out.Margin, v37)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1578,11 +1657,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v35, v36 := range in.Content {
-				if v35 > 0 {
+			for v38, v39 := range in.Content {
+				if v38 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v36))
+				out.Float64(float64(v39))
 			}
 			out.RawByte(']')
 		}
@@ -1594,11 +1673,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v37, v38 := range in.Padding {
-				if v37 > 0 {
+			for v40, v41 := range in.Padding {
+				if v40 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v38))
+				out.Float64(float64(v41))
 			}
 			out.RawByte(']')
 		}
@@ -1610,11 +1689,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v39, v40 := range in.Border {
-				if v39 > 0 {
+			for v42, v43 := range in.Border {
+				if v42 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v40))
+				out.Float64(float64(v43))
 			}
 			out.RawByte(']')
 		}
@@ -1626,11 +1705,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v41, v42 := range in.Margin {
-				if v41 > 0 {
+			for v44, v45 := range in.Margin {
+				if v44 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v42))
+				out.Float64(float64(v45))
 			}
 			out.RawByte(']')
 		}
