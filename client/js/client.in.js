@@ -51,6 +51,7 @@
 // build.mjs inlines runtime.mjs here
 // build.mjs inlines overlay.mjs here
 // build.mjs inlines css.mjs here
+// build.mjs inlines domedit.mjs here
 // build.mjs inlines dom.mjs here
 
 // build.mjs inlines bodytap.mjs here

@@ -31,6 +31,7 @@
 import { capString, measureJSON, MAX_FRAME_OBJECTS, MAX_DEPTH } from './core.mjs';
 import { OWN, Overlay, boxModel } from './overlay.mjs';
 import { cssCommand } from './css.mjs';
+import { place, locate, classNames } from './domedit.mjs';
 
 /** The coalescing window: mutations are sent at most this often per page. */
 export const FLUSH_MS = 50;
@@ -225,6 +226,9 @@ export class DOMAgent {
         return children.length ? { nodes, children } : { nodes };
       }
       case 'domCSS': return cssCommand(this, s, p);
+      case 'domPlace': return place(this, s, p);
+      case 'domLocate': return locate(this, s, p);
+      case 'domClasses': return classNames(this, s, p);
     }
     throw new DOMFailure('unsupported', 'method ' + method + ' is not in the page DOM agent');
   }
