@@ -226,6 +226,10 @@ func notYetInPages(what string) string {
 	return "not served yet: " + what + " of a page's node (inspector-worker shows the pages' DOM tree; styles, layout and $0 come later)"
 }
 
+// noDOMUndo is DOM.undo's and DOM.redo's refusal.
+const noDOMUndo = "not served: inspector-worker keeps no undo history of DOM edits in the pages " +
+	"(edits apply at once, as made; undo one by editing it back)"
+
 // pageDOM is a DOM method answered by the page backend: from the host
 // document the worker shows, or by the page that owns the node
 // (pagerealm/dom.go).
@@ -394,6 +398,19 @@ var methods = map[string]methodEntry{
 	"DOM.performSearch":                   local(domPerformSearch),
 	"DOM.getSearchResults":                local(domGetSearchResults),
 	"DOM.discardSearchResults":            local(domDiscardSearchResults),
+	// Renaming, drag and drop, copy in the tree; hit test by point; the
+	// Styles pane's class toggles (pagerealm/dom_place.go).
+	"DOM.setNodeName":                  pageDOM(pagerealm.SetNodeName),
+	"DOM.moveTo":                       pageDOM(pagerealm.MoveTo),
+	"DOM.copyTo":                       pageDOM(pagerealm.CopyTo),
+	"DOM.getNodeForLocation":           pageDOM(pagerealm.GetNodeForLocation),
+	"DOM.collectClassNamesFromSubtree": pageDOM(pagerealm.CollectClassNamesFromSubtree),
+	// The Elements panel's undo stack: marks are acknowledged, and Ctrl-Z
+	// is refused with its reason (docs/agent-note.md "Elements": no undo
+	// history is kept in the pages).
+	"DOM.markUndoableState": noop(`{}`),
+	"DOM.undo":              refusal(noDOMUndo),
+	"DOM.redo":              refusal(noDOMUndo),
 	// The Elements panel's Event Listeners pane, for a page's node or
 	// window by objectId (pagerealm/listeners.go); the pane's "Remove" is
 	// a Runtime.callFunctionOn in the page.

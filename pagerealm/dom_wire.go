@@ -36,6 +36,12 @@ type cdpDOMParams struct {
 	BackendNodeIDs     []int64 `json:"backendNodeIds"`
 	FrameID            string  `json:"frameId"`
 	Mode               string  `json:"mode"` // Overlay.setInspectMode
+	// DOM.moveTo/copyTo and DOM.getNodeForLocation (dom_place.go).
+	TargetNodeID            int64   `json:"targetNodeId"`
+	InsertBeforeNodeID      int64   `json:"insertBeforeNodeId"`
+	X                       float64 `json:"x"`
+	Y                       float64 `json:"y"`
+	IgnorePointerEventsNone bool    `json:"ignorePointerEventsNone"`
 	// The CSS methods' (css.go).
 	StyleSheetID string           `json:"styleSheetId"`
 	Edits        []cssEdit        `json:"edits"`
