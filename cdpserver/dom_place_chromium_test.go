@@ -162,3 +162,35 @@ func TestDOMGetNodeForLocationAndClassNames(t *testing.T) {
 		t.Errorf("collectClassNamesFromSubtree of the host <body>: %s", got)
 	}
 }
+
+// With two pages in the window: a node of one page cannot be moved or
+// copied into (or before a node of) the other, and a point names no one
+// page; both are refused with the reason, and neither page changes.
+func TestDOMPlaceAcrossPagesRefused(t *testing.T) {
+	w, reg, token := runtimeWorker(t, Options{ClientRuntimeTimeout: time.Minute})
+	titles := []string{"DOM place one", "DOM place two"}
+	domPages(t, reg, token, titles...)
+	a, ctxs := domWindow(t, w, "A", titles...)
+	tr := newDOMTree(t, a)
+	one, two := expanded(t, tr, ctxs[titles[0]]), expanded(t, tr, ctxs[titles[1]])
+	h1, ul, li := findNode(one, named("H1")).NodeID, findNode(two, named("UL")).NodeID, findNode(two, named("LI")).NodeID
+	for _, tc := range []struct {
+		method string
+		params map[string]any
+		want   string
+	}{
+		{"DOM.moveTo", map[string]any{"nodeId": h1, "targetNodeId": ul}, "nodes cannot cross pages"},
+		{"DOM.copyTo", map[string]any{"nodeId": h1, "targetNodeId": ul}, "nodes cannot cross pages"},
+		{"DOM.moveTo", map[string]any{"nodeId": h1, "targetNodeId": findNode(one, named("UL")).NodeID, "insertBeforeNodeId": li}, "nodes cannot cross pages"},
+		{"DOM.getNodeForLocation", map[string]any{"x": 10, "y": 10}, "this window shows 2 pages"},
+	} {
+		if got := domError(t, a, tc.method, tc.params); !strings.Contains(got, tc.want) {
+			t.Errorf("%s %v: %q, want it to say %q", tc.method, tc.params, got, tc.want)
+		}
+	}
+	for _, title := range titles {
+		if got := string(evalValue(t, a, ctxs[title], `document.querySelectorAll('h1').length + ',' + document.querySelectorAll('li').length`)); got != `"1,2"` {
+			t.Errorf("page %q after the refused moves: h1s, lis = %s", title, got)
+		}
+	}
+}
