@@ -159,3 +159,27 @@ func FrameOwnerAnswer(id cdp.NodeID) []byte {
 func ResolveNodeAnswer(o *sourceproto.RemoteObject, v *Values) []byte {
 	return mustMarshal(&objectAnswer{v.RemoteObject(o)})
 }
+
+type nodeForLocationAnswer struct {
+	BackendNodeID cdp.BackendNodeID `json:"backendNodeId"`
+	FrameID       cdp.FrameID       `json:"frameId"`
+	NodeID        cdp.NodeID        `json:"nodeId"`
+}
+
+// NodeForLocationAnswer is DOM.getNodeForLocation's answer (backend ids
+// are the window's node ids).
+func NodeForLocationAnswer(id cdp.NodeID, frame cdp.FrameID) []byte {
+	return mustMarshal(&nodeForLocationAnswer{cdp.BackendNodeID(id), frame, id})
+}
+
+type classNamesAnswer struct {
+	ClassNames []string `json:"classNames"`
+}
+
+// ClassNamesAnswer is DOM.collectClassNamesFromSubtree's answer.
+func ClassNamesAnswer(names []string) []byte {
+	if names == nil {
+		names = []string{}
+	}
+	return mustMarshal(&classNamesAnswer{names})
+}

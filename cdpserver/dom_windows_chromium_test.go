@@ -281,6 +281,8 @@ func TestDOMForgedIDsRefusedByEveryMethod(t *testing.T) {
 		{"DOM.removeNode", nil}, {"DOM.setOuterHTML", map[string]any{"outerHTML": "<i></i>"}}, {"DOM.getBoxModel", nil},
 		{"DOM.setInspectedNode", nil}, {"Overlay.highlightNode", map[string]any{"highlightConfig": map[string]any{}}},
 		{"CSS.getMatchedStylesForNode", nil}, {"CSS.getComputedStyleForNode", nil}, {"CSS.getInlineStylesForNode", nil},
+		{"DOM.setNodeName", map[string]any{"name": "i"}}, {"DOM.moveTo", map[string]any{"targetNodeId": h1}},
+		{"DOM.copyTo", map[string]any{"targetNodeId": h1}}, {"DOM.collectClassNamesFromSubtree", nil},
 	}
 	for _, m := range methods {
 		for _, id := range ids {
@@ -290,6 +292,16 @@ func TestDOMForgedIDsRefusedByEveryMethod(t *testing.T) {
 			}
 			if got := domError(t, a, m.method, params); !strings.Contains(got, id.want) {
 				t.Errorf("%s with %s id %d: %q, want it to say %q", m.method, id.name, id.id, got, id.want)
+			}
+		}
+	}
+	// The target and the node to insert before of a move or copy too.
+	for _, id := range ids {
+		for _, m := range []string{"DOM.moveTo", "DOM.copyTo"} {
+			for _, params := range []map[string]any{{"nodeId": h1, "targetNodeId": id.id}, {"nodeId": h1, "targetNodeId": h1, "insertBeforeNodeId": id.id}} {
+				if got := domError(t, a, m, params); !strings.Contains(got, id.want) {
+					t.Errorf("%s %v with a %s id: %q, want it to say %q", m, params, id.name, got, id.want)
+				}
 			}
 		}
 	}

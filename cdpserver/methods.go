@@ -220,6 +220,10 @@ var (
 	noMetrics      = jsAgentCannot("change the browser's device metrics (viewport size, scale factor)")
 )
 
+// noDOMUndo is DOM.undo's and DOM.redo's refusal.
+const noDOMUndo = "not served: inspector-worker keeps no undo history of DOM edits in the pages " +
+	"(edits apply at once, as made; undo one by editing it back)"
+
 // pageDOM is a DOM method answered by the page backend: from the host
 // document the worker shows, or by the page that owns the node
 // (pagerealm/dom.go).
@@ -389,6 +393,19 @@ var methods = map[string]methodEntry{
 	"DOM.performSearch":                   local(domPerformSearch),
 	"DOM.getSearchResults":                local(domGetSearchResults),
 	"DOM.discardSearchResults":            local(domDiscardSearchResults),
+	// Renaming, drag and drop, copy in the tree; hit test by point; the
+	// Styles pane's class toggles (pagerealm/dom_place.go).
+	"DOM.setNodeName":                  pageDOM(pagerealm.SetNodeName),
+	"DOM.moveTo":                       pageDOM(pagerealm.MoveTo),
+	"DOM.copyTo":                       pageDOM(pagerealm.CopyTo),
+	"DOM.getNodeForLocation":           pageDOM(pagerealm.GetNodeForLocation),
+	"DOM.collectClassNamesFromSubtree": pageDOM(pagerealm.CollectClassNamesFromSubtree),
+	// The Elements panel's undo stack: marks are acknowledged, and Ctrl-Z
+	// is refused with its reason (docs/agent-note.md "Elements": no undo
+	// history is kept in the pages).
+	"DOM.markUndoableState": noop(`{}`),
+	"DOM.undo":              refusal(noDOMUndo),
+	"DOM.redo":              refusal(noDOMUndo),
 	// The Elements panel's Event Listeners pane, for a page's node or
 	// window by objectId (pagerealm/listeners.go); the pane's "Remove" is
 	// a Runtime.callFunctionOn in the page.
@@ -545,22 +562,20 @@ var methods = map[string]methodEntry{
 	"DOM.getNodesForSubtreeByStyle": refusal("no DOM: this target is a Node.js host"),
 	// The Elements panel's sidebar and $0 for a page's node: not served
 	// yet; -32000 keeps the frontend's own console quiet.
-	"CSS.getComputedStyleForNode": pageDOM(pagerealm.GetComputedStyleForNode),
-	"CSS.getMatchedStylesForNode": pageDOM(pagerealm.GetMatchedStylesForNode),
-	"CSS.getInlineStylesForNode":  pageDOM(pagerealm.GetInlineStylesForNode),
-	"CSS.getStyleSheetText":       pageDOM(pagerealm.GetStyleSheetText),
-	"CSS.getEnvironmentVariables": noop(`{"environmentVariables":{}}`),
-	"CSS.getBackgroundColors":     pageDOM(pagerealm.GetBackgroundColors),
-	"CSS.setStyleTexts":           pageDOM(pagerealm.SetStyleTexts),
-	"CSS.createStyleSheet":        pageDOM(pagerealm.CreateStyleSheet),
-	"CSS.addRule":                 pageDOM(pagerealm.AddRule),
-	"CSS.forcePseudoState":        pageDOM(pagerealm.ForcePseudoState),
-	"CSS.getPlatformFontsForNode": pageDOM(pagerealm.GetPlatformFontsForNode),
-	"CSS.setRuleSelector":         pageDOM(pagerealm.SetRuleSelector),
-	"CSS.setMediaText":            pageDOM(pagerealm.SetMediaText),
-	"CSS.setSupportsText":         pageDOM(pagerealm.SetSupportsText),
-	// The Styles pane marks each edit for Ctrl-Z; a page keeps no undo history.
-	"DOM.markUndoableState":                noop(`{}`),
+	"CSS.getComputedStyleForNode":          pageDOM(pagerealm.GetComputedStyleForNode),
+	"CSS.getMatchedStylesForNode":          pageDOM(pagerealm.GetMatchedStylesForNode),
+	"CSS.getInlineStylesForNode":           pageDOM(pagerealm.GetInlineStylesForNode),
+	"CSS.getStyleSheetText":                pageDOM(pagerealm.GetStyleSheetText),
+	"CSS.getEnvironmentVariables":          noop(`{"environmentVariables":{}}`),
+	"CSS.getBackgroundColors":              pageDOM(pagerealm.GetBackgroundColors),
+	"CSS.setStyleTexts":                    pageDOM(pagerealm.SetStyleTexts),
+	"CSS.createStyleSheet":                 pageDOM(pagerealm.CreateStyleSheet),
+	"CSS.addRule":                          pageDOM(pagerealm.AddRule),
+	"CSS.forcePseudoState":                 pageDOM(pagerealm.ForcePseudoState),
+	"CSS.getPlatformFontsForNode":          pageDOM(pagerealm.GetPlatformFontsForNode),
+	"CSS.setRuleSelector":                  pageDOM(pagerealm.SetRuleSelector),
+	"CSS.setMediaText":                     pageDOM(pagerealm.SetMediaText),
+	"CSS.setSupportsText":                  pageDOM(pagerealm.SetSupportsText),
 	"CSS.takeComputedStyleUpdates":         refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdates":        refusal("no CSS: this target is a Node.js host"),
 	"CSS.trackComputedStyleUpdatesForNode": refusal("no CSS: this target is a Node.js host"),

@@ -91,6 +91,11 @@ func TestMethodTableAnswers(t *testing.T) {
 	for _, m := range []string{"requestChildNodes", "setAttributeValue", "setAttributesAsText", "removeAttribute", "setNodeValue", "removeNode", "setOuterHTML", "setInspectedNode"} {
 		wantLocalError["DOM."+m] = "DOM." + m + ": node id 0 is not a node id (ids come from DOM.getDocument and DOM.setChildNodes)"
 	}
+	for _, m := range []string{"setNodeName", "moveTo", "copyTo", "collectClassNamesFromSubtree"} {
+		wantLocalError["DOM."+m] = "DOM." + m + ": node id 0 is not a node id (ids come from DOM.getDocument and DOM.setChildNodes)"
+	}
+	wantLocalError["DOM.getNodeForLocation"] = "DOM.getNodeForLocation: no page is connected: the host has no DOM to hit-test" // DOM.getDocument ran before, in sorted order
+
 	for _, method := range sortedKeys(methods) {
 		e := methods[method]
 		t.Run(method, func(t *testing.T) {

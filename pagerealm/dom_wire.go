@@ -36,13 +36,18 @@ type cdpDOMParams struct {
 	BackendNodeIDs     []int64 `json:"backendNodeIds"`
 	FrameID            string  `json:"frameId"`
 	Mode               string  `json:"mode"` // Overlay.setInspectMode
-	// Overlay.highlightRect's (overlay.go).
+	// Overlay.highlightRect's (overlay.go); X and Y also
+	// DOM.getNodeForLocation's (dom_place.go).
 	X            float64 `json:"x"`
 	Y            float64 `json:"y"`
 	Width        float64 `json:"width"`
 	Height       float64 `json:"height"`
 	Color        *rgba   `json:"color"`
 	OutlineColor *rgba   `json:"outlineColor"`
+	// DOM.moveTo/copyTo and DOM.getNodeForLocation (dom_place.go).
+	TargetNodeID            int64 `json:"targetNodeId"`
+	InsertBeforeNodeID      int64 `json:"insertBeforeNodeId"`
+	IgnorePointerEventsNone bool  `json:"ignorePointerEventsNone"`
 	// The CSS methods' (css.go).
 	StyleSheetID string           `json:"styleSheetId"`
 	Edits        []cssEdit        `json:"edits"`

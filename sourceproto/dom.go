@@ -29,7 +29,9 @@ type DOMParams struct {
 	// session naming a node (one of the two where a method takes a node).
 	Node   uint64 `json:"node,omitempty"`
 	Handle string `json:"handle,omitempty"`
-	// Nodes are node ids (domPush: backend node ids to push).
+	// Nodes are node ids (domPush: backend node ids to push; domPlace's
+	// moveTo and copyTo: the target parent, then the node to insert
+	// before, if any).
 	Nodes []uint64 `json:"nodes,omitempty"`
 	// Depth of the subtree to describe: 0 the node only, -1 all (the page
 	// caps it at its own MAX_DEPTH and by the frame limits).
@@ -39,7 +41,8 @@ type DOMParams struct {
 	// domListeners goes into open shadow roots and same-origin frames'
 	// documents below the node (with Depth).
 	Pierce bool `json:"pierce,omitempty"`
-	// Edit is the edit to make (domEdit).
+	// Edit is the edit to make (domEdit; domPlace: setNodeName, moveTo,
+	// copyTo).
 	Edit DOMEdit `json:"edit,omitempty"`
 	// Name, Value and Text are the edit's operands.
 	Name        string `json:"name,omitempty"`
@@ -64,6 +67,12 @@ type DOMParams struct {
 	CSS   CSSQuery `json:"css,omitempty"`
 	Sheet string   `json:"sheet,omitempty"`
 	Line  int64    `json:"line,omitempty"`
+	// X and Y: domLocate's point in the page's viewport, CSS pixels;
+	// IgnorePointerEventsNone hit-tests elements with pointer-events:
+	// none too (DOM.getNodeForLocation's flag).
+	X                       float64 `json:"x,omitempty"`
+	Y                       float64 `json:"y,omitempty"`
+	IgnorePointerEventsNone bool    `json:"ignorePointerEventsNone,omitempty"`
 }
 
 // DOMOverlayAction names what a domOverlay command does.
@@ -165,6 +174,8 @@ type DOMResult struct {
 	CSS *CSSResult `json:"css,omitempty"`
 	// Listeners: domListeners' answer (at most MaxDOMListeners).
 	Listeners []DOMListener `json:"listeners,omitempty"`
+	// ClassNames: domClasses' answer, each once (at most MaxDOMClassNames).
+	ClassNames []string `json:"classNames,omitempty"`
 }
 
 // DOMListener is one event listener as CDP's DOMDebugger.EventListener has
@@ -199,10 +210,18 @@ const (
 	EditSetNodeValue        DOMEdit = "setNodeValue"
 	EditRemoveNode          DOMEdit = "removeNode"
 	EditSetOuterHTML        DOMEdit = "setOuterHTML"
+	// EditSetNodeName replaces the element by one named Name with its
+	// attributes and children; EditMoveTo and EditCopyTo put the node (a
+	// deep copy) into Nodes[0] before Nodes[1] (none: last). These three
+	// are domPlace's, which answers the node's new id with its path
+	// (Nodes, Children); domEdit takes the others.
+	EditSetNodeName DOMEdit = "setNodeName"
+	EditMoveTo      DOMEdit = "moveTo"
+	EditCopyTo      DOMEdit = "copyTo"
 )
 
 var domEdits = []DOMEdit{EditSetAttributeValue, EditSetAttributesAsText, EditRemoveAttribute,
-	EditSetNodeValue, EditRemoveNode, EditSetOuterHTML}
+	EditSetNodeValue, EditRemoveNode, EditSetOuterHTML, EditSetNodeName, EditMoveTo, EditCopyTo}
 
 // DOMEventKind is the discriminant of a DOMEvent: the CDP DOM event it
 // becomes.

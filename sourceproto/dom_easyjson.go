@@ -201,6 +201,33 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 				}
 				in.Delim(']')
 			}
+		case "classNames":
+			if in.IsNull() {
+				in.Skip()
+				out.ClassNames = nil
+			} else {
+				in.Delim('[')
+				if out.ClassNames == nil {
+					if !in.IsDelim(']') {
+						out.ClassNames = make([]string, 0, 4)
+					} else {
+						out.ClassNames = []string{}
+					}
+				} else {
+					out.ClassNames = (out.ClassNames)[:0]
+				}
+				for !in.IsDelim(']') {
+					var v5 string
+					if in.IsNull() {
+						in.Skip()
+					} else {
+						v5 = string(in.String())
+					}
+					out.ClassNames = append(out.ClassNames, v5)
+					in.WantComma()
+				}
+				in.Delim(']')
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -225,11 +252,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		out.RawString(prefix[1:])
 		{
 			out.RawByte('[')
-			for v5, v6 := range in.Children {
-				if v5 > 0 {
+			for v6, v7 := range in.Children {
+				if v6 > 0 {
 					out.RawByte(',')
 				}
-				(v6).MarshalEasyJSON(out)
+				(v7).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -254,11 +281,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		{
 			out.RawByte('[')
-			for v7, v8 := range in.Nodes {
-				if v7 > 0 {
+			for v8, v9 := range in.Nodes {
+				if v8 > 0 {
 					out.RawByte(',')
 				}
-				out.Uint64(uint64(v8))
+				out.Uint64(uint64(v9))
 			}
 			out.RawByte(']')
 		}
@@ -273,11 +300,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		{
 			out.RawByte('[')
-			for v9, v10 := range in.HTML {
-				if v9 > 0 {
+			for v10, v11 := range in.HTML {
+				if v10 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v10))
+				out.String(string(v11))
 			}
 			out.RawByte(']')
 		}
@@ -332,11 +359,30 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		}
 		{
 			out.RawByte('[')
-			for v11, v12 := range in.Listeners {
-				if v11 > 0 {
+			for v12, v13 := range in.Listeners {
+				if v12 > 0 {
 					out.RawByte(',')
 				}
-				(v12).MarshalEasyJSON(out)
+				(v13).MarshalEasyJSON(out)
+			}
+			out.RawByte(']')
+		}
+	}
+	if len(in.ClassNames) != 0 {
+		const prefix string = ",\"classNames\":"
+		if first {
+			first = false
+			out.RawString(prefix[1:])
+		} else {
+			out.RawString(prefix)
+		}
+		{
+			out.RawByte('[')
+			for v14, v15 := range in.ClassNames {
+				if v14 > 0 {
+					out.RawByte(',')
+				}
+				out.String(string(v15))
 			}
 			out.RawByte(']')
 		}
@@ -401,13 +447,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v13 uint64
+					var v16 uint64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v13 = uint64(in.Uint64())
+						v16 = uint64(in.Uint64())
 					}
-					out.Nodes = append(out.Nodes, v13)
+					out.Nodes = append(out.Nodes, v16)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -494,13 +540,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					out.Rect = (out.Rect)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v14 float64
+					var v17 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v14 = float64(in.Float64())
+						v17 = float64(in.Float64())
 					}
-					out.Rect = append(out.Rect, v14)
+					out.Rect = append(out.Rect, v17)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -521,13 +567,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					out.Colors = (out.Colors)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v15 string
+					var v18 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v15 = string(in.String())
+						v18 = string(in.String())
 					}
-					out.Colors = append(out.Colors, v15)
+					out.Colors = append(out.Colors, v18)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -549,6 +595,24 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 				in.Skip()
 			} else {
 				out.Line = int64(in.Int64())
+			}
+		case "x":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.X = float64(in.Float64())
+			}
+		case "y":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.Y = float64(in.Float64())
+			}
+		case "ignorePointerEventsNone":
+			if in.IsNull() {
+				in.Skip()
+			} else {
+				out.IgnorePointerEventsNone = bool(in.Bool())
 			}
 		default:
 			in.AddError(&jlexer.LexerError{
@@ -588,11 +652,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v16, v17 := range in.Nodes {
-				if v16 > 0 {
+			for v19, v20 := range in.Nodes {
+				if v19 > 0 {
 					out.RawByte(',')
 				}
-				out.Uint64(uint64(v17))
+				out.Uint64(uint64(v20))
 			}
 			out.RawByte(']')
 		}
@@ -657,11 +721,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v18, v19 := range in.Rect {
-				if v18 > 0 {
+			for v21, v22 := range in.Rect {
+				if v21 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v19))
+				out.Float64(float64(v22))
 			}
 			out.RawByte(']')
 		}
@@ -671,11 +735,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v20, v21 := range in.Colors {
-				if v20 > 0 {
+			for v23, v24 := range in.Colors {
+				if v23 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v21))
+				out.String(string(v24))
 			}
 			out.RawByte(']')
 		}
@@ -694,6 +758,21 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"line\":"
 		out.RawString(prefix)
 		out.Int64(int64(in.Line))
+	}
+	if in.X != 0 {
+		const prefix string = ",\"x\":"
+		out.RawString(prefix)
+		out.Float64(float64(in.X))
+	}
+	if in.Y != 0 {
+		const prefix string = ",\"y\":"
+		out.RawString(prefix)
+		out.Float64(float64(in.Y))
+	}
+	if in.IgnorePointerEventsNone {
+		const prefix string = ",\"ignorePointerEventsNone\":"
+		out.RawString(prefix)
+		out.Bool(bool(in.IgnorePointerEventsNone))
 	}
 	out.RawByte('}')
 }
@@ -773,13 +852,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.Children = (out.Children)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v22 DOMNode
+					var v25 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v22).UnmarshalEasyJSON(in)
+						(v25).UnmarshalEasyJSON(in)
 					}
-					out.Children = append(out.Children, v22)
+					out.Children = append(out.Children, v25)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -800,13 +879,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.Attributes = (out.Attributes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v23 string
+					var v26 string
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v23 = string(in.String())
+						v26 = string(in.String())
 					}
-					out.Attributes = append(out.Attributes, v23)
+					out.Attributes = append(out.Attributes, v26)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -851,13 +930,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto2(i
 					out.ShadowRoots = (out.ShadowRoots)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v24 DOMNode
+					var v27 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v24).UnmarshalEasyJSON(in)
+						(v27).UnmarshalEasyJSON(in)
 					}
-					out.ShadowRoots = append(out.ShadowRoots, v24)
+					out.ShadowRoots = append(out.ShadowRoots, v27)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -949,11 +1028,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v25, v26 := range in.Children {
-				if v25 > 0 {
+			for v28, v29 := range in.Children {
+				if v28 > 0 {
 					out.RawByte(',')
 				}
-				(v26).MarshalEasyJSON(out)
+				(v29).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -963,11 +1042,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v27, v28 := range in.Attributes {
-				if v27 > 0 {
+			for v30, v31 := range in.Attributes {
+				if v30 > 0 {
 					out.RawByte(',')
 				}
-				out.String(string(v28))
+				out.String(string(v31))
 			}
 			out.RawByte(']')
 		}
@@ -997,11 +1076,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto2(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v29, v30 := range in.ShadowRoots {
-				if v29 > 0 {
+			for v32, v33 := range in.ShadowRoots {
+				if v32 > 0 {
 					out.RawByte(',')
 				}
-				(v30).MarshalEasyJSON(out)
+				(v33).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1245,13 +1324,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto4(i
 					out.Events = (out.Events)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v31 DOMEvent
+					var v34 DOMEvent
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v31).UnmarshalEasyJSON(in)
+						(v34).UnmarshalEasyJSON(in)
 					}
-					out.Events = append(out.Events, v31)
+					out.Events = append(out.Events, v34)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1291,11 +1370,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto4(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v32, v33 := range in.Events {
-				if v32 > 0 {
+			for v35, v36 := range in.Events {
+				if v35 > 0 {
 					out.RawByte(',')
 				}
-				(v33).MarshalEasyJSON(out)
+				(v36).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1380,13 +1459,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto5(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v34 DOMNode
+					var v37 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v34).UnmarshalEasyJSON(in)
+						(v37).UnmarshalEasyJSON(in)
 					}
-					out.Nodes = append(out.Nodes, v34)
+					out.Nodes = append(out.Nodes, v37)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1457,11 +1536,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto5(o
 		out.RawString(prefix)
 		{
 			out.RawByte('[')
-			for v35, v36 := range in.Nodes {
-				if v35 > 0 {
+			for v38, v39 := range in.Nodes {
+				if v38 > 0 {
 					out.RawByte(',')
 				}
-				(v36).MarshalEasyJSON(out)
+				(v39).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1529,13 +1608,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto6(i
 					out.Nodes = (out.Nodes)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v37 DOMNode
+					var v40 DOMNode
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						(v37).UnmarshalEasyJSON(in)
+						(v40).UnmarshalEasyJSON(in)
 					}
-					out.Nodes = append(out.Nodes, v37)
+					out.Nodes = append(out.Nodes, v40)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1570,11 +1649,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto6(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v38, v39 := range in.Nodes {
-				if v38 > 0 {
+			for v41, v42 := range in.Nodes {
+				if v41 > 0 {
 					out.RawByte(',')
 				}
-				(v39).MarshalEasyJSON(out)
+				(v42).MarshalEasyJSON(out)
 			}
 			out.RawByte(']')
 		}
@@ -1621,13 +1700,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Content = (out.Content)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v40 float64
+					var v43 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v40 = float64(in.Float64())
+						v43 = float64(in.Float64())
 					}
-					out.Content = append(out.Content, v40)
+					out.Content = append(out.Content, v43)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1648,13 +1727,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Padding = (out.Padding)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v41 float64
+					var v44 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v41 = float64(in.Float64())
+						v44 = float64(in.Float64())
 					}
-					out.Padding = append(out.Padding, v41)
+					out.Padding = append(out.Padding, v44)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1675,13 +1754,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Border = (out.Border)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v42 float64
+					var v45 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v42 = float64(in.Float64())
+						v45 = float64(in.Float64())
 					}
-					out.Border = append(out.Border, v42)
+					out.Border = append(out.Border, v45)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1702,13 +1781,13 @@ func easyjson7015b5a6DecodeGithubComInspectorWorkerInspectorWorkerSourceproto7(i
 					out.Margin = (out.Margin)[:0]
 				}
 				for !in.IsDelim(']') {
-					var v43 float64
+					var v46 float64
 					if in.IsNull() {
 						in.Skip()
 					} else {
-						v43 = float64(in.Float64())
+						v46 = float64(in.Float64())
 					}
-					out.Margin = append(out.Margin, v43)
+					out.Margin = append(out.Margin, v46)
 					in.WantComma()
 				}
 				in.Delim(']')
@@ -1750,11 +1829,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v44, v45 := range in.Content {
-				if v44 > 0 {
+			for v47, v48 := range in.Content {
+				if v47 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v45))
+				out.Float64(float64(v48))
 			}
 			out.RawByte(']')
 		}
@@ -1766,11 +1845,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v46, v47 := range in.Padding {
-				if v46 > 0 {
+			for v49, v50 := range in.Padding {
+				if v49 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v47))
+				out.Float64(float64(v50))
 			}
 			out.RawByte(']')
 		}
@@ -1782,11 +1861,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v48, v49 := range in.Border {
-				if v48 > 0 {
+			for v51, v52 := range in.Border {
+				if v51 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v49))
+				out.Float64(float64(v52))
 			}
 			out.RawByte(']')
 		}
@@ -1798,11 +1877,11 @@ func easyjson7015b5a6EncodeGithubComInspectorWorkerInspectorWorkerSourceproto7(o
 			out.RawString("null")
 		} else {
 			out.RawByte('[')
-			for v50, v51 := range in.Margin {
-				if v50 > 0 {
+			for v53, v54 := range in.Margin {
+				if v53 > 0 {
 					out.RawByte(',')
 				}
-				out.Float64(float64(v51))
+				out.Float64(float64(v54))
 			}
 			out.RawByte(']')
 		}

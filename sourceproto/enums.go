@@ -124,12 +124,22 @@ const (
 	// MethodDOMListeners: the event listeners of a node or window named by
 	// handle (DOMDebugger.getEventListeners; dom.go DOMListener).
 	MethodDOMListeners RuntimeMethod = "domListeners"
+	// MethodDOMPlace: an edit that makes a node anew (setNodeName, moveTo,
+	// copyTo) and answers its id with its path.
+	MethodDOMPlace RuntimeMethod = "domPlace"
+	// MethodDOMLocate: the element at a point of the page's viewport
+	// (DOM.getNodeForLocation), pushed with its path.
+	MethodDOMLocate RuntimeMethod = "domLocate"
+	// MethodDOMClasses: the class names used in a node's subtree
+	// (DOM.collectClassNamesFromSubtree).
+	MethodDOMClasses RuntimeMethod = "domClasses"
 )
 
 var runtimeMethods = []RuntimeMethod{MethodEvaluate, MethodGetProperties, MethodCallFunctionOn,
 	MethodAwaitPromise, MethodReleaseObject, MethodReleaseObjectGroup, MethodGlobalLexicalScopeNames,
 	MethodDOMChildren, MethodDOMDescribe, MethodDOMPush, MethodDOMResolve, MethodDOMOuterHTML, MethodDOMEdit, MethodDOMDisable,
-	MethodDOMSearch, MethodDOMResults, MethodDOMBox, MethodDOMOverlay, MethodDOMCSS, MethodDOMListeners}
+	MethodDOMSearch, MethodDOMResults, MethodDOMBox, MethodDOMOverlay, MethodDOMCSS, MethodDOMListeners,
+	MethodDOMPlace, MethodDOMLocate, MethodDOMClasses}
 
 // IsDOM reports whether m is one of the DOM agent's methods.
 func (m RuntimeMethod) IsDOM() bool { return len(m) > 3 && m[:3] == "dom" }

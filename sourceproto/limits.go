@@ -118,6 +118,11 @@ const (
 	// the bytes, this the decoder's work).
 	MaxDOMListeners = 4096
 
+	// MaxDOMClassNames bounds a domClasses answer (the Styles pane's
+	// class-toggle completions: a page with more distinct class names
+	// than this gets the first ones in document order).
+	MaxDOMClassNames = 4096
+
 	// MaxSources bounds the live sources of one Registry: every source is
 	// an execution context in every DevTools window, and every source holds
 	// per-source state in the worker.

@@ -35,6 +35,9 @@ type RuntimeCommand struct {
 	DOMOverlay   *DOMParams `json:"domOverlay,omitempty"`
 	DOMCSS       *DOMParams `json:"domCSS,omitempty"`
 	DOMListeners *DOMParams `json:"domListeners,omitempty"`
+	DOMPlace     *DOMParams `json:"domPlace,omitempty"`
+	DOMLocate    *DOMParams `json:"domLocate,omitempty"`
+	DOMClasses   *DOMParams `json:"domClasses,omitempty"`
 }
 
 // EvaluateParams mirrors CDP Runtime.evaluate's client subset. Timeout
@@ -143,6 +146,9 @@ type RuntimeResult struct {
 	DOMOverlay              *DOMResult                     `json:"domOverlay,omitempty"`
 	DOMCSS                  *DOMResult                     `json:"domCSS,omitempty"`
 	DOMListeners            *DOMResult                     `json:"domListeners,omitempty"`
+	DOMPlace                *DOMResult                     `json:"domPlace,omitempty"`
+	DOMLocate               *DOMResult                     `json:"domLocate,omitempty"`
+	DOMClasses              *DOMResult                     `json:"domClasses,omitempty"`
 	Error                   *TransportError                `json:"error,omitempty"`
 
 	// Rejected is never on the wire. Ingest sets it, with Session, ID and

@@ -329,6 +329,48 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto(in
 					(*out.DOMListeners).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domPlace":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMPlace = nil
+			} else {
+				if out.DOMPlace == nil {
+					out.DOMPlace = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMPlace).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domLocate":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMLocate = nil
+			} else {
+				if out.DOMLocate == nil {
+					out.DOMLocate = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMLocate).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domClasses":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMClasses = nil
+			} else {
+				if out.DOMClasses == nil {
+					out.DOMClasses = new(DOMResult)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMClasses).UnmarshalEasyJSON(in)
+				}
+			}
 		case "error":
 			if in.IsNull() {
 				in.Skip()
@@ -475,6 +517,21 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto(ou
 		const prefix string = ",\"domListeners\":"
 		out.RawString(prefix)
 		(*in.DOMListeners).MarshalEasyJSON(out)
+	}
+	if in.DOMPlace != nil {
+		const prefix string = ",\"domPlace\":"
+		out.RawString(prefix)
+		(*in.DOMPlace).MarshalEasyJSON(out)
+	}
+	if in.DOMLocate != nil {
+		const prefix string = ",\"domLocate\":"
+		out.RawString(prefix)
+		(*in.DOMLocate).MarshalEasyJSON(out)
+	}
+	if in.DOMClasses != nil {
+		const prefix string = ",\"domClasses\":"
+		out.RawString(prefix)
+		(*in.DOMClasses).MarshalEasyJSON(out)
 	}
 	if in.Error != nil {
 		const prefix string = ",\"error\":"
@@ -805,6 +862,48 @@ func easyjson3793e582DecodeGithubComInspectorWorkerInspectorWorkerSourceproto1(i
 					(*out.DOMListeners).UnmarshalEasyJSON(in)
 				}
 			}
+		case "domPlace":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMPlace = nil
+			} else {
+				if out.DOMPlace == nil {
+					out.DOMPlace = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMPlace).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domLocate":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMLocate = nil
+			} else {
+				if out.DOMLocate == nil {
+					out.DOMLocate = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMLocate).UnmarshalEasyJSON(in)
+				}
+			}
+		case "domClasses":
+			if in.IsNull() {
+				in.Skip()
+				out.DOMClasses = nil
+			} else {
+				if out.DOMClasses == nil {
+					out.DOMClasses = new(DOMParams)
+				}
+				if in.IsNull() {
+					in.Skip()
+				} else {
+					(*out.DOMClasses).UnmarshalEasyJSON(in)
+				}
+			}
 		default:
 			in.AddError(&jlexer.LexerError{
 				Offset: in.GetPos(),
@@ -937,6 +1036,21 @@ func easyjson3793e582EncodeGithubComInspectorWorkerInspectorWorkerSourceproto1(o
 		const prefix string = ",\"domListeners\":"
 		out.RawString(prefix)
 		(*in.DOMListeners).MarshalEasyJSON(out)
+	}
+	if in.DOMPlace != nil {
+		const prefix string = ",\"domPlace\":"
+		out.RawString(prefix)
+		(*in.DOMPlace).MarshalEasyJSON(out)
+	}
+	if in.DOMLocate != nil {
+		const prefix string = ",\"domLocate\":"
+		out.RawString(prefix)
+		(*in.DOMLocate).MarshalEasyJSON(out)
+	}
+	if in.DOMClasses != nil {
+		const prefix string = ",\"domClasses\":"
+		out.RawString(prefix)
+		(*in.DOMClasses).MarshalEasyJSON(out)
 	}
 	out.RawByte('}')
 }

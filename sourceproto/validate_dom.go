@@ -15,7 +15,7 @@ func (c *RuntimeCommand) domCommand() (RuntimeMethod, *DOMParams, int) {
 		{MethodDOMResolve, c.DOMResolve}, {MethodDOMOuterHTML, c.DOMOuterHTML}, {MethodDOMEdit, c.DOMEdit},
 		{MethodDOMDisable, c.DOMDisable}, {MethodDOMSearch, c.DOMSearch}, {MethodDOMResults, c.DOMResults},
 		{MethodDOMBox, c.DOMBox}, {MethodDOMOverlay, c.DOMOverlay}, {MethodDOMCSS, c.DOMCSS},
-		{MethodDOMListeners, c.DOMListeners}}
+		{MethodDOMListeners, c.DOMListeners}, {MethodDOMPlace, c.DOMPlace}, {MethodDOMLocate, c.DOMLocate}, {MethodDOMClasses, c.DOMClasses}}
 	var m RuntimeMethod
 	var p *DOMParams
 	n := 0
@@ -39,7 +39,7 @@ func (r *RuntimeResult) domResult() (RuntimeMethod, *DOMResult, int) {
 		{MethodDOMResolve, r.DOMResolve}, {MethodDOMOuterHTML, r.DOMOuterHTML}, {MethodDOMEdit, r.DOMEdit},
 		{MethodDOMDisable, r.DOMDisable}, {MethodDOMSearch, r.DOMSearch}, {MethodDOMResults, r.DOMResults},
 		{MethodDOMBox, r.DOMBox}, {MethodDOMOverlay, r.DOMOverlay}, {MethodDOMCSS, r.DOMCSS},
-		{MethodDOMListeners, r.DOMListeners}}
+		{MethodDOMListeners, r.DOMListeners}, {MethodDOMPlace, r.DOMPlace}, {MethodDOMLocate, r.DOMLocate}, {MethodDOMClasses, r.DOMClasses}}
 	var m RuntimeMethod
 	var res *DOMResult
 	n := 0
@@ -90,6 +90,12 @@ func (c *RuntimeCommand) SetDOM(m RuntimeMethod, p *DOMParams) {
 		c.DOMCSS = p
 	case MethodDOMListeners:
 		c.DOMListeners = p
+	case MethodDOMPlace:
+		c.DOMPlace = p
+	case MethodDOMLocate:
+		c.DOMLocate = p
+	case MethodDOMClasses:
+		c.DOMClasses = p
 	}
 }
 
@@ -138,6 +144,9 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 	if p.Overlay != "" && m != MethodDOMOverlay {
 		return malformed(string(m) + " takes no overlay")
 	}
+	if (p.X != 0 || p.Y != 0 || p.IgnorePointerEventsNone) && m != MethodDOMLocate {
+		return malformed(string(m) + " takes no x, y or ignorePointerEventsNone")
+	}
 	switch m {
 	case MethodDOMChildren, MethodDOMResolve:
 		if p.Node == 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
@@ -151,12 +160,27 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 		if (p.Handle != "") == (len(p.Nodes) > 0) || p.Node != 0 || edit {
 			return malformed("domPush takes doc and one of nodes, handle")
 		}
-	case MethodDOMEdit:
+	case MethodDOMEdit, MethodDOMPlace:
 		if p.Node == 0 || p.Handle != "" || p.Edit == "" {
-			return malformed("domEdit takes doc, node and edit")
+			return malformed(string(m) + " takes doc, node and edit")
 		}
-		if (p.Edit == EditSetAttributeValue || p.Edit == EditRemoveAttribute) && p.Name == "" {
-			return malformed("an attribute edit needs name")
+		if place := p.Edit == EditSetNodeName || p.Edit == EditMoveTo || p.Edit == EditCopyTo; place != (m == MethodDOMPlace) {
+			return malformed("setNodeName, moveTo and copyTo are domPlace's edits, the others domEdit's")
+		}
+		if (p.Edit == EditSetAttributeValue || p.Edit == EditRemoveAttribute || p.Edit == EditSetNodeName) && p.Name == "" {
+			return malformed("an attribute edit and setNodeName need name")
+		}
+		if move := p.Edit == EditMoveTo || p.Edit == EditCopyTo; move != (len(p.Nodes) > 0) || len(p.Nodes) > 2 {
+			return malformed("moveTo and copyTo take nodes: the target, then the node to insert before (if any); other edits none")
+		}
+	case MethodDOMLocate:
+		if p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || edit || math.IsNaN(p.X) || math.IsInf(p.X, 0) ||
+			math.IsNaN(p.Y) || math.IsInf(p.Y, 0) {
+			return malformed("domLocate takes doc, finite x and y, and ignorePointerEventsNone")
+		}
+	case MethodDOMClasses:
+		if p.Node == 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
+			return malformed("domClasses takes doc and node")
 		}
 	case MethodDOMDisable:
 		if p.Node != 0 || p.Handle != "" || len(p.Nodes) > 0 || edit {
@@ -194,7 +218,10 @@ func (p *DOMParams) validateDOM(m RuntimeMethod) *RejectError {
 // validateDOM checks a DOM result's shape for its method.
 func (r *DOMResult) validateDOM(m RuntimeMethod) *RejectError {
 	set := count(len(r.Children) > 0, r.Node != nil, len(r.Nodes) > 0, len(r.HTML) > 0, r.Object != nil, r.Count != 0, r.Box != nil, r.CSS != nil,
-		len(r.Listeners) > 0)
+		len(r.Listeners) > 0, len(r.ClassNames) > 0)
+	if len(r.ClassNames) > 0 && m != MethodDOMClasses {
+		return malformed(string(m) + " answers no classNames")
+	}
 	if (r.CSS != nil) != (m == MethodDOMCSS) || m == MethodDOMCSS && set != 1 {
 		return malformed("css is domCSS's one answer member")
 	}
@@ -226,6 +253,19 @@ func (r *DOMResult) validateDOM(m RuntimeMethod) *RejectError {
 	case MethodDOMPush, MethodDOMResults:
 		if len(r.Nodes) == 0 || r.Node != nil || len(r.HTML) > 0 || r.Object != nil {
 			return malformed("domPush answers nodes and their paths")
+		}
+	case MethodDOMPlace, MethodDOMLocate:
+		// The node's id with its path (domLocate: nothing when no element
+		// is at the point).
+		if len(r.Nodes) > 1 || r.Node != nil || len(r.HTML) > 0 || r.Object != nil || len(r.Children) > 0 && len(r.Nodes) == 0 {
+			return malformed(string(m) + " answers nothing, or one node and its path")
+		}
+	case MethodDOMClasses:
+		if set > 1 {
+			return malformed("domClasses answers classNames")
+		}
+		if err := checkCount(len(r.ClassNames), MaxDOMClassNames, "MaxDOMClassNames"); err != nil {
+			return err
 		}
 	case MethodDOMResolve:
 		if r.Object == nil || set != 1 {

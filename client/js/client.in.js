@@ -56,6 +56,7 @@
 // build.mjs inlines cssforce.mjs here
 // build.mjs inlines cssfont.mjs here
 // build.mjs inlines css.mjs here
+// build.mjs inlines domedit.mjs here
 // build.mjs inlines dom.mjs here
 
 // build.mjs inlines bodytap.mjs here

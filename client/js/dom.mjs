@@ -48,6 +48,7 @@ import { HOOKS, TEMPLATE_OF, rootOf, contentOf, frameDocOf, up, inTree } from '.
 import { search, outerHTML, parts, parseAttributes } from './domread.mjs';
 import { cssCommand } from './css.mjs';
 import { forgetForced } from './cssforce.mjs';
+import { place, locate, classNames } from './domedit.mjs';
 
 /** The coalescing window: mutations are sent at most this often per page. */
 export const FLUSH_MS = 50;
@@ -285,6 +286,9 @@ export class DOMAgent {
         return children.length ? { nodes, children } : { nodes };
       }
       case 'domCSS': return cssCommand(this, s, p);
+      case 'domPlace': return place(this, s, p);
+      case 'domLocate': return locate(this, s, p);
+      case 'domClasses': return classNames(this, s, p);
     }
     throw new DOMFailure('unsupported', 'method ' + method + ' is not in the page DOM agent');
   }

@@ -44,7 +44,7 @@ export const CONSOLE_GROUP = 'console';
 
 const METHODS = new Set(['evaluate', 'getProperties', 'callFunctionOn', 'awaitPromise', 'releaseObject', 'releaseObjectGroup', 'globalLexicalScopeNames',
   'domChildren', 'domDescribe', 'domPush', 'domResolve', 'domOuterHTML', 'domEdit', 'domDisable', 'domSearch', 'domResults',
-  'domBox', 'domOverlay', 'domCSS', 'domListeners']);
+  'domBox', 'domOverlay', 'domCSS', 'domListeners', 'domPlace', 'domLocate', 'domClasses']);
 const G = /** @type {any} */ (globalThis);
 const promiseThen = G.Promise.prototype.then;
 const getProto = Object.getPrototypeOf;
