@@ -38,7 +38,7 @@ node --test client/js/
 bash scripts/e2e-deps.sh
 
 echo "== go test -race ./..."
-go test -race -count=1 -timeout 20m ./...
+go test -race -count=1 -timeout 40m ./...
 
 if [ -f e2e/package.json ]; then
   echo "== e2e (stock DevTools frontend in headless Chromium)"
