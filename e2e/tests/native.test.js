@@ -31,8 +31,16 @@ function lineOf(/** @type {string} */ text, /** @type {string} */ needle) {
  */
 async function setBreakpoint(dt, line, text) {
   const item = dt.page.locator('.breakpoint-item', { hasText: text });
-  await dt.page.waitForTimeout(1000); // let the just-opened editor settle
+  const gutter = dt.page.locator('#sources-panel-sources-view .cm-lineNumbers .cm-gutterElement', { hasText: new RegExp(`^${line}$`) });
   for (let attempt = 0; ; attempt++) {
+    // The just-opened editor may still scroll: click once the line stays put.
+    await gutter.scrollIntoViewIfNeeded();
+    for (let last = '', i = 0; i < 50; i++) {
+      const box = JSON.stringify(await gutter.boundingBox());
+      if (box === last) break;
+      last = box;
+      await dt.page.waitForTimeout(200);
+    }
     await dt.clickGutter(line);
     const any = dt.page.locator('.breakpoint-item').last();
     await any.waitFor();
@@ -46,7 +54,13 @@ async function setBreakpoint(dt, line, text) {
     const strayLine = Number(/(\d+)$/.exec(wrong.trim())?.[1]);
     await dt.clickGutter(strayLine);
     await any.waitFor({ state: 'detached' });
+    // A stray breakpoint in code that runs (the host polls every 50 ms) may have
+    // paused already: resume.
     await dt.page.waitForTimeout(500);
+    if (await dt.page.locator('.paused-message .paused-status').first().isVisible()) {
+      await dt.clickResume();
+      await dt.waitForNotPaused();
+    }
   }
 }
 
@@ -175,14 +189,29 @@ test('native pages: Network lists the page\'s requests beside the host\'s fetche
   });
 });
 
-test('native pages: Elements', { timeout: TEST_MS }, async (t) => {
+// Not yet: the stock frontend shows a child target's DOM only under a frame owner in
+// its parent's document (SDK DOMModel: a child model's document is requested when a
+// parent node is an <iframe> whose frameId is the child's main frame, and attached
+// through DOM.getFrameOwner on the parent); it never opens a second tree for it. The
+// window's document has no owner for a native page, so the panel shows the host's
+// document alone. Kept as a todo test that states the goal (docs/agent-note.md
+// "Native pages").
+test('native pages: Elements shows the page\'s DOM', { timeout: TEST_MS,
+  todo: 'the window\'s document has no <iframe> owner for a native page (DOM.getFrameOwner refused)' }, async (t) => {
   const { h } = await startNative(t, 'native-elements', PAGE_HOST);
   await h.run(async () => {
     const dt = await h.open();
     await dt.page.locator('#tab-elements').click();
-    await dt.page.waitForTimeout(8000);
-    const tree = await dt.page.locator('#elements-content').evaluateAll((els) => els.map((e) => e.textContent)).catch((e) => String(e));
-    t.diagnostic(`Elements: ${JSON.stringify(tree)}`);
-    t.diagnostic(`screenshot: ${await dt.screenshot('elements')}`);
+    await dt.page.locator('#tab-elements[aria-selected="true"]').waitFor();
+    const h1 = dt.page.locator('#elements-content li[role=treeitem]', { hasText: 'Shop page' })
+      .filter({ has: dt.page.locator('.webkit-html-tag', { hasText: /^<h1/ }) }).first();
+    try {
+      // Expanding the tree fully (Ctrl+Alt+click would) is not needed to fail: the
+      // owner <iframe> itself is missing. 15 s: the host's tree shows in 1-3 s.
+      await dt.page.locator('#elements-content .webkit-html-tag', { hasText: /^<iframe/ }).first().waitFor({ timeout: 15_000 });
+      await h1.waitFor({ timeout: 15_000 });
+    } finally {
+      t.diagnostic(`screenshot: ${await dt.screenshot('elements')}`);
+    }
   });
 });
