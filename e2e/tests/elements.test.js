@@ -42,7 +42,7 @@ async function expand(item) {
   });
 }
 
-test('elements: two pages in one tree; expanding a page shows its live DOM; a logged node reveals in it; Ctrl-F finds by selector', { timeout: TEST_MS }, async (t) => {
+test('elements: two pages in one tree; expanding a page shows its live DOM; a logged node reveals in it; Ctrl-F finds by selector; an attribute edited in the tree changes the page; inspect mode picks by click', { timeout: TEST_MS }, async (t) => {
   const name = 'elements';
   const h = await startHost(t, { chrome, proxy: true, name, fixture: PAGE_HOST });
   const pageURL = fs.readFileSync(path.join(h.w.triggerDir, 'page.url'), 'utf8').trim();
@@ -130,6 +130,39 @@ test('elements: two pages in one tree; expanding a page shows its live DOM; a lo
     t.diagnostic(`search: ${await matches.first().innerText()}`);
     t.diagnostic(`screenshot: ${await dt.screenshot('search')}`);
     await page.keyboard.press('Escape');
+
+    // Editing an attribute in the tree changes the page's DOM: double-click the
+    // second page's data-live value, replace the attribute's text, Enter.
+    const attr = group.locator('.webkit-html-attribute-value', { hasText: 'yes' }).first();
+    await attr.scrollIntoViewIfNeeded();
+    await attr.dblclick();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('data-live="edited"');
+    await page.keyboard.press('Enter');
+    await tabs[1].waitForFunction(() => document.querySelector('h1')?.getAttribute('data-live') === 'edited', null, { timeout: STEP_MS });
+    await group.locator('.webkit-html-attribute-value', { hasText: 'edited' }).first().waitFor({ state: 'visible' });
+    t.diagnostic(`screenshot: ${await dt.screenshot('attribute-edited')}`);
+
+    // Inspect mode: the toolbar's picker, then a real click on the first page's
+    // <h1> selects it in the tree, and the page's own click handler never runs.
+    await tabs[0].evaluate(() => {
+      const w = /** @type {any} */ (window);
+      w.e2eClicks = 0;
+      document.querySelector('h1')?.addEventListener('click', () => { w.e2eClicks++; });
+    });
+    await page.locator('[aria-label^="Select an element in the page to inspect it"]').first().click();
+    const box = await tabs[0].locator('h1').boundingBox();
+    assert.ok(box, 'the first page has an <h1> to click');
+    await tabs[0].mouse.move(box.x + 5, box.y + box.height / 2);
+    await tabs[0].waitForFunction(() => document.querySelectorAll('inspector-worker-overlay').length === 1, null, { timeout: STEP_MS });
+    await tabs[0].mouse.click(box.x + 5, box.y + box.height / 2);
+    const picked = page.locator('#elements-content li[role=treeitem].selected');
+    await picked.filter({ hasText: /Shop page/ }).filter({ hasNotText: 'live' }).first().waitFor({ state: 'visible' });
+    const pickedText = (await picked.first().innerText()).replace(/\u200b/g, '').split('\n')[0];
+    t.diagnostic(`picked: ${pickedText}`);
+    assert.match(pickedText, /^<h1>.*Shop page<\/h1>/, 'the clicked <h1> of the first page is selected');
+    assert.equal(await tabs[0].evaluate(() => /** @type {any} */ (window).e2eClicks), 0, 'the page\'s click handler did not see the inspect click');
+    t.diagnostic(`screenshot: ${await dt.screenshot('inspect-picked')}`);
 
     // The conversation: every request answered once; the DOM methods the panel
     // used are not errors.
