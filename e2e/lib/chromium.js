@@ -10,9 +10,11 @@ export const CHROMIUM = process.env.E2E_CHROMIUM || '/usr/bin/chromium';
 /**
  * Starts chromium with --remote-debugging-port=0, reads the port from
  * <user-data-dir>/DevToolsActivePort and connects Playwright over CDP.
- * Playwright never launches or downloads a browser here.
+ * Playwright never launches or downloads a browser here. args are more switches
+ * (e.g. --remote-debugging-targets for chrome://inspect).
+ * @param {{args?: string[]}} [opts]
  */
-export async function launchChromium() {
+export async function launchChromium({ args = [] } = {}) {
   if (!fs.existsSync(CHROMIUM)) {
     throw new Error(`no browser at ${CHROMIUM}: run 'apt-get update && apt-get install -y chromium' (scripts/e2e.sh does this when root)`);
   }
@@ -31,6 +33,7 @@ export async function launchChromium() {
     '--remote-debugging-port=0',
     `--user-data-dir=${userDataDir}`,
     '--window-size=1400,900',
+    ...args,
     'about:blank',
   ]);
   const cleanup = async () => {
