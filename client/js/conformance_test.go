@@ -427,15 +427,23 @@ func TestClientAgainstRegistry(t *testing.T) {
 	before := len(rec.items)
 	command("#burst 600")
 	rec.wait(t, "requested replace", func() bool { return len(rec.replaced) == 2 })
-	rec.wait(t, "rest of the burst", func() bool { return len(rec.items) == before+600-512 })
+	// The dropped frame is the burst's first append: usually maxBatchItems
+	// (512) lines, but on a loaded machine the client sends a shorter one
+	// from inside the loop (sendIfLate, LONG_TASK_MS), so the split is not
+	// fixed. What is: the gap counts exactly the dropped lines and every
+	// other line of the 600 arrives.
+	rec.wait(t, "rest of the burst", func() bool {
+		return len(rec.gaps) > 0 && len(rec.items)-before+int(rec.gaps[len(rec.gaps)-1].Count) == 600
+	})
 	rec.mu.Lock()
 	if rec.replaced[1].Reason != sourceproto.ReplaceRequested {
 		t.Errorf("second replace: %+v", rec.replaced[1])
 	}
 	g := rec.gaps[len(rec.gaps)-1]
-	if g.Count != 512 || g.Explained != 0 || !g.SnapshotRequested {
+	if g.Count < 1 || g.Count > 512 || g.Explained != 0 || !g.SnapshotRequested {
 		t.Errorf("gap: %+v", g)
 	}
+	t.Logf("burst of 600: the dropped append held %d lines, %d arrived", g.Count, len(rec.items)-before)
 	rec.mu.Unlock()
 
 	command("#stop")
