@@ -59,6 +59,13 @@ func (sess *Session) handle(msg []byte) {
 		sess.refuse(req, notFound(req.Method))
 		return
 	}
+	sess.answer(req, e, func() { sess.route(req, msg, e) })
+}
+
+// answer gives req the one answer its entry decides, for the combined
+// target and a page target alike (handleInPage); routed serves an
+// answerRouted entry, the one case where the two differ.
+func (sess *Session) answer(req request, e methodEntry, routed func()) {
 	switch e.kind {
 	case answerLocal:
 		e.local(sess, req)
@@ -67,9 +74,9 @@ func (sess *Session) handle(msg []byte) {
 	case answerRefusal:
 		sess.refuse(req, &wireError{codeServerError, e.reason})
 	case answerRouted:
-		sess.route(req, msg, e)
+		routed()
 	default:
-		panic(fmt.Sprintf("method table entry for %q has no kind", req.Method)) // answered -32603 above
+		panic(fmt.Sprintf("method table entry for %q has no kind", req.Method)) // answered -32603 by handle
 	}
 }
 

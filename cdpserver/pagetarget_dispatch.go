@@ -21,18 +21,7 @@ func (sess *Session) handleInPage(req request) {
 		sess.refuse(req, notFound(req.Method))
 		return
 	}
-	switch e.kind {
-	case answerLocal:
-		e.local(sess, req)
-	case answerNoop:
-		sess.enqueue(appendResult(nil, req.ID, []byte(e.result)))
-	case answerRefusal:
-		sess.refuse(req, &wireError{codeServerError, e.reason})
-	case answerRouted:
-		sess.routeInPage(req, e)
-	default:
-		panic(fmt.Sprintf("page-target entry for %q has no kind", req.Method)) // answered -32603 by handle
-	}
+	sess.answer(req, e, func() { sess.routeInPage(req, e) })
 }
 
 // routeInPage sends a Runtime request to the page by the entry's pages'
